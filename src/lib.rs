@@ -1,0 +1,14 @@
+//! evolve-hud: a local-model sidecar for the OpenCode coding agent.
+//!
+//! Layout:
+//! - [`cli`]: the command line and the configuration structs it fills.
+//! - [`model`]: the one OS thread that owns llama.cpp, and the async handle to it.
+//! - [`gguf`]: a pre-check of GGUF files before they reach llama.cpp.
+//! - [`server`]: the HTTP API (axum).
+//! - [`logging`]: tracing set-up, llama.cpp's log included.
+
+pub mod cli;
+pub mod gguf;
+pub mod logging;
+pub mod model;
+pub mod server;

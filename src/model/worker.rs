@@ -1,0 +1,470 @@
+//! The model thread: owns backend, model and context, and runs commands one
+//! at a time. Prompts keep their KV cache in a small pool of sequences, so a
+//! prompt that extends a cached one only decodes its new tokens.
+
+use super::text::{StopMatcher, Utf8Stream};
+use super::{
+    ChatMessage, Command, Completion, Event, FinishReason, GenerateRequest, Health, LoadError, ModelError, ModelInfo,
+    Prompt, SamplingParams, TemplateSource,
+};
+use crate::cli::{FlashAttn, ModelConfig};
+use crate::gguf::GgufSummary;
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+use llama_cpp_2::DecodeError;
+use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::{mpsc, oneshot};
+
+/// Entry point of the model thread.
+pub(super) fn run(
+    config: ModelConfig,
+    summary: GgufSummary,
+    loaded: oneshot::Sender<Result<ModelInfo, LoadError>>,
+    mut rx: mpsc::Receiver<Command>,
+    health: Arc<Health>,
+    stopping: Arc<AtomicBool>,
+) {
+    // Whatever ends this thread, /health must say so.
+    struct Sentinel(Arc<Health>);
+    impl Drop for Sentinel {
+        fn drop(&mut self) {
+            let reason = if std::thread::panicking() { "the model thread panicked" } else { "the model thread stopped" };
+            self.0.set_failed(reason.into());
+        }
+    }
+    let _sentinel = Sentinel(health.clone());
+
+    let backend = match LlamaBackend::init() {
+        Ok(b) => b,
+        Err(e) => {
+            let _ = loaded.send(Err(LoadError::Backend(e.to_string())));
+            return;
+        }
+    };
+    let params = LlamaModelParams::default().with_n_gpu_layers(config.gpu_layers);
+    let model = match LlamaModel::load_from_file(&backend, &config.model, &params) {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = loaded.send(Err(LoadError::Model { path: config.model.clone(), reason: e.to_string() }));
+            return;
+        }
+    };
+    let mut worker = match Worker::new(&backend, &model, &config, &summary) {
+        Ok(w) => w,
+        Err(e) => {
+            let _ = loaded.send(Err(e));
+            return;
+        }
+    };
+    tracing::info!(
+        model = %worker.info.name, ctx = worker.info.ctx, threads = worker.info.threads,
+        gpu_layers = worker.info.gpu_layers, template = ?worker.info.template, "model loaded"
+    );
+    if loaded.send(Ok(worker.info.clone())).is_err() {
+        return;
+    }
+    match worker.warmup() {
+        Ok(()) => health.set_ready(),
+        Err(e) => {
+            tracing::error!(error = %e, "warm-up failed");
+            health.set_failed(format!("warm-up failed: {e}"));
+        }
+    }
+
+    while let Some(command) = rx.blocking_recv() {
+        match command {
+            Command::Shutdown => break,
+            Command::Generate { events, .. } if stopping.load(Ordering::Acquire) => {
+                let _ = events.send(Event::Failed(ModelError::Unavailable("the server is shutting down".into())));
+            }
+            Command::Generate { request, events } => worker.generate(request, &events, &stopping),
+        }
+    }
+}
+
+/// The chat template applied to [`Prompt::Chat`].
+enum Template {
+    Gguf(LlamaChatTemplate),
+    ChatMl,
+}
+
+/// A KV sequence and the tokens it holds, position by position.
+struct Slot {
+    key: Option<String>,
+    tokens: Vec<LlamaToken>,
+    last_used: u64,
+}
+
+struct Worker<'m> {
+    model: &'m LlamaModel,
+    ctx: LlamaContext<'m>,
+    template: Template,
+    batch: LlamaBatch<'static>,
+    slots: Vec<Slot>,
+    clock: u64,
+    info: ModelInfo,
+}
+
+impl<'m> Worker<'m> {
+    fn new(
+        backend: &LlamaBackend,
+        model: &'m LlamaModel,
+        config: &ModelConfig,
+        summary: &GgufSummary,
+    ) -> Result<Self, LoadError> {
+        let ctx_train = model.n_ctx_train();
+        let ctx_size = if config.ctx == 0 { ctx_train } else { config.ctx };
+        if ctx_size > ctx_train && ctx_train > 0 {
+            tracing::warn!(ctx = ctx_size, ctx_train, "--ctx exceeds the context the model was trained for");
+        }
+        let threads = config.threads();
+        let batch = config.batch.clamp(1, ctx_size.max(1));
+        // llama.h: LLAMA_FLASH_ATTN_TYPE_AUTO = -1, _DISABLED = 0, _ENABLED = 1.
+        let flash = match config.flash_attn {
+            FlashAttn::Off => 0,
+            FlashAttn::On => 1,
+            FlashAttn::Auto => -1,
+        };
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(ctx_size))
+            .with_n_batch(batch)
+            .with_n_ubatch(batch)
+            .with_n_seq_max(config.kv_slots)
+            .with_kv_unified(true)
+            .with_n_threads(threads as i32)
+            .with_n_threads_batch(threads as i32)
+            .with_flash_attention_policy(flash);
+        let ctx = model
+            .new_context(backend, params)
+            .map_err(|e| LoadError::Context { ctx: ctx_size, reason: e.to_string() })?;
+
+        let (template, source) = match model.chat_template(None) {
+            Ok(t) if model.apply_chat_template(&t, &[probe_message()], true).is_ok() => (Template::Gguf(t), TemplateSource::Gguf),
+            Ok(_) => {
+                tracing::warn!("llama.cpp does not recognise the GGUF's chat template; using ChatML");
+                (Template::ChatMl, TemplateSource::ChatmlFallback)
+            }
+            Err(_) => {
+                tracing::warn!("the GGUF has no chat template; using ChatML");
+                (Template::ChatMl, TemplateSource::ChatmlFallback)
+            }
+        };
+        let gpu_layers = if backend.supports_gpu_offload() { config.gpu_layers.min(model.n_layer() + 1) } else { 0 };
+        let name = model
+            .meta_val_str("general.name")
+            .ok()
+            .filter(|n| !n.trim().is_empty())
+            .unwrap_or_else(|| file_stem(&config.model));
+        let info = ModelInfo {
+            path: config.model.clone(),
+            name,
+            architecture: summary.architecture.clone(),
+            size_bytes: summary.file_size,
+            params: model.n_params(),
+            layers: model.n_layer(),
+            ctx: ctx.n_ctx(),
+            ctx_train,
+            threads,
+            gpu_layers,
+            backend: backend_name(gpu_layers),
+            template: source,
+            add_bos: model.vocab().should_add_bos(),
+        };
+        let slots = (0..config.kv_slots).map(|_| Slot { key: None, tokens: Vec::new(), last_used: 0 }).collect();
+        Ok(Worker { model, ctx, template, batch: LlamaBatch::new(batch as usize, 1), slots, clock: 0, info })
+    }
+
+    /// One short decode, so the first request does not pay for lazy set-up.
+    fn warmup(&mut self) -> Result<(), ModelError> {
+        let tokens = self.model.vocab().tokenize(b"Hello", false, false);
+        self.decode(0, 0, &tokens)?;
+        self.clear_slot(0);
+        Ok(())
+    }
+
+    fn generate(&mut self, request: GenerateRequest, events: &mpsc::UnboundedSender<Event>, stopping: &AtomicBool) {
+        let span = tracing::debug_span!("generate", cache_key = request.cache_key.as_deref());
+        let _enter = span.enter();
+        let event = match self.try_generate(&request, events, stopping) {
+            Ok(done) => Event::Done(done),
+            Err(e) => {
+                tracing::debug!(error = %e, "generation failed");
+                Event::Failed(e)
+            }
+        };
+        let _ = events.send(event);
+    }
+
+    fn try_generate(
+        &mut self,
+        request: &GenerateRequest,
+        events: &mpsc::UnboundedSender<Event>,
+        stopping: &AtomicBool,
+    ) -> Result<Completion, ModelError> {
+        let text = match &request.prompt {
+            Prompt::Chat(messages) => self.render(messages)?,
+            Prompt::Raw(text) => text.clone(),
+        };
+        let tokens = self.tokenize(&text);
+        let n_ctx = self.ctx.n_ctx();
+        if tokens.is_empty() {
+            return Err(ModelError::InvalidInput("the prompt is empty".into()));
+        }
+        if tokens.len() >= n_ctx as usize {
+            return Err(ModelError::ContextExceeded { prompt: tokens.len() as u32, ctx: n_ctx });
+        }
+
+        let started = Instant::now();
+        let slot = self.pick_slot(request.cache_key.as_deref(), &tokens);
+        // Keep the shared prefix, but always decode at least the last prompt
+        // token: its logits start generation.
+        let cached = common_prefix(&self.slots[slot].tokens, &tokens).min(tokens.len() - 1);
+        self.truncate_slot(slot, cached);
+        self.decode(slot, cached, &tokens[cached..])?;
+        let prompt_ms = started.elapsed().as_secs_f64() * 1000.0;
+
+        let generation_started = Instant::now();
+        let params = &request.params;
+        let mut sampler = sampler(params);
+        let mut utf8 = Utf8Stream::default();
+        let mut stops = StopMatcher::new(&params.stop);
+        let room = n_ctx as usize - tokens.len();
+        let limit = (params.max_tokens as usize).min(room);
+        let mut generated = 0u32;
+        let mut finish = FinishReason::Length;
+        let vocab = self.model.vocab();
+        while (generated as usize) < limit {
+            if events.is_closed() || stopping.load(Ordering::Acquire) {
+                finish = FinishReason::Cancelled;
+                break;
+            }
+            // `sample` also accepts the token into the sampler's state.
+            let token = sampler.sample(&self.ctx, self.batch.n_tokens() - 1);
+            if vocab.is_eog(token) {
+                finish = FinishReason::Stop;
+                break;
+            }
+            generated += 1;
+            let piece = utf8.push(&vocab.token_to_piece(token, false, None));
+            let (out, hit) = stops.push(&piece);
+            if !out.is_empty() {
+                let _ = events.send(Event::Text(out));
+            }
+            if hit {
+                finish = FinishReason::Stop;
+                break;
+            }
+            if (generated as usize) < limit {
+                let pos = self.slots[slot].tokens.len();
+                self.decode(slot, pos, &[token])?;
+            }
+        }
+        if finish != FinishReason::Stop {
+            let (out, _) = stops.push(&utf8.finish());
+            let rest = out + &stops.finish();
+            if !rest.is_empty() {
+                let _ = events.send(Event::Text(rest));
+            }
+        }
+        Ok(Completion {
+            prompt_tokens: tokens.len() as u32,
+            cached_tokens: cached as u32,
+            completion_tokens: generated,
+            finish_reason: finish,
+            prompt_ms,
+            generation_ms: generation_started.elapsed().as_secs_f64() * 1000.0,
+        })
+    }
+
+    fn render(&self, messages: &[ChatMessage]) -> Result<String, ModelError> {
+        match &self.template {
+            Template::Gguf(template) => {
+                let chat = messages
+                    .iter()
+                    .map(|m| LlamaChatMessage::new(m.role.clone(), m.content.clone()))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|_| ModelError::InvalidInput("message text must not contain NUL characters".into()))?;
+                self.model
+                    .apply_chat_template(template, &chat, true)
+                    .map_err(|e| ModelError::Backend(format!("applying the chat template: {e}")))
+            }
+            Template::ChatMl => Ok(chatml(messages)),
+        }
+    }
+
+    /// Tokenizes with special tokens parsed, adding BOS only where the model's
+    /// metadata asks for it and the text does not already start with it.
+    fn tokenize(&self, text: &str) -> Vec<LlamaToken> {
+        let vocab = self.model.vocab();
+        let add_bos = vocab.should_add_bos() && {
+            let bos = vocab.token_to_piece(vocab.bos(), true, None);
+            bos.is_empty() || !text.as_bytes().starts_with(&bos)
+        };
+        vocab.tokenize(text.as_bytes(), add_bos, true)
+    }
+
+    /// The slot for a prompt: the one with its key, else the one sharing the
+    /// longest prefix, else the least recently used (which is cleared).
+    fn pick_slot(&mut self, key: Option<&str>, tokens: &[LlamaToken]) -> usize {
+        self.clock += 1;
+        let keyed = key.and_then(|k| self.slots.iter().position(|s| s.key.as_deref() == Some(k)));
+        let best = keyed.or_else(|| {
+            if key.is_some() {
+                return None;
+            }
+            self.slots
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.key.is_none())
+                .map(|(i, s)| (i, common_prefix(&s.tokens, tokens)))
+                .filter(|&(_, n)| n > 0)
+                .max_by_key(|&(_, n)| n)
+                .map(|(i, _)| i)
+        });
+        let index = best.unwrap_or_else(|| {
+            let lru = (0..self.slots.len()).min_by_key(|&i| self.slots[i].last_used).expect("at least one slot");
+            self.clear_slot(lru);
+            lru
+        });
+        let slot = &mut self.slots[index];
+        slot.key = key.map(str::to_owned);
+        slot.last_used = self.clock;
+        index
+    }
+
+    fn clear_slot(&mut self, index: usize) {
+        let _ = self.ctx.clear_kv_cache_seq(Some(index as u32), None, None);
+        self.slots[index].tokens.clear();
+    }
+
+    fn truncate_slot(&mut self, index: usize, len: usize) {
+        if self.slots[index].tokens.len() > len {
+            let _ = self.ctx.clear_kv_cache_seq(Some(index as u32), Some(len as u32), None);
+            self.slots[index].tokens.truncate(len);
+        }
+    }
+
+    /// Decodes `tokens` into slot `index` from position `pos`, in batches,
+    /// with logits for the last token only. When the shared KV cache is full,
+    /// other slots are evicted, least recently used first.
+    fn decode(&mut self, index: usize, pos: usize, tokens: &[LlamaToken]) -> Result<(), ModelError> {
+        let chunk = self.batch_capacity();
+        let mut at = pos;
+        for piece in tokens.chunks(chunk) {
+            self.batch.clear();
+            for (i, &token) in piece.iter().enumerate() {
+                let last = at + i + 1 == pos + tokens.len();
+                self.batch
+                    .add(token, (at + i) as i32, &[index as i32], last)
+                    .map_err(|e| ModelError::Backend(e.to_string()))?;
+            }
+            loop {
+                match self.ctx.decode(&mut self.batch) {
+                    Ok(()) => break,
+                    Err(DecodeError::NoKvCacheSlot) => {
+                        let victim = (0..self.slots.len())
+                            .filter(|&i| i != index && !self.slots[i].tokens.is_empty())
+                            .min_by_key(|&i| self.slots[i].last_used);
+                        match victim {
+                            Some(v) => self.clear_slot(v),
+                            None => {
+                                return Err(ModelError::ContextExceeded {
+                                    prompt: (pos + tokens.len()) as u32,
+                                    ctx: self.ctx.n_ctx(),
+                                })
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        // The failed batch may be partly in the cache; forget this slot.
+                        self.clear_slot(index);
+                        return Err(ModelError::Backend(e.to_string()));
+                    }
+                }
+            }
+            self.slots[index].tokens.extend_from_slice(piece);
+            at += piece.len();
+        }
+        Ok(())
+    }
+
+    fn batch_capacity(&self) -> usize {
+        self.ctx.n_batch().max(1) as usize
+    }
+}
+
+fn sampler(params: &SamplingParams) -> LlamaSampler {
+    if params.temperature <= 0.0 {
+        LlamaSampler::greedy()
+    } else {
+        LlamaSampler::chain_simple([
+            LlamaSampler::top_p(params.top_p, 1),
+            LlamaSampler::temp(params.temperature),
+            LlamaSampler::dist(params.seed),
+        ])
+    }
+}
+
+fn common_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+fn probe_message() -> LlamaChatMessage {
+    LlamaChatMessage::new("user".into(), "hi".into()).expect("no NUL in a literal")
+}
+
+/// ChatML, the fallback template.
+fn chatml(messages: &[ChatMessage]) -> String {
+    let mut out = String::new();
+    for m in messages {
+        out.push_str(&format!("<|im_start|>{}\n{}<|im_end|>\n", m.role, m.content));
+    }
+    out.push_str("<|im_start|>assistant\n");
+    out
+}
+
+fn file_stem(path: &std::path::Path) -> String {
+    path.file_stem().map_or_else(|| "model".into(), |s| s.to_string_lossy().into_owned())
+}
+
+fn backend_name(gpu_layers: u32) -> &'static str {
+    if gpu_layers == 0 {
+        "CPU"
+    } else if cfg!(feature = "cuda") {
+        "CUDA"
+    } else if cfg!(feature = "metal") {
+        "Metal"
+    } else if cfg!(feature = "vulkan") {
+        "Vulkan"
+    } else {
+        "CPU"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chatml_ends_with_the_assistant_turn() {
+        let text = chatml(&[ChatMessage { role: "user".into(), content: "hi".into() }]);
+        assert_eq!(text, "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n");
+    }
+
+    #[test]
+    fn common_prefix_counts_equal_leading_tokens() {
+        let t = |v: &[i32]| v.iter().map(|&x| LlamaToken(x)).collect::<Vec<_>>();
+        assert_eq!(common_prefix(&t(&[1, 2, 3]), &t(&[1, 2, 4])), 2);
+        assert_eq!(common_prefix(&t(&[]), &t(&[1])), 0);
+        assert_eq!(common_prefix(&t(&[1, 2]), &t(&[1, 2, 3])), 2);
+    }
+}

@@ -1,0 +1,105 @@
+//! One error type for the HTTP edge: every failure becomes a JSON body
+//! `{"error": "...", "type": "..."}` with a fixed status code.
+
+use crate::model::ModelError;
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::de::DeserializeOwned;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    InvalidRequest(String),
+    #[error("request body is larger than the limit of {0} bytes")]
+    PayloadTooLarge(usize),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("method not allowed")]
+    MethodNotAllowed,
+    #[error(transparent)]
+    Model(#[from] ModelError),
+}
+
+impl ApiError {
+    fn status(&self) -> StatusCode {
+        match self {
+            ApiError::InvalidRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::Model(e) => match e {
+                ModelError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+                ModelError::Overloaded(_) => StatusCode::TOO_MANY_REQUESTS,
+                ModelError::ContextExceeded { .. } | ModelError::InvalidInput(_) => StatusCode::BAD_REQUEST,
+                ModelError::Backend(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            },
+        }
+    }
+
+    /// The `type` field of the body.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ApiError::InvalidRequest(_) => "invalid_request_error",
+            ApiError::PayloadTooLarge(_) => "payload_too_large",
+            ApiError::NotFound(_) => "not_found",
+            ApiError::MethodNotAllowed => "method_not_allowed",
+            ApiError::Model(e) => match e {
+                ModelError::Unavailable(_) => "unavailable",
+                ModelError::Overloaded(_) => "overloaded",
+                ModelError::ContextExceeded { .. } => "context_length_exceeded",
+                ModelError::InvalidInput(_) => "invalid_request_error",
+                ModelError::Backend(_) => "server_error",
+            },
+        }
+    }
+
+    /// The JSON body, also used for errors inside an event stream.
+    pub fn body(&self) -> serde_json::Value {
+        serde_json::json!({ "error": self.to_string(), "type": self.kind() })
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        if status.is_server_error() {
+            tracing::warn!(error = %self, "request failed");
+        }
+        let mut response = (status, axum::Json(self.body())).into_response();
+        if matches!(self, ApiError::Model(ModelError::Overloaded(_) | ModelError::Unavailable(_))) {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        response
+    }
+}
+
+/// A JSON body extractor that accepts any content type (so `curl -d` works)
+/// and turns every rejection into an [`ApiError`].
+pub struct JsonBody<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let limit = req.extensions().get::<BodyLimit>().map_or(0, |l| l.0);
+        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
+            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::PayloadTooLarge(limit)
+            } else {
+                ApiError::InvalidRequest(format!("cannot read the request body: {rejection}"))
+            }
+        })?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Err(ApiError::InvalidRequest("the request body is empty; send a JSON object".into()));
+        }
+        serde_json::from_slice(&bytes)
+            .map(JsonBody)
+            .map_err(|e| ApiError::InvalidRequest(format!("invalid JSON body: {e}")))
+    }
+}
+
+/// The body size limit in force, so that a 413 can name it.
+#[derive(Debug, Clone, Copy)]
+pub struct BodyLimit(pub usize);

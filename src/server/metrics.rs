@@ -1,0 +1,57 @@
+//! Prometheus metrics, all prefixed `evolve_hud_`.
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use std::time::Instant;
+
+use super::AppState;
+use crate::model::Completion;
+
+/// Installs the process-wide recorder.
+pub fn install() -> anyhow::Result<PrometheusHandle> {
+    let handle = PrometheusBuilder::new()
+        .set_buckets(&[0.001, 0.005, 0.025, 0.1, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0])?
+        .install_recorder()?;
+    metrics::describe_counter!("evolve_hud_http_requests_total", "HTTP requests by route, method and status");
+    metrics::describe_histogram!("evolve_hud_http_request_duration_seconds", "HTTP request duration by route");
+    metrics::describe_counter!("evolve_hud_prompt_tokens_total", "prompt tokens of finished generations");
+    metrics::describe_counter!("evolve_hud_prompt_tokens_cached_total", "prompt tokens served from the KV cache");
+    metrics::describe_counter!("evolve_hud_completion_tokens_total", "generated tokens");
+    metrics::describe_histogram!("evolve_hud_prompt_seconds", "prompt processing time per generation");
+    metrics::describe_histogram!("evolve_hud_generation_seconds", "token generation time per generation");
+    metrics::describe_gauge!("evolve_hud_model_queue_depth", "requests waiting for the model thread");
+    Ok(handle)
+}
+
+/// Counts and times every request.
+pub async fn track(req: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let path = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let method = req.method().to_string();
+    let response = next.run(req).await;
+    let status = response.status().as_u16().to_string();
+    metrics::counter!("evolve_hud_http_requests_total", "path" => path.clone(), "method" => method, "status" => status)
+        .increment(1);
+    metrics::histogram!("evolve_hud_http_request_duration_seconds", "path" => path).record(started.elapsed());
+    response
+}
+
+/// Token counts and timings of a finished generation.
+pub fn record_completion(c: &Completion) {
+    metrics::counter!("evolve_hud_prompt_tokens_total").increment(u64::from(c.prompt_tokens));
+    metrics::counter!("evolve_hud_prompt_tokens_cached_total").increment(u64::from(c.cached_tokens));
+    metrics::counter!("evolve_hud_completion_tokens_total").increment(u64::from(c.completion_tokens));
+    metrics::histogram!("evolve_hud_prompt_seconds").record(c.prompt_ms / 1000.0);
+    metrics::histogram!("evolve_hud_generation_seconds").record(c.generation_ms / 1000.0);
+}
+
+/// `GET /metrics`.
+pub async fn render(State(state): State<AppState>) -> impl IntoResponse {
+    metrics::gauge!("evolve_hud_model_queue_depth").set(state.model.queued() as f64);
+    ([("content-type", "text/plain; version=0.0.4")], state.metrics.render())
+}

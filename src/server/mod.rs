@@ -1,0 +1,122 @@
+//! The HTTP server: start-up in order (check and load the model, bind, warm
+//! up, serve), the routes, and graceful shutdown.
+
+mod error;
+mod metrics;
+mod openai;
+
+pub use error::ApiError;
+
+use crate::cli::ServeConfig;
+use crate::model::{HealthState, ModelHandle};
+use anyhow::Context;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Extension, Json, Router};
+use error::BodyLimit;
+use metrics_exporter_prometheus::PrometheusHandle;
+use serde_json::json;
+
+/// Shared state of the handlers. Cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    pub model: ModelHandle,
+    pub model_name: String,
+    pub metrics: PrometheusHandle,
+    /// Unix time the server started.
+    pub started: u64,
+}
+
+/// Runs `evolve-hud serve` until SIGINT or SIGTERM.
+pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
+    let metrics = metrics::install().context("installing the metrics recorder")?;
+    tracing::info!(model = %config.model.model.display(), "loading model");
+    let (model, thread) = crate::model::ModelHandle::start(&config.model)
+        .await
+        .with_context(|| format!("cannot serve {}", config.model.model.display()))?;
+
+    let address = std::net::SocketAddr::new(config.server.host, config.server.port);
+    let listener = tokio::net::TcpListener::bind(address)
+        .await
+        .with_context(|| format!("cannot listen on {address}; is another server using the port? Try --port"))?;
+    let local = listener.local_addr().context("reading the bound address")?;
+
+    let model_name = config.server.model_name.clone().unwrap_or_else(|| {
+        config.model.model.file_stem().map_or_else(|| "model".into(), |s| s.to_string_lossy().trim_end_matches(".gguf").to_owned())
+    });
+    let state = AppState {
+        model: model.clone(),
+        model_name,
+        metrics,
+        started: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+    };
+    let app = router(state, config.server.max_body);
+    tracing::info!("listening on http://{local}");
+
+    let shutdown = {
+        let model = model.clone();
+        async move {
+            shutdown_signal().await;
+            tracing::info!("shutting down");
+            model.begin_shutdown();
+        }
+    };
+    let served = axum::serve(listener, app).with_graceful_shutdown(shutdown).await;
+    thread.shutdown().await;
+    served.context("serving HTTP")?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// All routes, with the body limit and request metrics applied.
+pub fn router(state: AppState, max_body: usize) -> Router {
+    Router::new()
+        .route("/health", get(health))
+        .route("/metrics", get(metrics::render))
+        .route("/v1/models", get(openai::models))
+        .route("/v1/chat/completions", post(openai::chat_completions))
+        .fallback(|| async { ApiError::NotFound("no such route; see the README for the API".into()) })
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        .layer(axum::middleware::from_fn(metrics::track))
+        .layer(DefaultBodyLimit::max(max_body))
+        .layer(Extension(BodyLimit(max_body)))
+        .with_state(state)
+}
+
+/// `GET /health`: 200 once the model is warmed up, 503 while loading or after
+/// the model thread has failed.
+async fn health(State(state): State<AppState>) -> Response {
+    let health = state.model.health();
+    let status = match health {
+        HealthState::Ready => StatusCode::OK,
+        _ => StatusCode::SERVICE_UNAVAILABLE,
+    };
+    let mut body = serde_json::to_value(&health).unwrap_or_else(|_| json!({}));
+    body["model"] = json!(state.model_name);
+    (status, Json(body)).into_response()
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+}

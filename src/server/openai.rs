@@ -1,0 +1,351 @@
+//! The OpenAI-compatible API: `/v1/chat/completions` and `/v1/models`.
+
+use super::error::{ApiError, JsonBody};
+use super::metrics::record_completion;
+use super::AppState;
+use crate::model::{ChatMessage, Completion, Event, FinishReason, GenerateRequest, ModelError, Prompt, SamplingParams};
+use axum::extract::State;
+use axum::response::sse::{Event as SseEvent, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use futures_util::stream::{self, Stream, StreamExt};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::convert::Infallible;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio_stream::wrappers::UnboundedReceiverStream;
+
+/// `max_tokens` when the request names none.
+pub const DEFAULT_MAX_TOKENS: u32 = 512;
+const MAX_STOPS: usize = 4;
+
+/// A chat completion request. Fields the server does not use (`n`, `user`,
+/// `tools`, penalties, ...) are accepted and ignored.
+#[derive(Debug, Deserialize)]
+pub struct ChatRequest {
+    pub messages: Option<Vec<WireMessage>>,
+    #[serde(default, alias = "max_completion_tokens")]
+    pub max_tokens: Option<i64>,
+    #[serde(default)]
+    pub temperature: Option<f32>,
+    #[serde(default)]
+    pub top_p: Option<f32>,
+    #[serde(default)]
+    pub stop: Option<Stop>,
+    #[serde(default)]
+    pub seed: Option<u64>,
+    #[serde(default)]
+    pub stream: bool,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct WireMessage {
+    pub role: String,
+    #[serde(default)]
+    pub content: Option<Content>,
+}
+
+/// Message content: a string, or an array of `{type: "text", text}` parts.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Content {
+    Text(String),
+    Parts(Vec<ContentPart>),
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ContentPart {
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub text: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Stop {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl ChatRequest {
+    /// Checks the request against the loaded model's context size.
+    pub fn into_generate(self, ctx: u32) -> Result<GenerateRequest, ApiError> {
+        let invalid = |m: String| Err(ApiError::InvalidRequest(m));
+        let messages = match self.messages {
+            None => return invalid("`messages` is required".into()),
+            Some(m) if m.is_empty() => return invalid("`messages` must hold at least one message".into()),
+            Some(m) => m,
+        };
+        let messages = messages.into_iter().enumerate().map(|(i, m)| m.into_chat(i)).collect::<Result<Vec<_>, _>>()?;
+        let max_tokens = match self.max_tokens {
+            None => DEFAULT_MAX_TOKENS.min(ctx),
+            Some(n) if n < 1 || n > i64::from(ctx) => {
+                return invalid(format!("`max_tokens` must be between 1 and the context size {ctx}, got {n}"))
+            }
+            Some(n) => n as u32,
+        };
+        let temperature = self.temperature.unwrap_or(1.0);
+        if !(0.0..=2.0).contains(&temperature) {
+            return invalid(format!("`temperature` must be between 0 and 2, got {temperature}"));
+        }
+        let top_p = self.top_p.unwrap_or(1.0);
+        if !(top_p > 0.0 && top_p <= 1.0) {
+            return invalid(format!("`top_p` must be in (0, 1], got {top_p}"));
+        }
+        let stop = match self.stop {
+            None => Vec::new(),
+            Some(Stop::One(s)) => vec![s],
+            Some(Stop::Many(v)) => v,
+        };
+        if stop.len() > MAX_STOPS {
+            return invalid(format!("`stop` may hold at most {MAX_STOPS} strings"));
+        }
+        // llama.cpp treats u32::MAX as "pick a random seed".
+        let seed = self.seed.map_or(u32::MAX, |s| (s % u64::from(u32::MAX)) as u32);
+        Ok(GenerateRequest {
+            prompt: Prompt::Chat(messages),
+            params: SamplingParams { max_tokens, temperature, top_p, seed, stop },
+            cache_key: None,
+        })
+    }
+}
+
+impl WireMessage {
+    fn into_chat(self, index: usize) -> Result<ChatMessage, ApiError> {
+        let role = match self.role.as_str() {
+            "system" | "developer" => "system",
+            "user" => "user",
+            "assistant" => "assistant",
+            "tool" => "tool",
+            other => {
+                return Err(ApiError::InvalidRequest(format!(
+                    "messages[{index}].role {other:?} is not one of system, developer, user, assistant, tool"
+                )))
+            }
+        };
+        let content = match self.content {
+            None => String::new(),
+            Some(Content::Text(t)) => t,
+            Some(Content::Parts(parts)) => {
+                let mut text = String::new();
+                for part in parts {
+                    match (part.kind.as_str(), part.text) {
+                        ("text", Some(t)) => text.push_str(&t),
+                        (kind, _) => {
+                            return Err(ApiError::InvalidRequest(format!(
+                                "messages[{index}] has a content part of type {kind:?}; only text parts are supported"
+                            )))
+                        }
+                    }
+                }
+                text
+            }
+        };
+        Ok(ChatMessage { role: role.into(), content })
+    }
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+fn now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+fn finish_reason(f: FinishReason) -> &'static str {
+    match f {
+        FinishReason::Stop => "stop",
+        FinishReason::Length | FinishReason::Cancelled => "length",
+    }
+}
+
+fn usage(c: &Completion) -> Value {
+    json!({
+        "prompt_tokens": c.prompt_tokens,
+        "completion_tokens": c.completion_tokens,
+        "total_tokens": c.prompt_tokens + c.completion_tokens,
+        "prompt_tokens_details": { "cached_tokens": c.cached_tokens },
+    })
+}
+
+/// llama-server's names for the same figures.
+fn timings(c: &Completion) -> Value {
+    json!({
+        "prompt_n": c.prompt_tokens - c.cached_tokens,
+        "prompt_ms": c.prompt_ms,
+        "prompt_per_second": c.prompt_tokens_per_second(),
+        "predicted_n": c.completion_tokens,
+        "predicted_ms": c.generation_ms,
+        "predicted_per_second": c.generation_tokens_per_second(),
+    })
+}
+
+/// `POST /v1/chat/completions`.
+#[tracing::instrument(skip_all, fields(stream))]
+pub async fn chat_completions(
+    State(state): State<AppState>,
+    JsonBody(request): JsonBody<ChatRequest>,
+) -> Result<Response, ApiError> {
+    let stream = request.stream;
+    tracing::Span::current().record("stream", stream);
+    let generate = request.into_generate(state.model.info().ctx)?;
+    let mut events = state.model.generate(generate)?;
+    let id = format!("chatcmpl-{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
+    let created = now();
+    let model = state.model_name.clone();
+
+    // Wait for the first event, so that a request that fails before any text
+    // (prompt too long, say) gets a plain HTTP error even when streaming.
+    let first = events.recv().await.ok_or_else(model_gone)?;
+    if let Event::Failed(e) = first {
+        return Err(e.into());
+    }
+    if stream {
+        return Ok(sse(id, created, model, first, events).into_response());
+    }
+
+    let mut text = String::new();
+    let mut next = Some(first);
+    loop {
+        match next.take() {
+            Some(Event::Text(t)) => text.push_str(&t),
+            Some(Event::Done(done)) => {
+                if done.finish_reason == FinishReason::Cancelled {
+                    return Err(ModelError::Unavailable("the server is shutting down".into()).into());
+                }
+                record_completion(&done);
+                return Ok(Json(json!({
+                    "id": id,
+                    "object": "chat.completion",
+                    "created": created,
+                    "model": model,
+                    "choices": [{
+                        "index": 0,
+                        "message": { "role": "assistant", "content": text },
+                        "finish_reason": finish_reason(done.finish_reason),
+                    }],
+                    "usage": usage(&done),
+                    "timings": timings(&done),
+                }))
+                .into_response());
+            }
+            Some(Event::Failed(e)) => return Err(e.into()),
+            None => return Err(model_gone()),
+        }
+        next = Some(events.recv().await.ok_or_else(model_gone)?);
+    }
+}
+
+fn model_gone() -> ApiError {
+    ModelError::Unavailable("the model thread stopped".into()).into()
+}
+
+/// The event stream of a streamed completion: a role chunk, content chunks,
+/// a final chunk with `finish_reason`, `usage` and `timings`, then `[DONE]`.
+/// Dropping the stream (client gone) drops the receiver, which cancels the
+/// generation on the model thread.
+fn sse(
+    id: String,
+    created: u64,
+    model: String,
+    first: Event,
+    rest: UnboundedReceiver<Event>,
+) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
+    let chunk = move |delta: Value, finish: Option<&str>, extra: Option<(Value, Value)>| {
+        let mut c = json!({
+            "id": id,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [{ "index": 0, "delta": delta, "finish_reason": finish }],
+        });
+        if let Some((usage, timings)) = extra {
+            c["usage"] = usage;
+            c["timings"] = timings;
+        }
+        SseEvent::default().data(c.to_string())
+    };
+    let role = chunk(json!({ "role": "assistant", "content": "" }), None, None);
+    let events = stream::once(async move { first }).chain(UnboundedReceiverStream::new(rest));
+    let body = events
+        .map(move |event| match event {
+            Event::Text(t) => (chunk(json!({ "content": t }), None, None), false),
+            Event::Done(done) => {
+                record_completion(&done);
+                let extra = Some((usage(&done), timings(&done)));
+                (chunk(json!({}), Some(finish_reason(done.finish_reason)), extra), true)
+            }
+            Event::Failed(e) => (SseEvent::default().data(ApiError::from(e).body().to_string()), true),
+        })
+        // Stop after the final event; then `[DONE]`.
+        .scan(false, |ended, (event, last)| {
+            if *ended {
+                return std::future::ready(None);
+            }
+            *ended = last;
+            std::future::ready(Some(event))
+        });
+    let done = stream::once(async { SseEvent::default().data("[DONE]") });
+    Sse::new(stream::once(async move { role }).chain(body).chain(done).map(Ok))
+}
+
+/// `GET /v1/models`.
+pub async fn models(State(state): State<AppState>) -> Json<Value> {
+    let info = state.model.info();
+    Json(json!({
+        "object": "list",
+        "data": [{
+            "id": state.model_name,
+            "object": "model",
+            "created": state.started,
+            "owned_by": "evolve-hud",
+            "meta": info,
+        }],
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(body: &str) -> Result<GenerateRequest, ApiError> {
+        serde_json::from_str::<ChatRequest>(body).map_err(|e| ApiError::InvalidRequest(e.to_string()))?.into_generate(4096)
+    }
+
+    #[test]
+    fn defaults() {
+        let g = parse(r#"{"messages":[{"role":"user","content":"hi"}]}"#).unwrap();
+        assert_eq!(g.params.max_tokens, DEFAULT_MAX_TOKENS);
+        assert_eq!(g.params.temperature, 1.0);
+        assert_eq!(g.params.seed, u32::MAX);
+    }
+
+    #[test]
+    fn content_parts_and_roles() {
+        let g = parse(r#"{"messages":[{"role":"developer","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},{"role":"assistant","content":null}]}"#).unwrap();
+        let Prompt::Chat(m) = g.prompt else { panic!("chat prompt") };
+        assert_eq!(m[0], ChatMessage { role: "system".into(), content: "ab".into() });
+        assert_eq!(m[1].content, "");
+    }
+
+    #[test]
+    fn rejections() {
+        for body in [
+            r#"{}"#,
+            r#"{"messages":[]}"#,
+            r#"{"messages":[{"role":"wizard","content":"x"}]}"#,
+            r#"{"messages":[{"role":"user","content":[{"type":"image_url"}]}]}"#,
+            r#"{"messages":[{"role":"user","content":"x"}],"max_tokens":0}"#,
+            r#"{"messages":[{"role":"user","content":"x"}],"max_tokens":-5}"#,
+            r#"{"messages":[{"role":"user","content":"x"}],"max_tokens":100000000}"#,
+            r#"{"messages":[{"role":"user","content":"x"}],"temperature":3}"#,
+            r#"{"messages":[{"role":"user","content":"x"}],"top_p":0}"#,
+            r#"{"messages":[{"role":"user","content":"x"}],"stop":["a","b","c","d","e"]}"#,
+            r#"{"messages":"hi"}"#,
+        ] {
+            assert!(matches!(parse(body), Err(ApiError::InvalidRequest(_))), "{body}");
+        }
+    }
+}

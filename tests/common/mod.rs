@@ -1,0 +1,129 @@
+//! Test harness: the real `evolve-hud` binary serving the real test model on
+//! an ephemeral port.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// The real test model (SmolLM2-135M-Instruct Q4_1). `scripts/fetch-test-model.sh`
+/// puts it here; `EVOLVE_HUD_TEST_MODEL` overrides the path.
+pub fn test_model() -> PathBuf {
+    if let Ok(p) = std::env::var("EVOLVE_HUD_TEST_MODEL") {
+        return PathBuf::from(p);
+    }
+    let cache = std::env::var_os("EVOLVE_HUD_CACHE").map(PathBuf::from).unwrap_or_else(|| {
+        std::env::var_os("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(std::env::var("HOME").expect("HOME")).join(".cache"))
+            .join("evolve-hud")
+    });
+    let path = cache.join("SmolLM2-135M-Instruct.Q4_1.gguf");
+    assert!(path.exists(), "test model missing at {}; run scripts/fetch-test-model.sh", path.display());
+    path
+}
+
+pub fn binary() -> &'static str {
+    env!("CARGO_BIN_EXE_evolve-hud")
+}
+
+/// A running server, killed on drop.
+pub struct Server {
+    child: Child,
+    pub base: String,
+    /// stderr lines after "listening", for tests that read the log.
+    pub log: mpsc::Receiver<String>,
+}
+
+impl Server {
+    /// Starts `evolve-hud serve` on the test model with extra flags, and waits
+    /// for its "listening" line.
+    pub fn start(extra: &[&str]) -> Server {
+        let model = test_model();
+        let mut child = Command::new(binary())
+            .args(["serve", "--model"])
+            .arg(&model)
+            .args(["--port", "0", "--threads", "2"])
+            .args(extra)
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawning evolve-hud");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(line) => {
+                    if let Some(at) = line.find("listening on http://") {
+                        let base = line[at + "listening on ".len()..].trim().to_owned();
+                        return Server { child, base, log: rx };
+                    }
+                }
+                Err(_) => {
+                    let _ = child.kill();
+                    panic!("evolve-hud did not start listening: {:?}", child.wait());
+                }
+            }
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends SIGTERM and waits for the exit, up to `timeout`.
+    pub fn terminate(mut self, timeout: Duration) -> Option<ExitStatus> {
+        unsafe_kill(self.child.id(), "TERM");
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+}
+
+fn unsafe_kill(pid: u32, signal: &str) {
+    let _ = Command::new("kill").args([&format!("-{signal}"), &pid.to_string()]).status();
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `evolve-hud serve` on `model`, expecting it to fail before listening.
+/// Returns the exit status and stderr.
+pub fn serve_expecting_failure(model: &std::path::Path) -> (ExitStatus, String) {
+    let out = Command::new(binary())
+        .args(["serve", "--port", "0", "--model"])
+        .arg(model)
+        .stdin(Stdio::null())
+        .output()
+        .expect("running evolve-hud");
+    (out.status, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder().timeout(Duration::from_secs(300)).build().expect("client")
+}

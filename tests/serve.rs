@@ -1,0 +1,267 @@
+//! `evolve-hud serve` with the real model: health, completions (plain and
+//! streamed), models, metrics, bad requests and bad model files.
+
+mod common;
+
+use common::{client, serve_expecting_failure, test_model, Server};
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+fn chat(content: &str, extra: Value) -> Value {
+    let mut body = json!({ "messages": [{ "role": "user", "content": content }], "temperature": 0 });
+    for (k, v) in extra.as_object().expect("object") {
+        body[k] = v.clone();
+    }
+    body
+}
+
+async fn post(server: &Server, body: &Value) -> (u16, Value) {
+    let r = client().post(server.url("/v1/chat/completions")).json(body).send().await.expect("request");
+    let status = r.status().as_u16();
+    (status, r.json().await.expect("JSON body"))
+}
+
+/// Collects a streamed completion: (text, finish_reason, final chunk, saw [DONE] last).
+async fn post_stream(server: &Server, body: &Value) -> (String, String, Value, bool) {
+    let r = client().post(server.url("/v1/chat/completions")).json(body).send().await.expect("request");
+    assert_eq!(r.status(), 200);
+    assert!(r.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
+    let mut raw = String::new();
+    let mut bytes = r.bytes_stream();
+    while let Some(chunk) = bytes.next().await {
+        raw.push_str(&String::from_utf8_lossy(&chunk.expect("chunk")));
+    }
+    let data: Vec<&str> = raw.lines().filter_map(|l| l.strip_prefix("data: ")).collect();
+    let done_last = data.last() == Some(&"[DONE]");
+    let mut text = String::new();
+    let mut finish = String::new();
+    let mut last = Value::Null;
+    for d in data.iter().filter(|d| **d != "[DONE]") {
+        let v: Value = serde_json::from_str(d).expect("chunk JSON");
+        assert_eq!(v["object"], "chat.completion.chunk");
+        if let Some(t) = v["choices"][0]["delta"]["content"].as_str() {
+            text.push_str(t);
+        }
+        if let Some(f) = v["choices"][0]["finish_reason"].as_str() {
+            finish = f.to_owned();
+            last = v.clone();
+        }
+    }
+    (text, finish, last, done_last)
+}
+
+#[tokio::test]
+async fn health_goes_from_loading_to_ready() {
+    let server = Server::start(&[]);
+    let c = client();
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let r = c.get(server.url("/health")).send().await.expect("health");
+        let status = r.status().as_u16();
+        let body: Value = r.json().await.expect("health JSON");
+        seen.push((status, body["status"].as_str().unwrap_or_default().to_owned()));
+        if status == 200 || Instant::now() > deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    // Every answer before ready is a 503 that says "loading"; the last is 200 "ready".
+    let (last, before) = seen.split_last().expect("at least one answer");
+    assert_eq!(last, &(200, "ready".to_owned()), "{seen:?}");
+    assert!(before.iter().all(|s| s == &(503, "loading".to_owned())), "{seen:?}");
+    // And it stays ready.
+    let r = c.get(server.url("/health")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+}
+
+#[tokio::test]
+async fn completion_returns_text_and_exact_usage() {
+    let server = Server::start(&[]);
+    let (status, body) = post(&server, &chat("hi", json!({ "max_tokens": 8 }))).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["object"], "chat.completion");
+    let text = body["choices"][0]["message"]["content"].as_str().expect("content");
+    assert!(!text.trim().is_empty(), "empty completion");
+    assert_eq!(body["choices"][0]["message"]["role"], "assistant");
+    let usage = &body["usage"];
+    let prompt = usage["prompt_tokens"].as_u64().unwrap();
+    let completion = usage["completion_tokens"].as_u64().unwrap();
+    match body["choices"][0]["finish_reason"].as_str().unwrap() {
+        "length" => assert_eq!(completion, 8),
+        "stop" => assert!((1..8).contains(&completion)),
+        other => panic!("finish_reason {other}"),
+    }
+    assert_eq!(usage["total_tokens"].as_u64().unwrap(), prompt + completion);
+    // "hi hi hi" is "hi" plus two " hi" tokens: the prompt count moves by exactly two.
+    let (_, longer) = post(&server, &chat("hi hi hi", json!({ "max_tokens": 1 }))).await;
+    assert_eq!(longer["usage"]["prompt_tokens"].as_u64().unwrap(), prompt + 2, "{longer}");
+    assert_eq!(longer["usage"]["completion_tokens"], 1);
+    assert!(body["timings"]["predicted_per_second"].as_f64().unwrap() > 0.0);
+
+    // The same prompt again reuses the cached prefix: only the last token is decoded.
+    let (_, again) = post(&server, &chat("hi", json!({ "max_tokens": 8 }))).await;
+    assert_eq!(again["usage"]["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap(), prompt - 1, "{again}");
+    assert_eq!(again["choices"][0]["message"]["content"], text, "greedy output must repeat");
+}
+
+#[tokio::test]
+async fn streamed_text_equals_plain_text_under_greedy_sampling() {
+    let server = Server::start(&[]);
+    let prompt = "Write one sentence about the sea.";
+    let (status, plain) = post(&server, &chat(prompt, json!({ "max_tokens": 40 }))).await;
+    assert_eq!(status, 200);
+    let (text, finish, last, done_last) = post_stream(&server, &chat(prompt, json!({ "max_tokens": 40, "stream": true }))).await;
+    assert!(done_last, "stream must end with [DONE]");
+    assert_eq!(text, plain["choices"][0]["message"]["content"].as_str().unwrap());
+    assert_eq!(finish, plain["choices"][0]["finish_reason"].as_str().unwrap());
+    assert_eq!(last["usage"]["completion_tokens"], plain["usage"]["completion_tokens"]);
+    assert_eq!(last["usage"]["prompt_tokens"], plain["usage"]["prompt_tokens"]);
+}
+
+#[tokio::test]
+async fn stop_string_cuts_the_text() {
+    let server = Server::start(&[]);
+    let prompt = "List three colours, separated by commas.";
+    let (_, full) = post(&server, &chat(prompt, json!({ "max_tokens": 30 }))).await;
+    let full = full["choices"][0]["message"]["content"].as_str().unwrap().to_owned();
+    // Stop on a word from the middle of the greedy answer.
+    let word = full.split_whitespace().nth(2).expect("a few words").to_owned();
+    let at = full.find(&word).unwrap();
+    let (status, cut) = post(&server, &chat(prompt, json!({ "max_tokens": 30, "stop": [word] }))).await;
+    assert_eq!(status, 200);
+    assert_eq!(cut["choices"][0]["message"]["content"].as_str().unwrap(), &full[..at]);
+    assert_eq!(cut["choices"][0]["finish_reason"], "stop");
+}
+
+#[tokio::test]
+async fn models_and_metrics() {
+    let server = Server::start(&["--model-name", "smol"]);
+    let c = client();
+    let models: Value = c.get(server.url("/v1/models")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(models["object"], "list");
+    assert_eq!(models["data"][0]["id"], "smol");
+    assert_eq!(models["data"][0]["meta"]["template"], "gguf");
+    assert_eq!(models["data"][0]["meta"]["add_bos"], false);
+    for _ in 0..3 {
+        let (status, _) = post(&server, &chat("hi", json!({ "max_tokens": 2 }))).await;
+        assert_eq!(status, 200);
+    }
+    let (status, _) = post(&server, &json!({ "messages": [] })).await;
+    assert_eq!(status, 400);
+    let text = c.get(server.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    let count = |status: &str| -> f64 {
+        text.lines()
+            .find(|l| {
+                l.starts_with("evolve_hud_http_requests_total{")
+                    && l.contains(r#"path="/v1/chat/completions""#)
+                    && l.contains(&format!(r#"status="{status}""#))
+            })
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0)
+    };
+    assert_eq!(count("200"), 3.0, "{text}");
+    assert_eq!(count("400"), 1.0, "{text}");
+    assert!(text.contains("evolve_hud_completion_tokens_total"), "{text}");
+}
+
+#[tokio::test]
+async fn bad_requests_get_clear_4xx_and_the_server_keeps_serving() {
+    let server = Server::start(&["--max-body", "2048"]);
+    let c = client();
+    let url = server.url("/v1/chat/completions");
+    let cases: Vec<(&str, String, u16)> = vec![
+        ("malformed JSON", "{\"messages\": [".into(), 400),
+        ("empty body", String::new(), 400),
+        ("missing messages", "{}".into(), 400),
+        ("empty messages", r#"{"messages": []}"#.into(), 400),
+        ("messages of the wrong type", r#"{"messages": "hi"}"#.into(), 400),
+        ("content of the wrong type", r#"{"messages": [{"role": "user", "content": 5}]}"#.into(), 400),
+        ("temperature of the wrong type", r#"{"messages": [{"role": "user", "content": "hi"}], "temperature": "hot"}"#.into(), 400),
+        ("negative max_tokens", r#"{"messages": [{"role": "user", "content": "hi"}], "max_tokens": -1}"#.into(), 400),
+        ("huge max_tokens", r#"{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 99999999999}"#.into(), 400),
+        ("body over the limit", format!(r#"{{"messages": [{{"role": "user", "content": "{}"}}]}}"#, "x".repeat(4096)), 413),
+    ];
+    for (what, body, want) in cases {
+        let r = c.post(&url).header("content-type", "application/json").body(body).send().await.unwrap();
+        assert_eq!(r.status().as_u16(), want, "{what}");
+        let v: Value = r.json().await.unwrap_or_else(|e| panic!("{what}: error body is not JSON: {e}"));
+        assert!(v["error"].as_str().is_some_and(|e| !e.is_empty()), "{what}: {v}");
+        assert!(v["type"].as_str().is_some(), "{what}: {v}");
+    }
+    let r = c.get(server.url("/nope")).send().await.unwrap();
+    assert_eq!(r.status(), 404);
+    let r = c.get(&url).send().await.unwrap();
+    assert_eq!(r.status(), 405);
+    // Still healthy, still answering.
+    assert_eq!(c.get(server.url("/health")).send().await.unwrap().status(), 200);
+    let (status, body) = post(&server, &chat("hi", json!({ "max_tokens": 4 }))).await;
+    assert_eq!(status, 200, "{body}");
+}
+
+#[tokio::test]
+async fn prompt_longer_than_the_context_is_a_clear_error() {
+    let server = Server::start(&["--ctx", "256"]);
+    let long = "word ".repeat(400);
+    for stream in [false, true] {
+        let (status, body) = post(&server, &chat(&long, json!({ "max_tokens": 8, "stream": stream }))).await;
+        assert_eq!(status, 400, "{body}");
+        assert_eq!(body["type"], "context_length_exceeded");
+        assert!(body["error"].as_str().unwrap().contains("256"), "{body}");
+    }
+    // A prompt that fits still works, and generation stops at the context's end.
+    let (status, body) = post(&server, &chat(&"word ".repeat(200), json!({ "max_tokens": 200 }))).await;
+    assert_eq!(status, 200, "{body}");
+    let total = body["usage"]["total_tokens"].as_u64().unwrap();
+    assert!(total <= 256, "{body}");
+}
+
+#[tokio::test]
+async fn client_disconnect_cancels_generation() {
+    let server = Server::start(&[]);
+    let body = chat("Tell me a very long story about a dragon.", json!({ "max_tokens": 2000, "stream": true, "temperature": 0.9, "seed": 1 }));
+    let r = client().post(server.url("/v1/chat/completions")).json(&body).send().await.unwrap();
+    let mut s = r.bytes_stream();
+    s.next().await.expect("first chunk").expect("bytes");
+    drop(s);
+    // The model thread is free again at once, not after 2000 tokens.
+    let started = Instant::now();
+    let (status, _) = post(&server, &chat("hi", json!({ "max_tokens": 2 }))).await;
+    assert_eq!(status, 200);
+    assert!(started.elapsed() < Duration::from_secs(20), "waited {:?}", started.elapsed());
+}
+
+#[test]
+fn bad_model_files_fail_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.gguf");
+    let foreign = dir.path().join("notes.gguf");
+    std::fs::write(&foreign, b"this is not a model\n".repeat(100)).unwrap();
+    let truncated = dir.path().join("truncated.gguf");
+    let real = std::fs::read(test_model()).unwrap();
+    std::fs::write(&truncated, &real[..real.len() / 3]).unwrap();
+    let header_only = dir.path().join("header.gguf");
+    std::fs::write(&header_only, &real[..100]).unwrap();
+
+    for (path, expect) in [
+        (&missing, "does not exist"),
+        (&foreign, "not a GGUF file"),
+        (&truncated, "truncated or corrupt"),
+        (&header_only, "truncated or corrupt"),
+    ] {
+        let (status, stderr) = serve_expecting_failure(path);
+        // A normal exit with code 1: no signal, no core dump.
+        assert_eq!(status.code(), Some(1), "{}: {status:?}\n{stderr}", path.display());
+        assert!(stderr.contains("error:") && stderr.contains(expect), "{}: {stderr}", path.display());
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
+
+#[test]
+fn sigterm_stops_the_server_cleanly() {
+    let server = Server::start(&[]);
+    let status = server.terminate(Duration::from_secs(20)).expect("exited after SIGTERM");
+    assert!(status.success(), "{status:?}");
+}

@@ -53,7 +53,7 @@ async fn post_stream(server: &Server, body: &Value) -> (String, String, Value, b
 
 #[tokio::test]
 async fn health_goes_from_loading_to_ready() {
-    let server = Server::start(&[]);
+    let server = Server::start_listening(&[]);
     let c = client();
     let mut seen = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -94,16 +94,18 @@ async fn completion_returns_text_and_exact_usage() {
         other => panic!("finish_reason {other}"),
     }
     assert_eq!(usage["total_tokens"].as_u64().unwrap(), prompt + completion);
+    // The same prompt again reuses the cached prefix: only the last token is decoded.
+    let (_, again) = post(&server, &chat("hi", json!({ "max_tokens": 8 }))).await;
+    assert_eq!(again["usage"]["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap(), prompt - 1, "{again}");
+    assert_eq!(again["choices"][0]["message"]["content"], text, "greedy output must repeat");
     // "hi hi hi" is "hi" plus two " hi" tokens: the prompt count moves by exactly two.
     let (_, longer) = post(&server, &chat("hi hi hi", json!({ "max_tokens": 1 }))).await;
     assert_eq!(longer["usage"]["prompt_tokens"].as_u64().unwrap(), prompt + 2, "{longer}");
     assert_eq!(longer["usage"]["completion_tokens"], 1);
     assert!(body["timings"]["predicted_per_second"].as_f64().unwrap() > 0.0);
-
-    // The same prompt again reuses the cached prefix: only the last token is decoded.
-    let (_, again) = post(&server, &chat("hi", json!({ "max_tokens": 8 }))).await;
-    assert_eq!(again["usage"]["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap(), prompt - 1, "{again}");
-    assert_eq!(again["choices"][0]["message"]["content"], text, "greedy output must repeat");
+    // "hi hi hi" forked the cache instead of cutting it: "hi" is still cached.
+    let (_, third) = post(&server, &chat("hi", json!({ "max_tokens": 1 }))).await;
+    assert_eq!(third["usage"]["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap(), prompt - 1, "{third}");
 }
 
 #[tokio::test]

@@ -312,33 +312,51 @@ impl<'m> Worker<'m> {
         vocab.tokenize(text.as_bytes(), add_bos, true)
     }
 
-    /// The slot for a prompt: the one with its key, else the one sharing the
-    /// longest prefix, else the least recently used (which is cleared).
+    /// The slot for a prompt: the one with its key; else the keyless slot
+    /// sharing the longest prefix (forked into a fresh slot when using it in
+    /// place would cut its cache short); else the least recently used, cleared.
     fn pick_slot(&mut self, key: Option<&str>, tokens: &[LlamaToken]) -> usize {
         self.clock += 1;
-        let keyed = key.and_then(|k| self.slots.iter().position(|s| s.key.as_deref() == Some(k)));
-        let best = keyed.or_else(|| {
-            if key.is_some() {
-                return None;
+        let index = match key {
+            Some(k) => match self.slots.iter().position(|s| s.key.as_deref() == Some(k)) {
+                Some(i) => i,
+                None => self.evict_lru(None),
+            },
+            None => {
+                let best = self
+                    .slots
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.key.is_none())
+                    .map(|(i, s)| (i, common_prefix(&s.tokens, tokens)))
+                    .filter(|&(_, n)| n > 0)
+                    .max_by_key(|&(_, n)| n);
+                match best {
+                    Some((i, n)) if n < self.slots[i].tokens.len() && self.slots.len() > 1 => {
+                        let to = self.evict_lru(Some(i));
+                        let _ = self.ctx.copy_kv_cache_seq(i as i32, to as i32, Some(0), Some(n as u32));
+                        self.slots[to].tokens = self.slots[i].tokens[..n].to_vec();
+                        to
+                    }
+                    Some((i, _)) => i,
+                    None => self.evict_lru(None),
+                }
             }
-            self.slots
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| s.key.is_none())
-                .map(|(i, s)| (i, common_prefix(&s.tokens, tokens)))
-                .filter(|&(_, n)| n > 0)
-                .max_by_key(|&(_, n)| n)
-                .map(|(i, _)| i)
-        });
-        let index = best.unwrap_or_else(|| {
-            let lru = (0..self.slots.len()).min_by_key(|&i| self.slots[i].last_used).expect("at least one slot");
-            self.clear_slot(lru);
-            lru
-        });
+        };
         let slot = &mut self.slots[index];
         slot.key = key.map(str::to_owned);
         slot.last_used = self.clock;
         index
+    }
+
+    /// Clears and returns the least recently used slot other than `keep`.
+    fn evict_lru(&mut self, keep: Option<usize>) -> usize {
+        let lru = (0..self.slots.len())
+            .filter(|&i| Some(i) != keep)
+            .min_by_key(|&i| self.slots[i].last_used)
+            .expect("more than one slot, or none kept");
+        self.clear_slot(lru);
+        lru
     }
 
     fn clear_slot(&mut self, index: usize) {

@@ -39,8 +39,22 @@ pub struct Server {
 
 impl Server {
     /// Starts `evolve-hud serve` on the test model with extra flags, and waits
-    /// for its "listening" line.
+    /// until `/health` says ready.
     pub fn start(extra: &[&str]) -> Server {
+        let server = Server::start_listening(extra);
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let health = server.url("/health");
+        while Instant::now() < deadline {
+            if http_status(&health) == Some(200) {
+                return server;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("evolve-hud did not become ready");
+    }
+
+    /// Starts `evolve-hud serve` and returns as soon as it listens.
+    pub fn start_listening(extra: &[&str]) -> Server {
         let model = test_model();
         let mut child = Command::new(binary())
             .args(["serve", "--model"])
@@ -99,6 +113,19 @@ impl Server {
         }
         None
     }
+}
+
+/// Status code of a plain `GET`, from a blocking context.
+pub fn http_status(url: &str) -> Option<u16> {
+    use std::io::{Read, Write};
+    let rest = url.strip_prefix("http://")?;
+    let (host, path) = rest.split_once('/').map_or((rest, "/".to_owned()), |(h, p)| (h, format!("/{p}")));
+    let mut stream = std::net::TcpStream::connect(host).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: {host}\r\n\r\n").ok()?;
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).ok()?;
+    std::str::from_utf8(&head[9..12]).ok()?.parse().ok()
 }
 
 fn unsafe_kill(pid: u32, signal: &str) {

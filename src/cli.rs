@@ -26,6 +26,64 @@ pub struct ServeConfig {
     pub model: ModelConfig,
     #[command(flatten)]
     pub server: ServerConfig,
+    #[command(flatten)]
+    pub hud: HudArgs,
+}
+
+/// The HUD's budget, limits and summaries.
+#[derive(Debug, Clone, Args)]
+pub struct HudArgs {
+    /// Tokens the HUD may take, counted with --hud-tokenizer.
+    #[arg(long, env = "EVOLVE_HUD_BUDGET", default_value_t = 300)]
+    pub hud_budget: usize,
+
+    /// `tokenizer.json` of the agent's main model, to count the budget in its
+    /// tokens. Without it the local model's vocabulary counts.
+    #[arg(long, env = "EVOLVE_HUD_TOKENIZER")]
+    pub hud_tokenizer: Option<PathBuf>,
+
+    /// Tool calls listed in the HUD at most.
+    #[arg(long, env = "EVOLVE_HUD_CALLS", default_value_t = 8)]
+    pub hud_calls: usize,
+
+    /// Model-written summaries in the HUD: on or off.
+    #[arg(long, env = "EVOLVE_HUD_SUMMARY", default_value_t = true, action = clap::ArgAction::Set)]
+    pub hud_summary: bool,
+
+    /// Quiet milliseconds after a change before the summary is refreshed.
+    #[arg(long, env = "EVOLVE_HUD_DEBOUNCE_MS", default_value_t = 1500)]
+    pub hud_debounce_ms: u64,
+
+    /// Longest a summary generation may take, in milliseconds.
+    #[arg(long, env = "EVOLVE_HUD_SUMMARY_TIMEOUT_MS", default_value_t = 20_000)]
+    pub hud_summary_timeout_ms: u64,
+
+    /// Sessions kept (least recently synced evicted first).
+    #[arg(long, env = "EVOLVE_HUD_MAX_SESSIONS", default_value_t = 64)]
+    pub hud_max_sessions: usize,
+
+    /// Tool calls kept per session (oldest dropped first).
+    #[arg(long, env = "EVOLVE_HUD_MAX_CALLS", default_value_t = 200)]
+    pub hud_max_calls: usize,
+
+    /// Bytes of session state kept over all sessions.
+    #[arg(long, env = "EVOLVE_HUD_MAX_STATE_BYTES", default_value_t = 64 << 20)]
+    pub hud_max_state_bytes: usize,
+}
+
+impl HudArgs {
+    pub fn config(&self) -> crate::hud::HudConfig {
+        use crate::hud::{render::Budget, session::Limits, HudConfig};
+        HudConfig {
+            budget: Budget { tokens: self.hud_budget, calls: self.hud_calls.max(1) },
+            limits: Limits { max_calls: self.hud_max_calls.max(1), ..Limits::default() },
+            max_sessions: self.hud_max_sessions.max(1),
+            max_bytes: self.hud_max_state_bytes,
+            summaries: self.hud_summary,
+            debounce: std::time::Duration::from_millis(self.hud_debounce_ms),
+            summary_timeout: std::time::Duration::from_millis(self.hud_summary_timeout_ms),
+        }
+    }
 }
 
 /// Layers offloaded to the GPU unless `--gpu-layers` says otherwise: all of

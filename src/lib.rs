@@ -3,12 +3,14 @@
 //! Layout:
 //! - [`cli`]: the command line and the configuration structs it fills.
 //! - [`model`]: the one OS thread that owns llama.cpp, and the async handle to it.
+//! - [`hud`]: per-session facts from OpenCode's messages, rendered into the HUD.
 //! - [`gguf`]: a pre-check of GGUF files before they reach llama.cpp.
 //! - [`server`]: the HTTP API (axum).
 //! - [`logging`]: tracing set-up, llama.cpp's log included.
 
 pub mod cli;
 pub mod gguf;
+pub mod hud;
 pub mod logging;
 pub mod model;
 pub mod server;

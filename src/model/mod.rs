@@ -216,6 +216,9 @@ pub struct ModelHandle {
     tx: mpsc::Sender<Command>,
     health: Arc<Health>,
     info: Arc<ModelInfo>,
+    /// The model, shared for tokenizing only (llama.cpp's vocabulary is
+    /// read-only after load and safe to use from any thread).
+    vocab: Arc<llama_cpp_2::model::LlamaModel>,
     stopping: Arc<AtomicBool>,
 }
 
@@ -249,8 +252,9 @@ impl ModelHandle {
                 .map_err(|e| LoadError::Backend(format!("cannot spawn the model thread: {e}")))?
         };
         match loaded_rx.await {
-            Ok(Ok(info)) => {
-                let handle = ModelHandle { tx: tx.clone(), health, info: Arc::new(info), stopping: stopping.clone() };
+            Ok(Ok((info, vocab))) => {
+                let handle =
+                    ModelHandle { tx: tx.clone(), health, info: Arc::new(info), vocab, stopping: stopping.clone() };
                 Ok((handle, ModelThread { join, tx, stopping }))
             }
             Ok(Err(err)) => {
@@ -267,6 +271,12 @@ impl ModelHandle {
     /// Facts about the loaded model.
     pub fn info(&self) -> &ModelInfo {
         &self.info
+    }
+
+    /// Tokens of `text` in the model's vocabulary, without BOS, without
+    /// waiting for the model thread.
+    pub fn count_tokens(&self, text: &str) -> usize {
+        self.vocab.vocab().tokenize(text.as_bytes(), false, false).len()
     }
 
     /// Loading, ready, or failed with a reason.

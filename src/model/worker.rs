@@ -28,7 +28,7 @@ use tokio::sync::{mpsc, oneshot};
 pub(super) fn run(
     config: ModelConfig,
     summary: GgufSummary,
-    loaded: oneshot::Sender<Result<ModelInfo, LoadError>>,
+    loaded: oneshot::Sender<Result<(ModelInfo, Arc<LlamaModel>), LoadError>>,
     mut rx: mpsc::Receiver<Command>,
     health: Arc<Health>,
     stopping: Arc<AtomicBool>,
@@ -52,7 +52,7 @@ pub(super) fn run(
     };
     let params = LlamaModelParams::default().with_n_gpu_layers(config.gpu_layers);
     let model = match LlamaModel::load_from_file(&backend, &config.model, &params) {
-        Ok(m) => m,
+        Ok(m) => Arc::new(m),
         Err(e) => {
             let _ = loaded.send(Err(LoadError::Model { path: config.model.clone(), reason: e.to_string() }));
             return;
@@ -69,7 +69,7 @@ pub(super) fn run(
         model = %worker.info.name, ctx = worker.info.ctx, threads = worker.info.threads,
         gpu_layers = worker.info.gpu_layers, template = ?worker.info.template, "model loaded"
     );
-    if loaded.send(Ok(worker.info.clone())).is_err() {
+    if loaded.send(Ok((worker.info.clone(), model.clone()))).is_err() {
         return;
     }
     match worker.warmup() {

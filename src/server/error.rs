@@ -20,6 +20,8 @@ pub enum ApiError {
     MethodNotAllowed,
     #[error(transparent)]
     Model(#[from] ModelError),
+    #[error(transparent)]
+    Hud(#[from] crate::hud::HudError),
 }
 
 impl ApiError {
@@ -29,6 +31,8 @@ impl ApiError {
             ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::Hud(crate::hud::HudError::ResyncRequired(_)) => StatusCode::CONFLICT,
+            ApiError::Hud(crate::hud::HudError::NotFound(_)) => StatusCode::NOT_FOUND,
             ApiError::Model(e) => match e {
                 ModelError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
                 ModelError::Overloaded(_) => StatusCode::TOO_MANY_REQUESTS,
@@ -45,6 +49,8 @@ impl ApiError {
             ApiError::PayloadTooLarge(_) => "payload_too_large",
             ApiError::NotFound(_) => "not_found",
             ApiError::MethodNotAllowed => "method_not_allowed",
+            ApiError::Hud(crate::hud::HudError::ResyncRequired(_)) => "resync_required",
+            ApiError::Hud(crate::hud::HudError::NotFound(_)) => "not_found",
             ApiError::Model(e) => match e {
                 ModelError::Unavailable(_) => "unavailable",
                 ModelError::Overloaded(_) => "overloaded",

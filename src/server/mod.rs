@@ -2,6 +2,7 @@
 //! up, serve), the routes, and graceful shutdown.
 
 mod error;
+mod hud;
 mod metrics;
 mod openai;
 
@@ -23,6 +24,7 @@ use serde_json::json;
 #[derive(Clone)]
 pub struct AppState {
     pub model: ModelHandle,
+    pub hud: std::sync::Arc<crate::hud::Hud>,
     pub model_name: String,
     pub metrics: PrometheusHandle,
     /// Unix time the server started.
@@ -46,8 +48,14 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
     let model_name = config.server.model_name.clone().unwrap_or_else(|| {
         config.model.model.file_stem().map_or_else(|| "model".into(), |s| s.to_string_lossy().trim_end_matches(".gguf").to_owned())
     });
+    let counter = match &config.hud.hud_tokenizer {
+        Some(path) => crate::hud::TokenCounter::from_file(path)?,
+        None => crate::hud::TokenCounter::Model(model.clone()),
+    };
+    let hud = crate::hud::Hud::new(config.hud.config(), counter, Some(model.clone()));
     let state = AppState {
         model: model.clone(),
+        hud,
         model_name,
         metrics,
         started: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
@@ -77,6 +85,9 @@ pub fn router(state: AppState, max_body: usize) -> Router {
         .route("/metrics", get(metrics::render))
         .route("/v1/models", get(openai::models))
         .route("/v1/chat/completions", post(openai::chat_completions))
+        .route("/v1/hud/sync", post(hud::sync))
+        .route("/v1/hud", get(hud::list))
+        .route("/v1/hud/{session}", get(hud::get).delete(hud::delete))
         .fallback(|| async { ApiError::NotFound("no such route; see the README for the API".into()) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(axum::middleware::from_fn(metrics::track))

@@ -1,0 +1,347 @@
+//! The HUD: per-session facts from OpenCode's messages, rendered at once into
+//! a compact block the agent reads on every step, plus a short summary the
+//! local model writes in the background.
+//!
+//! [`Hud::sync`] merges new messages and renders without waiting for the
+//! model; a change schedules a debounced, coalesced summary refresh on the
+//! model thread, which keeps the session's prompt cache in a KV slot of its own.
+
+pub mod opencode;
+pub mod render;
+pub mod session;
+pub mod summary;
+pub mod text;
+
+use crate::model::{Event, GenerateRequest, ModelHandle, Prompt, SamplingParams};
+use render::{Budget, SummaryLine};
+use serde::Serialize;
+use session::{Limits, SessionState};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// HUD settings.
+#[derive(Debug, Clone)]
+pub struct HudConfig {
+    pub budget: Budget,
+    pub limits: Limits,
+    /// Sessions kept; the least recently synced go first.
+    pub max_sessions: usize,
+    /// Bytes of state kept over all sessions.
+    pub max_bytes: usize,
+    /// Write model summaries at all.
+    pub summaries: bool,
+    /// Quiet time after a change before the summary is refreshed.
+    pub debounce: Duration,
+    /// Longest a summary generation may take.
+    pub summary_timeout: Duration,
+}
+
+impl Default for HudConfig {
+    fn default() -> Self {
+        HudConfig {
+            budget: Budget::default(),
+            limits: Limits::default(),
+            max_sessions: 64,
+            max_bytes: 64 << 20,
+            summaries: true,
+            debounce: Duration::from_millis(1500),
+            summary_timeout: Duration::from_secs(20),
+        }
+    }
+}
+
+/// Counts HUD tokens the way the agent's main model does.
+pub enum TokenCounter {
+    /// A `tokenizer.json` of the main model.
+    Tokenizer(Box<tokenizers::Tokenizer>),
+    /// The local model's vocabulary.
+    Model(ModelHandle),
+}
+
+impl TokenCounter {
+    /// Loads a `tokenizer.json`.
+    pub fn from_file(path: &Path) -> anyhow::Result<Self> {
+        let t = tokenizers::Tokenizer::from_file(path)
+            .map_err(|e| anyhow::anyhow!("cannot load tokenizer {}: {e}", path.display()))?;
+        Ok(TokenCounter::Tokenizer(Box::new(t)))
+    }
+
+    pub fn count(&self, text: &str) -> usize {
+        match self {
+            TokenCounter::Tokenizer(t) => t.encode(text, false).map_or_else(|_| text.len().div_ceil(3), |e| e.len()),
+            TokenCounter::Model(m) => m.count_tokens(text),
+        }
+    }
+}
+
+/// What a sync or a GET returns.
+#[derive(Debug, Clone, Serialize)]
+pub struct HudView {
+    pub session_id: String,
+    pub version: u64,
+    pub hud: String,
+    pub tokens: usize,
+    /// Age of the model summary in the HUD, if one is shown.
+    pub summary_age_ms: Option<u64>,
+    /// `none`, `pending`, `ready` or `rejected: why`.
+    pub summary_status: String,
+    /// Entries that were not OpenCode messages and were skipped.
+    pub skipped: usize,
+}
+
+/// A session as listed.
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionListing {
+    pub session_id: String,
+    pub version: u64,
+    pub tool_calls: usize,
+    pub bytes: usize,
+    pub idle_ms: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum HudError {
+    #[error("session {0} is unknown here (the sidecar restarted or evicted it); resend the full tail with \"full\": true")]
+    ResyncRequired(String),
+    #[error("no session {0}")]
+    NotFound(String),
+}
+
+struct Summary {
+    text: String,
+    at: Instant,
+}
+
+#[derive(Default, Clone, Copy, PartialEq, Eq)]
+enum Refresh {
+    #[default]
+    Idle,
+    /// A refresh task is waiting or generating; `dirty` asks for another after it.
+    Busy { dirty: bool },
+}
+
+struct Entry {
+    state: SessionState,
+    summary: Option<Summary>,
+    summary_status: String,
+    refresh: Refresh,
+    last_used: Instant,
+}
+
+/// All sessions. Cheap to share as `Arc<Hud>`.
+pub struct Hud {
+    config: HudConfig,
+    counter: TokenCounter,
+    model: Option<ModelHandle>,
+    sessions: Mutex<HashMap<String, Entry>>,
+}
+
+impl Hud {
+    pub fn new(config: HudConfig, counter: TokenCounter, model: Option<ModelHandle>) -> Arc<Hud> {
+        Arc::new(Hud { config, counter, model, sessions: Mutex::new(HashMap::new()) })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
+        // A panic while holding the lock leaves plain data; keep serving.
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Merges `messages` into the session and returns its HUD. Unknown
+    /// sessions need `full` (the whole tail since the last compaction).
+    pub fn sync(
+        self: &Arc<Self>,
+        session_id: &str,
+        messages: &[serde_json::Value],
+        full: bool,
+    ) -> Result<HudView, HudError> {
+        let mut parsed = Vec::with_capacity(messages.len());
+        let mut skipped = 0;
+        for m in messages {
+            match serde_json::from_value::<opencode::Message>(m.clone()) {
+                Ok(m) if m.info.session_id.as_deref().is_none_or(|s| s == session_id) => parsed.push(m),
+                _ => skipped += 1,
+            }
+        }
+        let mut sessions = self.lock();
+        if !sessions.contains_key(session_id) {
+            if !full {
+                return Err(HudError::ResyncRequired(session_id.to_owned()));
+            }
+            sessions.insert(
+                session_id.to_owned(),
+                Entry {
+                    state: SessionState::new(session_id),
+                    summary: None,
+                    summary_status: "none".into(),
+                    refresh: Refresh::Idle,
+                    last_used: Instant::now(),
+                },
+            );
+        }
+        let entry = sessions.get_mut(session_id).expect("inserted above");
+        entry.last_used = Instant::now();
+        let changed = entry.state.merge(&parsed, &self.config.limits);
+        if changed && self.config.summaries && self.model.is_some() && !entry.state.calls.is_empty() {
+            match entry.refresh {
+                Refresh::Idle => {
+                    entry.refresh = Refresh::Busy { dirty: false };
+                    entry.summary_status = "pending".into();
+                    let hud = self.clone();
+                    let id = session_id.to_owned();
+                    tokio::spawn(async move { hud.refresh_loop(id).await });
+                }
+                Refresh::Busy { .. } => entry.refresh = Refresh::Busy { dirty: true },
+            }
+        }
+        let view = self.view(entry, skipped);
+        Self::evict(&mut sessions, &self.config, session_id);
+        Ok(view)
+    }
+
+    /// The current HUD of a session.
+    pub fn get(&self, session_id: &str) -> Result<HudView, HudError> {
+        let sessions = self.lock();
+        let entry = sessions.get(session_id).ok_or_else(|| HudError::NotFound(session_id.to_owned()))?;
+        Ok(self.view(entry, 0))
+    }
+
+    pub fn list(&self) -> Vec<SessionListing> {
+        let sessions = self.lock();
+        let mut out: Vec<_> = sessions
+            .values()
+            .map(|e| SessionListing {
+                session_id: e.state.id.clone(),
+                version: e.state.version,
+                tool_calls: e.state.calls.len(),
+                bytes: e.state.bytes(),
+                idle_ms: e.last_used.elapsed().as_millis() as u64,
+            })
+            .collect();
+        out.sort_by_key(|s| s.idle_ms);
+        out
+    }
+
+    pub fn drop_session(&self, session_id: &str) -> bool {
+        self.lock().remove(session_id).is_some()
+    }
+
+    fn view(&self, entry: &Entry, skipped: usize) -> HudView {
+        let summary = entry.summary.as_ref().map(|s| SummaryLine { text: s.text.clone(), age_secs: s.at.elapsed().as_secs() });
+        let rendered = render::render(&entry.state, summary.as_ref(), self.config.budget, &|t| self.counter.count(t));
+        let shown = summary.is_some() && rendered.text.contains("Summary (local model");
+        HudView {
+            session_id: entry.state.id.clone(),
+            version: entry.state.version,
+            hud: rendered.text,
+            tokens: rendered.tokens,
+            summary_age_ms: entry.summary.as_ref().filter(|_| shown).map(|s| s.at.elapsed().as_millis() as u64),
+            summary_status: entry.summary_status.clone(),
+            skipped,
+        }
+    }
+
+    /// Drops least recently used sessions over the count or byte limits,
+    /// never the one just synced.
+    fn evict(sessions: &mut HashMap<String, Entry>, config: &HudConfig, keep: &str) {
+        loop {
+            let bytes: usize = sessions.values().map(|e| e.state.bytes()).sum();
+            if sessions.len() <= config.max_sessions && bytes <= config.max_bytes {
+                return;
+            }
+            let victim = sessions
+                .iter()
+                .filter(|(id, _)| id.as_str() != keep)
+                .min_by_key(|(_, e)| e.last_used)
+                .map(|(id, _)| id.clone());
+            match victim {
+                Some(id) => {
+                    sessions.remove(&id);
+                }
+                None => return,
+            }
+        }
+    }
+
+    /// Refreshes the session's summary until no change is pending.
+    async fn refresh_loop(self: Arc<Self>, id: String) {
+        loop {
+            tokio::time::sleep(self.config.debounce).await;
+            let outcome = self.refresh_once(&id).await;
+            let mut sessions = self.lock();
+            let Some(entry) = sessions.get_mut(&id) else { return };
+            match outcome {
+                Some(Ok(text)) => {
+                    entry.summary = Some(Summary { text, at: Instant::now() });
+                    entry.summary_status = "ready".into();
+                    entry.state.version += 1;
+                }
+                Some(Err(why)) => entry.summary_status = format!("rejected: {why}"),
+                None => {}
+            }
+            match entry.refresh {
+                Refresh::Busy { dirty: true } => entry.refresh = Refresh::Busy { dirty: false },
+                _ => {
+                    entry.refresh = Refresh::Idle;
+                    if entry.summary_status == "pending" {
+                        entry.summary_status = if entry.summary.is_some() { "ready".into() } else { "none".into() };
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
+    /// One generation. `None` when it was skipped or cancelled as stale.
+    async fn refresh_once(&self, id: &str) -> Option<Result<String, String>> {
+        let model = self.model.as_ref()?;
+        let (messages, version, state) = {
+            let sessions = self.lock();
+            let entry = sessions.get(id)?;
+            if matches!(entry.refresh, Refresh::Busy { dirty: true }) {
+                // More is coming; wait for it rather than summarise stale facts.
+                return None;
+            }
+            (summary::prompt(&entry.state), entry.state.version, entry.state.clone())
+        };
+        let request = GenerateRequest {
+            prompt: Prompt::Chat(messages),
+            params: SamplingParams {
+                max_tokens: 80,
+                temperature: 0.0,
+                top_p: 1.0,
+                seed: 0,
+                stop: vec!["\n\n".into()],
+            },
+            cache_key: Some(format!("hud:{id}")),
+        };
+        let mut rx = match model.generate(request) {
+            Ok(rx) => rx,
+            Err(e) => return Some(Err(format!("model busy: {e}"))),
+        };
+        let deadline = tokio::time::Instant::now() + self.config.summary_timeout;
+        let mut text = String::new();
+        loop {
+            let event = match tokio::time::timeout_at(deadline, rx.recv()).await {
+                Ok(Some(e)) => e,
+                Ok(None) => return Some(Err("model thread stopped".into())),
+                Err(_) => return Some(Err("timed out".into())),
+            };
+            match event {
+                Event::Text(t) => text.push_str(&t),
+                Event::Done(done) => {
+                    tracing::debug!(session = id, cached = done.cached_tokens, prompt = done.prompt_tokens, ms = done.prompt_ms + done.generation_ms, "summary generated");
+                    break;
+                }
+                Event::Failed(e) => return Some(Err(e.to_string())),
+            }
+            // Facts changed meanwhile: dropping `rx` cancels the generation.
+            let stale = self.lock().get(id).is_none_or(|e| e.state.version != version);
+            if stale {
+                return None;
+            }
+        }
+        Some(summary::guard(&text, &state).map_err(|r| r.to_string()))
+    }
+}

@@ -1,0 +1,233 @@
+//! Rendering a session into the HUD text. Every fact line is derived from the
+//! session's events by the code here; only the labelled summary line comes
+//! from the model.
+
+use super::opencode::ToolStatus;
+use super::session::{SessionState, ToolCall};
+use super::text::{clean_line, TAG};
+use std::collections::BTreeMap;
+
+/// The model-written summary, with its age.
+#[derive(Debug, Clone)]
+pub struct SummaryLine {
+    pub text: String,
+    pub age_secs: u64,
+}
+
+/// A rendered HUD.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rendered {
+    pub text: String,
+    pub tokens: usize,
+}
+
+/// How much detail one render may use.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    /// Tokens the whole HUD may take.
+    pub tokens: usize,
+    /// Tool calls listed at most.
+    pub calls: usize,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget { tokens: 300, calls: 8 }
+    }
+}
+
+const MAX_PROBLEMS: usize = 3;
+const MAX_FILES: usize = 8;
+
+/// Renders the HUD within `budget.tokens` as counted by `count`: the oldest
+/// tool calls go first, then the least used files, then the summary, then
+/// the goal is shortened.
+pub fn render(
+    state: &SessionState,
+    summary: Option<&SummaryLine>,
+    budget: Budget,
+    count: &dyn Fn(&str) -> usize,
+) -> Rendered {
+    let calls = state.ordered_calls();
+    let mut shown_calls = calls.len().min(budget.calls);
+    let files = file_lines(&calls);
+    let mut shown_files = files.len().min(MAX_FILES);
+    let mut with_summary = summary.is_some();
+    let mut goal_chars = 300;
+    loop {
+        let text = compose(state, &calls, shown_calls, &files, shown_files, summary.filter(|_| with_summary), goal_chars);
+        let tokens = count(&text);
+        if tokens <= budget.tokens {
+            return Rendered { text, tokens };
+        }
+        if shown_calls > 1 {
+            shown_calls -= 1;
+        } else if shown_files > 0 {
+            shown_files -= 1;
+        } else if with_summary {
+            with_summary = false;
+        } else if goal_chars > 40 {
+            goal_chars /= 2;
+        } else {
+            // Nothing left to trim: the bare frame, whatever it costs.
+            return Rendered { text, tokens };
+        }
+    }
+}
+
+fn compose(
+    state: &SessionState,
+    calls: &[&ToolCall],
+    shown_calls: usize,
+    files: &[String],
+    shown_files: usize,
+    summary: Option<&SummaryLine>,
+    goal_chars: usize,
+) -> String {
+    let mut out = format!("<{TAG} session=\"{}\" v={}>\n", clean_line(&state.id, 64).replace('"', "'"), state.version);
+    match &state.goal {
+        Some((_, goal)) => out.push_str(&format!("Goal (latest user request): {}\n", clean_line(goal, goal_chars))),
+        None => out.push_str("Goal: (no user request seen yet)\n"),
+    }
+    if calls.is_empty() {
+        out.push_str("Tool calls: none yet\n");
+    } else {
+        let earlier = calls.len() - shown_calls + state.dropped_calls;
+        if earlier > 0 {
+            out.push_str(&format!("Last {shown_calls} tool calls ({earlier} earlier not shown):\n"));
+        } else {
+            out.push_str(&format!("Tool calls ({}):\n", calls.len()));
+        }
+        for call in &calls[calls.len() - shown_calls..] {
+            out.push_str(&format!("  {}\n", call_line(call)));
+        }
+    }
+    if shown_files > 0 {
+        let more = files.len() - shown_files;
+        out.push_str(&format!("Files: {}", files[files.len() - shown_files..].join("; ")));
+        if more > 0 {
+            out.push_str(&format!("; +{more} more"));
+        }
+        out.push('\n');
+    }
+    let problems = open_problems(calls);
+    if problems.is_empty() {
+        if calls.iter().any(|c| c.failed()) {
+            out.push_str("Open problems: none (every failure has passed since)\n");
+        }
+    } else {
+        out.push_str("Open problems:\n");
+        for p in problems.iter().take(MAX_PROBLEMS) {
+            out.push_str(&format!("  - {p}\n"));
+        }
+    }
+    if let Some(todos) = calls.iter().rev().find_map(|c| c.todos.as_ref().filter(|_| c.status == ToolStatus::Completed)) {
+        let done = todos.iter().filter(|t| t.status == "completed").count();
+        let mut line = format!("Todos: {done}/{} done", todos.len());
+        if let Some(now) = todos.iter().find(|t| t.status == "in_progress") {
+            line.push_str(&format!("; in progress: {}", clean_line(&now.content, 80)));
+        } else if let Some(next) = todos.iter().find(|t| t.status == "pending") {
+            line.push_str(&format!("; next: {}", clean_line(&next.content, 80)));
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    if let Some(s) = summary {
+        out.push_str(&format!("Summary (local model, unverified, {}s old): {}\n", s.age_secs, clean_line(&s.text, 300)));
+    }
+    out.push_str(&format!("</{TAG}>"));
+    out
+}
+
+/// `✓ bash `cargo test` (exit 0, 120 lines)`, `✗ edit src/a.rs: oldString not found`.
+fn call_line(call: &ToolCall) -> String {
+    let mark = match call.status {
+        ToolStatus::Pending | ToolStatus::Running => "…",
+        _ if call.failed() => "✗",
+        _ => "✓",
+    };
+    let mut line = format!("{mark} {}", call.tool);
+    match (&call.command, call.subject()) {
+        (Some(cmd), _) => line.push_str(&format!(" `{}`", clean_line(cmd, 80))),
+        (None, Some(s)) => line.push_str(&format!(" {}", clean_line(s, 80))),
+        (None, None) => {}
+    }
+    match call.status {
+        ToolStatus::Pending | ToolStatus::Running => line.push_str(" (running)"),
+        ToolStatus::Error => {
+            if let Some(e) = &call.error {
+                line.push_str(&format!(": {}", clean_line(e, 100)));
+            }
+        }
+        ToolStatus::Completed => {
+            if let Some(exit) = call.exit.filter(|&e| e != 0) {
+                line.push_str(&format!(" → exit {exit}"));
+                if let Some(key) = call.output.as_ref().and_then(|o| o.key_line()) {
+                    line.push_str(&format!(": {}", clean_line(key, 100)));
+                }
+            } else if let Some(out) = call.output.as_ref().filter(|o| o.lines > 20) {
+                line.push_str(&format!(" ({} lines", out.lines));
+                if let Some(s) = out.salient() {
+                    line.push_str(&format!("; {}", clean_line(s, 80)));
+                }
+                line.push(')');
+            }
+        }
+    }
+    line
+}
+
+/// `notes.txt (write 1, read 1, edit 2, 1 failed)`, ordered by last use.
+fn file_lines(calls: &[&ToolCall]) -> Vec<String> {
+    let mut files: BTreeMap<&str, (usize, BTreeMap<&str, usize>, usize)> = BTreeMap::new();
+    for (i, call) in calls.iter().enumerate() {
+        if !matches!(call.tool.as_str(), "read" | "write" | "edit" | "patch" | "multiedit") || !call.finished() {
+            continue;
+        }
+        let Some(path) = call.path.as_deref() else { continue };
+        let entry = files.entry(path).or_default();
+        entry.0 = i;
+        if call.failed() {
+            entry.2 += 1;
+        } else {
+            *entry.1.entry(call.tool.as_str()).or_default() += 1;
+        }
+    }
+    let mut list: Vec<_> = files.into_iter().collect();
+    list.sort_by_key(|(_, (last, _, _))| *last);
+    list.into_iter()
+        .map(|(path, (_, ops, failed))| {
+            let mut parts: Vec<String> = ops.iter().map(|(op, n)| format!("{op} {n}")).collect();
+            if failed > 0 {
+                parts.push(format!("{failed} failed"));
+            }
+            format!("{} ({})", clean_line(path, 80), parts.join(", "))
+        })
+        .collect()
+}
+
+/// Failures that no later call of the same tool on the same subject has fixed,
+/// newest first.
+fn open_problems(calls: &[&ToolCall]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut reported = std::collections::HashSet::new();
+    for (i, call) in calls.iter().enumerate().rev() {
+        if !call.failed() || !reported.insert((call.tool.as_str(), call.subject())) {
+            continue;
+        }
+        let fixed = calls[i + 1..]
+            .iter()
+            .any(|later| later.tool == call.tool && later.subject() == call.subject() && later.finished() && !later.failed());
+        if fixed {
+            continue;
+        }
+        let subject = call.command.as_deref().map(|c| format!("`{}`", clean_line(c, 60))).or_else(|| call.subject().map(|s| clean_line(s, 60)));
+        let what = match call.exit.filter(|&e| e != 0) {
+            Some(exit) => format!("{} {} exited {exit}", call.tool, subject.unwrap_or_default()),
+            None => format!("{} {} failed", call.tool, subject.unwrap_or_default()),
+        };
+        let earlier = calls[..i].iter().filter(|c| c.tool == call.tool && c.subject() == call.subject() && c.failed()).count();
+        out.push(if earlier > 0 { format!("{what}; failed {} times, no pass since", earlier + 1) } else { format!("{what}; no pass since") });
+    }
+    out
+}

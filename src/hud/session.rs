@@ -1,0 +1,285 @@
+//! Per-session state: the tool calls and the goal taken from OpenCode's
+//! messages, merged idempotently and kept within byte limits.
+
+use super::opencode::{Message, Part, ToolStatus};
+use super::text::{clean_line, Clipped};
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// Bounds on what one session keeps.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Tool calls kept per session; the oldest go first.
+    pub max_calls: usize,
+    /// Bytes kept from the start and from the end of each tool output.
+    pub output_head: usize,
+    pub output_tail: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_calls: 200, output_head: 2048, output_tail: 2048 }
+    }
+}
+
+/// One tool call, as far as it has got.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    pub call_id: String,
+    pub tool: String,
+    pub status: ToolStatus,
+    /// The shell command, for bash.
+    pub command: Option<String>,
+    /// The file path, for file tools (relative to the project root when inside it).
+    pub path: Option<String>,
+    /// A one-line gist of the input for other tools.
+    pub detail: Option<String>,
+    /// Exit code of a shell command.
+    pub exit: Option<i64>,
+    pub output: Option<Clipped>,
+    pub error: Option<String>,
+    /// When the call started (ms since the epoch), and the order it was first seen.
+    pub start: f64,
+    pub seen: u64,
+    /// Todo list written by `todowrite`.
+    pub todos: Option<Vec<Todo>>,
+}
+
+impl ToolCall {
+    /// Finished and failed: an error part, or a shell command with a non-zero exit.
+    pub fn failed(&self) -> bool {
+        match self.status {
+            ToolStatus::Error => true,
+            ToolStatus::Completed => self.exit.is_some_and(|e| e != 0),
+            _ => false,
+        }
+    }
+
+    pub fn finished(&self) -> bool {
+        matches!(self.status, ToolStatus::Completed | ToolStatus::Error)
+    }
+
+    /// What the call acted on: the command, the path or the detail.
+    pub fn subject(&self) -> Option<&str> {
+        self.command.as_deref().or(self.path.as_deref()).or(self.detail.as_deref())
+    }
+
+    fn bytes(&self) -> usize {
+        self.call_id.len()
+            + self.tool.len()
+            + self.subject().map_or(0, str::len)
+            + self.output.as_ref().map_or(0, Clipped::bytes)
+            + self.error.as_ref().map_or(0, String::len)
+            + self.todos.as_ref().map_or(0, |t| t.iter().map(|t| t.content.len() + 16).sum())
+            + 128
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Todo {
+    pub content: String,
+    pub status: String,
+}
+
+/// What one session's HUD is built from.
+#[derive(Debug, Clone, Default)]
+pub struct SessionState {
+    pub id: String,
+    /// The latest request of the user, and when it was made.
+    pub goal: Option<(f64, String)>,
+    pub calls: HashMap<String, ToolCall>,
+    /// Calls dropped by the limit, and the start time below which resent
+    /// calls are ignored.
+    pub dropped_calls: usize,
+    dropped_before: f64,
+    /// Project root, for shortening paths.
+    pub root: Option<String>,
+    /// Start of the newest compaction seen (ms).
+    pub compacted_at: Option<f64>,
+    /// Bumped whenever the facts change.
+    pub version: u64,
+    seen: u64,
+    bytes: usize,
+}
+
+impl SessionState {
+    pub fn new(id: &str) -> Self {
+        SessionState { id: id.to_owned(), ..Default::default() }
+    }
+
+    /// Approximate bytes held.
+    pub fn bytes(&self) -> usize {
+        self.bytes + self.goal.as_ref().map_or(0, |g| g.1.len())
+    }
+
+    /// Tool calls in the order they started.
+    pub fn ordered_calls(&self) -> Vec<&ToolCall> {
+        let mut calls: Vec<&ToolCall> = self.calls.values().collect();
+        calls.sort_by(|a, b| a.start.total_cmp(&b.start).then(a.seen.cmp(&b.seen)));
+        calls
+    }
+
+    /// Merges messages; returns whether any fact changed. Merging the same
+    /// messages again, or older states of the same parts, changes nothing.
+    pub fn merge(&mut self, messages: &[Message], limits: &Limits) -> bool {
+        let mut changed = false;
+        for message in messages {
+            let created = message.info.time.as_ref().and_then(|t| t.created).unwrap_or(0.0);
+            if let Some(root) = message.info.path.as_ref().and_then(|p| p.root.clone().or_else(|| p.cwd.clone())) {
+                if self.root.as_deref() != Some(&root) && root != "/" {
+                    self.root = Some(root);
+                }
+            }
+            if message.info.role == "user" {
+                changed |= self.merge_user(message, created);
+            }
+            for part in &message.parts {
+                match part {
+                    Part::Tool { call_id, tool, state, .. } => {
+                        changed |= self.merge_tool(call_id, tool, state, created, limits);
+                    }
+                    Part::Compaction { .. } if self.compacted_at.is_none_or(|c| created > c) => {
+                        self.compacted_at = Some(created);
+                        changed = true;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        changed |= self.enforce(limits);
+        if changed {
+            self.version += 1;
+        }
+        changed
+    }
+
+    fn merge_user(&mut self, message: &Message, created: f64) -> bool {
+        let text: Vec<&str> = message
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Text { text, synthetic, .. } if synthetic != &Some(true) && !text.trim().is_empty() => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        if text.is_empty() {
+            return false;
+        }
+        let goal = text.join(" ");
+        match &self.goal {
+            Some((t, g)) if *t > created || (*t == created && *g == goal) => false,
+            _ => {
+                self.goal = Some((created, goal));
+                true
+            }
+        }
+    }
+
+    fn merge_tool(
+        &mut self,
+        call_id: &str,
+        tool: &str,
+        state: &super::opencode::ToolState,
+        created: f64,
+        limits: &Limits,
+    ) -> bool {
+        let start = state.time.as_ref().and_then(|t| t.start).unwrap_or(created);
+        if start < self.dropped_before {
+            return false;
+        }
+        if let Some(old) = self.calls.get(call_id) {
+            if old.status.rank() > state.status.rank() || (old.status == state.status && old.finished()) {
+                return false;
+            }
+            if old.status == state.status && !old.finished() {
+                return false;
+            }
+        }
+        let input = &state.input;
+        let field = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_owned);
+        let path = field("filePath").or_else(|| field("path")).map(|p| self.relative(&p));
+        let command = if tool == "bash" { field("command") } else { None };
+        let detail = if command.is_none() && path.is_none() {
+            field("pattern")
+                .or_else(|| field("url"))
+                .or_else(|| field("description"))
+                .or_else(|| field("query"))
+                .or_else(|| input.as_object().and_then(|o| o.values().find_map(Value::as_str)).map(str::to_owned))
+        } else {
+            None
+        };
+        let exit = state.metadata.as_ref().and_then(|m| m.get("exit")).and_then(Value::as_i64);
+        let todos = (tool == "todowrite").then(|| {
+            input
+                .get("todos")
+                .and_then(Value::as_array)
+                .map(|items| {
+                    items
+                        .iter()
+                        .filter_map(|t| {
+                            Some(Todo {
+                                content: t.get("content")?.as_str()?.to_owned(),
+                                status: t.get("status").and_then(Value::as_str).unwrap_or("pending").to_owned(),
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        });
+        let seen = self.calls.get(call_id).map_or_else(
+            || {
+                self.seen += 1;
+                self.seen
+            },
+            |c| c.seen,
+        );
+        let call = ToolCall {
+            call_id: call_id.to_owned(),
+            tool: clean_line(tool, 40),
+            status: state.status,
+            command: command.map(|c| clean_line(&c, 400)),
+            path: path.map(|p| clean_line(&p, 400)),
+            detail: detail.map(|d| clean_line(&d, 200)),
+            exit,
+            output: state.output.as_deref().map(|o| Clipped::new(o, limits.output_head, limits.output_tail)),
+            error: state.error.as_deref().map(|e| Clipped::new(e, limits.output_head, 0).head),
+            start,
+            seen,
+            todos,
+        };
+        if let Some(old) = self.calls.insert(call_id.to_owned(), call) {
+            self.bytes -= old.bytes();
+        }
+        self.bytes += self.calls[call_id].bytes();
+        true
+    }
+
+    /// Drops the oldest calls over the limit.
+    fn enforce(&mut self, limits: &Limits) -> bool {
+        if self.calls.len() <= limits.max_calls {
+            return false;
+        }
+        let excess = self.calls.len() - limits.max_calls;
+        let drop: Vec<(String, f64)> =
+            self.ordered_calls().into_iter().take(excess).map(|c| (c.call_id.clone(), c.start)).collect();
+        for (id, start) in drop {
+            if let Some(c) = self.calls.remove(&id) {
+                self.bytes -= c.bytes();
+            }
+            self.dropped_before = self.dropped_before.max(start);
+            self.dropped_calls += 1;
+        }
+        true
+    }
+
+    fn relative(&self, path: &str) -> String {
+        match &self.root {
+            Some(root) => path
+                .strip_prefix(root.as_str())
+                .and_then(|rest| rest.strip_prefix('/'))
+                .filter(|rest| !rest.is_empty())
+                .map_or_else(|| path.to_owned(), str::to_owned),
+            None => path.to_owned(),
+        }
+    }
+}

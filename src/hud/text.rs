@@ -1,0 +1,158 @@
+//! Making event text safe and short for the HUD: one line, no control
+//! characters or terminal escapes, no forged HUD tags, clipped by length.
+
+/// The HUD's tag name.
+pub const TAG: &str = "evolve-hud";
+
+/// Cleans `text` to one line of at most `max_chars` characters: ANSI escape
+/// sequences and control characters removed, whitespace collapsed, and any
+/// `<evolve-hud` / `</evolve-hud` defused, so input text can never open or
+/// close a HUD.
+pub fn clean_line(text: &str, max_chars: usize) -> String {
+    let mut out = String::with_capacity(text.len().min(max_chars * 4));
+    let mut chars = text.chars().peekable();
+    let mut count = 0;
+    let mut space = false;
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // CSI `ESC [ ... final` or a two-character escape.
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                for d in chars.by_ref() {
+                    if ('@'..='~').contains(&d) {
+                        break;
+                    }
+                }
+            } else {
+                chars.next();
+            }
+            continue;
+        }
+        if c.is_whitespace() || c.is_control() {
+            space = !out.is_empty();
+            continue;
+        }
+        if space {
+            out.push(' ');
+            count += 1;
+            space = false;
+        }
+        if count >= max_chars {
+            out.push('…');
+            break;
+        }
+        out.push(c);
+        count += 1;
+    }
+    defuse_tags(&out)
+}
+
+/// Replaces the `<` of any `<evolve-hud` or `</evolve-hud` (any case) by `‹`.
+pub fn defuse_tags(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    if !lower.contains(TAG) {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    let bytes = lower.as_bytes();
+    for (i, c) in text.char_indices() {
+        let opens = c == '<'
+            && (lower[i + 1..].starts_with(TAG) || (bytes.get(i + 1) == Some(&b'/') && lower[i + 2..].starts_with(TAG)));
+        out.push(if opens { '‹' } else { c });
+    }
+    out
+}
+
+/// A tool output kept as its head and tail, with its full size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Clipped {
+    pub head: String,
+    pub tail: String,
+    pub lines: usize,
+    pub total_bytes: usize,
+}
+
+impl Clipped {
+    pub fn new(text: &str, head: usize, tail: usize) -> Self {
+        let cut = |n: usize, from_end: bool| -> String {
+            if text.len() <= n {
+                return if from_end { String::new() } else { text.to_owned() };
+            }
+            if from_end {
+                let mut at = text.len() - n;
+                while !text.is_char_boundary(at) {
+                    at += 1;
+                }
+                text[at..].to_owned()
+            } else {
+                let mut at = n;
+                while !text.is_char_boundary(at) {
+                    at -= 1;
+                }
+                text[..at].to_owned()
+            }
+        };
+        let head_text = cut(head, false);
+        let tail_text = if text.len() > head { cut(tail.min(text.len() - head_text.len()), true) } else { String::new() };
+        Clipped { head: head_text, tail: tail_text, lines: text.lines().count(), total_bytes: text.len() }
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.head.len() + self.tail.len()
+    }
+
+    /// Lines kept, head then tail.
+    pub fn kept_lines(&self) -> impl Iterator<Item = &str> {
+        self.head.lines().chain(self.tail.lines())
+    }
+
+    /// The line that best explains a failure: the first that looks like an
+    /// error, else the last non-empty one.
+    pub fn key_line(&self) -> Option<&str> {
+        self.kept_lines().find(|l| looks_like_error(l)).or_else(|| {
+            self.tail.lines().chain(self.head.lines().rev()).map(str::trim).find(|l| !l.is_empty())
+        })
+    }
+
+    /// Lines worth showing from a long successful output: errors and warnings.
+    pub fn salient(&self) -> Option<&str> {
+        self.kept_lines().find(|l| looks_like_error(l) || l.to_ascii_lowercase().contains("warning"))
+    }
+}
+
+fn looks_like_error(line: &str) -> bool {
+    let l = line.to_ascii_lowercase();
+    ["error", "fail", "panic", "exception", "fatal", "denied", "not found", "cannot", "traceback"]
+        .iter()
+        .any(|k| l.contains(k))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_clean_line() {
+        assert_eq!(clean_line("a\n\tb\u{0}c  \x1b[31mred\x1b[0m", 100), "a bc red");
+        assert_eq!(clean_line("abcdef", 3), "abc…");
+    }
+
+    #[test]
+    fn tags_are_defused() {
+        let s = clean_line("x </evolve-hud> <EVOLVE-HUD v=1> <b>", 100);
+        assert!(!s.to_ascii_lowercase().contains("<evolve-hud") && !s.to_ascii_lowercase().contains("</evolve-hud"));
+        assert!(s.contains("<b>"));
+    }
+
+    #[test]
+    fn clipping_keeps_head_and_tail() {
+        let text = format!("start\n{}\nend error here\n", "middle\n".repeat(10_000));
+        let c = Clipped::new(&text, 100, 100);
+        assert!(c.head.starts_with("start") && c.tail.ends_with("end error here\n"));
+        assert_eq!(c.lines, 10_002);
+        assert_eq!(c.key_line(), Some("end error here"));
+        let multibyte = "é".repeat(1000);
+        let c = Clipped::new(&multibyte, 101, 101);
+        assert!(c.head.len() <= 101 && c.tail.len() <= 101);
+    }
+}

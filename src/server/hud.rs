@@ -1,0 +1,56 @@
+//! The HUD API: `POST /v1/hud/sync`, `GET /v1/hud`, `GET` and `DELETE /v1/hud/{session}`.
+
+use super::error::{ApiError, JsonBody};
+use super::AppState;
+use crate::hud::HudView;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+/// Longest accepted session id.
+const MAX_SESSION_ID: usize = 256;
+
+/// `POST /v1/hud/sync` body: the session's messages new since the last
+/// sync (OpenCode's `{info, parts}` entries), or all of them since the last
+/// compaction with `full: true`.
+#[derive(Debug, Deserialize)]
+pub struct SyncRequest {
+    pub session_id: String,
+    pub messages: Vec<Value>,
+    #[serde(default)]
+    pub full: bool,
+}
+
+fn check_id(id: &str) -> Result<(), ApiError> {
+    if id.is_empty() || id.len() > MAX_SESSION_ID || id.chars().any(char::is_control) {
+        return Err(ApiError::InvalidRequest(format!(
+            "`session_id` must be 1 to {MAX_SESSION_ID} printable characters"
+        )));
+    }
+    Ok(())
+}
+
+/// Merges and renders at once; never waits for the model.
+#[tracing::instrument(skip_all, fields(session = %request.session_id, messages = request.messages.len()))]
+pub async fn sync(State(state): State<AppState>, JsonBody(request): JsonBody<SyncRequest>) -> Result<Json<HudView>, ApiError> {
+    check_id(&request.session_id)?;
+    Ok(Json(state.hud.sync(&request.session_id, &request.messages, request.full)?))
+}
+
+pub async fn get(State(state): State<AppState>, Path(session): Path<String>) -> Result<Json<HudView>, ApiError> {
+    Ok(Json(state.hud.get(&session)?))
+}
+
+pub async fn list(State(state): State<AppState>) -> Json<Value> {
+    Json(json!({ "sessions": state.hud.list() }))
+}
+
+pub async fn delete(State(state): State<AppState>, Path(session): Path<String>) -> Result<StatusCode, ApiError> {
+    if state.hud.drop_session(&session) {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::NotFound(format!("no session {session}")))
+    }
+}

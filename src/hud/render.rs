@@ -53,9 +53,11 @@ pub fn render(
     let files = file_lines(&calls);
     let mut shown_files = files.len().min(MAX_FILES);
     let mut with_summary = summary.is_some();
+    let mut shown_problems = MAX_PROBLEMS;
     let mut goal_chars = 300;
     loop {
-        let text = compose(state, &calls, shown_calls, &files, shown_files, summary.filter(|_| with_summary), goal_chars);
+        let shown = Shown { calls: shown_calls, files: shown_files, problems: shown_problems, goal_chars };
+        let text = compose(state, &calls, &files, shown, summary.filter(|_| with_summary));
         let tokens = count(&text);
         if tokens <= budget.tokens {
             return Rendered { text, tokens };
@@ -64,10 +66,16 @@ pub fn render(
             shown_calls -= 1;
         } else if shown_files > 0 {
             shown_files -= 1;
+        } else if shown_problems > 1 {
+            shown_problems -= 1;
         } else if with_summary {
             with_summary = false;
         } else if goal_chars > 40 {
             goal_chars /= 2;
+        } else if shown_calls > 0 {
+            shown_calls = 0;
+        } else if shown_problems > 0 {
+            shown_problems = 0;
         } else {
             // Nothing left to trim: the bare frame, whatever it costs.
             return Rendered { text, tokens };
@@ -75,25 +83,30 @@ pub fn render(
     }
 }
 
-fn compose(
-    state: &SessionState,
-    calls: &[&ToolCall],
-    shown_calls: usize,
-    files: &[String],
-    shown_files: usize,
-    summary: Option<&SummaryLine>,
+/// How much of each section a render shows.
+#[derive(Clone, Copy)]
+struct Shown {
+    calls: usize,
+    files: usize,
+    problems: usize,
     goal_chars: usize,
-) -> String {
+}
+
+fn compose(state: &SessionState, calls: &[&ToolCall], files: &[String], shown: Shown, summary: Option<&SummaryLine>) -> String {
+    let Shown { calls: shown_calls, files: shown_files, problems: shown_problems, goal_chars } = shown;
     let mut out = format!("<{TAG} session=\"{}\" v={}>\n", clean_line(&state.id, 64).replace('"', "'"), state.version);
     match &state.goal {
         Some((_, goal)) => out.push_str(&format!("Goal (latest user request): {}\n", clean_line(goal, goal_chars))),
+        None if state.compacted_at.is_some() => out.push_str("Goal: (stated before the last compaction)\n"),
         None => out.push_str("Goal: (no user request seen yet)\n"),
     }
     if calls.is_empty() {
         out.push_str("Tool calls: none yet\n");
     } else {
         let earlier = calls.len() - shown_calls + state.dropped_calls;
-        if earlier > 0 {
+        if shown_calls == 0 {
+            out.push_str(&format!("Tool calls: {earlier} (not shown)\n"));
+        } else if earlier > 0 {
             out.push_str(&format!("Last {shown_calls} tool calls ({earlier} earlier not shown):\n"));
         } else {
             out.push_str(&format!("Tool calls ({}):\n", calls.len()));
@@ -111,13 +124,15 @@ fn compose(
         out.push('\n');
     }
     let problems = open_problems(calls);
-    if problems.is_empty() {
+    if shown_problems == 0 && !problems.is_empty() {
+        out.push_str(&format!("Open problems: {}\n", problems.len()));
+    } else if problems.is_empty() {
         if calls.iter().any(|c| c.failed()) {
             out.push_str("Open problems: none (every failure has passed since)\n");
         }
     } else {
         out.push_str("Open problems:\n");
-        for p in problems.iter().take(MAX_PROBLEMS) {
+        for p in problems.iter().take(shown_problems) {
             out.push_str(&format!("  - {p}\n"));
         }
     }

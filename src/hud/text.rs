@@ -133,7 +133,7 @@ mod tests {
 
     #[test]
     fn one_clean_line() {
-        assert_eq!(clean_line("a\n\tb\u{0}c  \x1b[31mred\x1b[0m", 100), "a bc red");
+        assert_eq!(clean_line("a\n\tb\u{0}c  \x1b[31mred\x1b[0m", 100), "a b c red");
         assert_eq!(clean_line("abcdef", 3), "abc…");
     }
 
@@ -149,7 +149,7 @@ mod tests {
         let text = format!("start\n{}\nend error here\n", "middle\n".repeat(10_000));
         let c = Clipped::new(&text, 100, 100);
         assert!(c.head.starts_with("start") && c.tail.ends_with("end error here\n"));
-        assert_eq!(c.lines, 10_002);
+        assert_eq!(c.lines, 10_003);
         assert_eq!(c.key_line(), Some("end error here"));
         let multibyte = "é".repeat(1000);
         let c = Clipped::new(&multibyte, 101, 101);

@@ -1,0 +1,188 @@
+//! The HUD API on the real server with the real model and the real fixtures.
+
+mod common;
+
+use common::{client, Server};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+fn transform(n: usize) -> Vec<Value> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("../shared/fixtures/opencode-1.18.33/basic/transform-{n}.json"));
+    let v: Value = serde_json::from_slice(&std::fs::read(&path).expect("fixture")).unwrap();
+    v["output"]["messages"].as_array().unwrap().clone()
+}
+
+fn session_of(messages: &[Value]) -> String {
+    messages[0]["info"]["sessionID"].as_str().unwrap().to_owned()
+}
+
+async fn sync(server: &Server, body: &Value) -> (u16, Value) {
+    let r = client().post(server.url("/v1/hud/sync")).json(body).send().await.unwrap();
+    (r.status().as_u16(), r.json().await.unwrap())
+}
+
+async fn get(server: &Server, path: &str) -> (u16, Value) {
+    let r = client().get(server.url(path)).send().await.unwrap();
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap_or(Value::Null))
+}
+
+/// The HUD text without its version and summary line, for comparing facts.
+fn facts(hud: &str) -> String {
+    hud.lines()
+        .filter(|l| !l.starts_with("Summary (local model"))
+        .map(|l| if l.starts_with("<evolve-hud") { "<evolve-hud>" } else { l })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+async fn wait_summary(server: &Server, session: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let (_, v) = get(server, &format!("/v1/hud/{session}")).await;
+        if v["summary_status"] != "pending" || Instant::now() > deadline {
+            return v;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn sync_protocol_get_list_drop_and_restart() {
+    let server = Server::start(&["--hud-summary", "false"]);
+    let first = transform(3);
+    let id = session_of(&first);
+
+    // Unknown session without `full`: the shim must resend everything.
+    let (status, body) = sync(&server, &json!({ "session_id": id, "messages": first })).await;
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(body["type"], "resync_required");
+
+    let (status, a) = sync(&server, &json!({ "session_id": id, "messages": first, "full": true })).await;
+    assert_eq!(status, 200, "{a}");
+    assert!(a["hud"].as_str().unwrap().contains("✓ write notes.txt"), "{a}");
+    assert!(a["tokens"].as_u64().unwrap() > 0);
+
+    // The new tail only (from the last message already sent, which may have grown).
+    let last = transform(7);
+    let tail: Vec<Value> = last[first.len() - 1..].to_vec();
+    let (status, b) = sync(&server, &json!({ "session_id": id, "messages": tail })).await;
+    assert_eq!(status, 200, "{b}");
+    assert!(b["version"].as_u64() > a["version"].as_u64());
+    let hud = b["hud"].as_str().unwrap();
+    assert!(hud.contains("✗ bash `false` → exit 1"), "{hud}");
+    // Resending the same tail changes nothing.
+    let (_, c) = sync(&server, &json!({ "session_id": id, "messages": tail })).await;
+    assert_eq!(c["version"], b["version"]);
+    assert_eq!(c["hud"], b["hud"]);
+
+    let (status, got) = get(&server, &format!("/v1/hud/{id}")).await;
+    assert_eq!(status, 200);
+    assert_eq!(got["hud"], b["hud"]);
+    let (_, list) = get(&server, "/v1/hud").await;
+    assert_eq!(list["sessions"][0]["session_id"], id.as_str());
+    assert_eq!(list["sessions"][0]["tool_calls"], 6);
+
+    // A restarted sidecar has lost the session; a full resync restores the same facts.
+    drop(server);
+    let server = Server::start(&["--hud-summary", "false"]);
+    let (status, _) = sync(&server, &json!({ "session_id": id, "messages": tail })).await;
+    assert_eq!(status, 409);
+    let (status, d) = sync(&server, &json!({ "session_id": id, "messages": last, "full": true })).await;
+    assert_eq!(status, 200);
+    assert_eq!(facts(d["hud"].as_str().unwrap()), facts(hud));
+
+    let r = client().delete(server.url(&format!("/v1/hud/{id}"))).send().await.unwrap();
+    assert_eq!(r.status(), 204);
+    let (status, body) = get(&server, &format!("/v1/hud/{id}")).await;
+    assert_eq!(status, 404, "{body}");
+    let r = client().delete(server.url(&format!("/v1/hud/{id}"))).send().await.unwrap();
+    assert_eq!(r.status(), 404);
+}
+
+#[tokio::test]
+async fn real_model_summary_is_labelled_and_capped() {
+    let server = Server::start(&["--hud-debounce-ms", "50"]);
+    let messages = transform(7);
+    let id = session_of(&messages);
+    let (status, first) = sync(&server, &json!({ "session_id": id, "messages": messages, "full": true })).await;
+    assert_eq!(status, 200);
+    // The sync answered with facts at once, before any summary.
+    assert_eq!(first["summary_status"], "pending");
+    assert!(!first["hud"].as_str().unwrap().contains("Summary"));
+    let v = wait_summary(&server, &id).await;
+    assert_eq!(v["summary_status"], "ready", "{v}");
+    let hud = v["hud"].as_str().unwrap();
+    let line = hud.lines().find(|l| l.starts_with("Summary (local model, unverified, ")).expect("summary line");
+    let text = line.split_once("s old): ").unwrap().1;
+    assert!(!text.is_empty() && text.chars().count() <= 240, "{line}");
+    assert!(v["summary_age_ms"].as_u64().is_some());
+    // Facts are unchanged by the summary.
+    assert_eq!(facts(hud), facts(first["hud"].as_str().unwrap()));
+}
+
+#[tokio::test]
+async fn timed_out_summary_leaves_the_facts_only_hud() {
+    let server = Server::start(&["--hud-debounce-ms", "10", "--hud-summary-timeout-ms", "1"]);
+    let messages = transform(7);
+    let id = session_of(&messages);
+    let (status, _) = sync(&server, &json!({ "session_id": id, "messages": messages, "full": true })).await;
+    assert_eq!(status, 200);
+    let v = wait_summary(&server, &id).await;
+    assert_eq!(v["summary_status"], "rejected: timed out", "{v}");
+    assert!(!v["hud"].as_str().unwrap().contains("Summary"), "{v}");
+    assert!(v["summary_age_ms"].is_null());
+}
+
+#[tokio::test]
+async fn budget_is_counted_in_real_tokens() {
+    let server = Server::start(&["--hud-summary", "false", "--hud-budget", "150"]);
+    let mut messages = transform(7);
+    let big = "error: something failed here\n".repeat(40_000);
+    messages.push(json!({
+        "info": { "id": "msg_zz", "sessionID": session_of(&messages), "role": "assistant" },
+        "parts": [{ "type": "tool", "callID": "c_big", "tool": "bash",
+                    "state": { "status": "completed", "input": { "command": "make" }, "output": big, "metadata": { "exit": 2 }, "time": { "start": 1.0e13 } } }],
+    }));
+    let id = session_of(&messages);
+    let (status, v) = sync(&server, &json!({ "session_id": id, "messages": messages, "full": true })).await;
+    assert_eq!(status, 200, "{v}");
+    assert!(v["tokens"].as_u64().unwrap() <= 150, "{v}");
+    assert!(v["hud"].as_str().unwrap().contains("`make` → exit 2: error: something failed here"), "{v}");
+}
+
+#[tokio::test]
+async fn bad_hud_requests_get_clear_4xx() {
+    let server = Server::start(&["--hud-summary", "false", "--max-body", "65536"]);
+    let c = client();
+    let url = server.url("/v1/hud/sync");
+    for (what, body, want) in [
+        ("malformed JSON", "{\"session_id\":".to_owned(), 400),
+        ("missing session_id", r#"{"messages": []}"#.to_owned(), 400),
+        ("empty session_id", r#"{"session_id": "", "messages": [], "full": true}"#.to_owned(), 400),
+        ("messages of the wrong type", r#"{"session_id": "s", "messages": "x"}"#.to_owned(), 400),
+        ("full of the wrong type", r#"{"session_id": "s", "messages": [], "full": "yes"}"#.to_owned(), 400),
+        ("oversized body", format!(r#"{{"session_id": "s", "messages": ["{}"]}}"#, "x".repeat(100_000)), 413),
+    ] {
+        let r = c.post(&url).body(body).send().await.unwrap();
+        assert_eq!(r.status().as_u16(), want, "{what}");
+        let v: Value = r.json().await.unwrap();
+        assert!(v["error"].is_string() && v["type"].is_string(), "{what}: {v}");
+    }
+    // Entries that are not OpenCode messages are skipped and counted; unknown fields are fine.
+    let (status, v) = sync(
+        &server,
+        &json!({ "session_id": "s", "full": true, "extra": 1, "messages": [
+            { "no_info": true }, 42, { "info": { "id": "m", "role": "user", "future": 1 }, "parts": [{ "type": "text", "text": "hello" }] }
+        ] }),
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["skipped"], 2);
+    assert!(v["hud"].as_str().unwrap().contains("Goal (latest user request): hello"));
+    let (status, _) = get(&server, "/v1/hud/nobody").await;
+    assert_eq!(status, 404);
+    assert_eq!(c.get(server.url("/health")).send().await.unwrap().status(), 200);
+}

@@ -1,0 +1,142 @@
+//! HUD benchmarks with the real model (`cargo bench --bench hud`):
+//! 1. sync-and-render latency over HTTP, p50/p99, with the model idle and
+//!    with the model busy generating;
+//! 2. the summary refresh after one new tool call on a ~2k-token session,
+//!    with the session's KV prefix reused versus a full re-prompt.
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use evolve_hud::cli::{FlashAttn, ModelConfig};
+use evolve_hud::hud::opencode::Message;
+use evolve_hud::hud::session::{Limits, SessionState};
+use evolve_hud::hud::summary;
+use evolve_hud::model::{Event, GenerateRequest, ModelHandle, Prompt, SamplingParams};
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+fn tool(i: usize) -> Value {
+    let (name, input, exit) = match i % 4 {
+        0 => ("bash", json!({ "command": format!("cargo test -p crate{} -- case_{i}", i % 7) }), Some((i % 3 == 0) as i64)),
+        1 => ("read", json!({ "filePath": format!("/p/src/module_{}.rs", i % 13) }), None),
+        2 => ("edit", json!({ "filePath": format!("/p/src/module_{}.rs", i % 13), "oldString": "a", "newString": "b" }), None),
+        _ => ("bash", json!({ "command": format!("rg -n 'fn handler_{i}' src") }), Some(0)),
+    };
+    let mut state = json!({ "status": "completed", "input": input, "output": "line\n".repeat(30), "time": { "start": i as f64 } });
+    if let Some(e) = exit {
+        state["metadata"] = json!({ "exit": e });
+    }
+    json!({
+        "info": { "id": format!("msg_{i:05}"), "sessionID": "bench", "role": "assistant", "path": { "root": "/p" } },
+        "parts": [{ "type": "tool", "id": format!("prt_{i}"), "callID": format!("call_{i}"), "tool": name, "state": state }],
+    })
+}
+
+fn goal() -> Value {
+    json!({ "info": { "id": "msg_00000", "sessionID": "bench", "role": "user", "time": { "created": 0.0 } },
+            "parts": [{ "type": "text", "text": "Make the request handlers return typed errors and fix the failing tests." }] })
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+async fn sync_latency(server: &common::Server, session: &str, n: usize) -> (f64, f64, f64) {
+    let c = reqwest::Client::new();
+    let url = server.url("/v1/hud/sync");
+    let mut first = vec![goal()];
+    first.extend((1..=20).map(tool));
+    c.post(&url).json(&json!({ "session_id": session, "messages": first, "full": true })).send().await.unwrap();
+    let mut times = Vec::with_capacity(n);
+    for i in 0..n {
+        let body = json!({ "session_id": session, "messages": [tool(21 + i)] });
+        let t = Instant::now();
+        let r = c.post(&url).json(&body).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        r.bytes().await.unwrap();
+        times.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    times.sort_by(f64::total_cmp);
+    (percentile(&times, 0.5), percentile(&times, 0.99), *times.last().unwrap())
+}
+
+async fn refresh(model: &ModelHandle, state: &SessionState, key: &str) -> (f64, f64, u32, u32) {
+    let request = GenerateRequest {
+        prompt: Prompt::Chat(summary::prompt(state)),
+        params: SamplingParams { max_tokens: 40, temperature: 0.0, top_p: 1.0, seed: 0, stop: vec!["\n\n".into()] },
+        cache_key: Some(key.to_owned()),
+    };
+    let started = Instant::now();
+    let mut rx = model.generate(request).unwrap();
+    while let Some(e) = rx.recv().await {
+        match e {
+            Event::Done(d) => return (started.elapsed().as_secs_f64() * 1000.0, d.prompt_ms, d.prompt_tokens, d.cached_tokens),
+            Event::Failed(e) => panic!("{e}"),
+            Event::Text(_) => {}
+        }
+    }
+    panic!("no result")
+}
+
+#[tokio::main]
+async fn main() {
+    let n = 500;
+    // 1. Sync latency over HTTP.
+    let server = common::Server::start(&["--hud-summary", "false"]);
+    let (p50, p99, max) = sync_latency(&server, "idle", n).await;
+    println!("sync+render, model idle: p50 {p50:.2} ms, p99 {p99:.2} ms, max {max:.2} ms ({n} syncs)");
+    // Keep the model busy with a long generation while syncing.
+    let busy = {
+        let url = server.url("/v1/chat/completions");
+        tokio::spawn(async move {
+            let body = json!({ "messages": [{ "role": "user", "content": "Write a long story." }], "max_tokens": 3000, "temperature": 0.8, "seed": 7 });
+            reqwest::Client::new().post(url).json(&body).send().await.unwrap().bytes().await.unwrap();
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (p50, p99, max) = sync_latency(&server, "busy", n).await;
+    println!("sync+render, model busy: p50 {p50:.2} ms, p99 {p99:.2} ms, max {max:.2} ms ({n} syncs)");
+    busy.abort();
+    drop(server);
+
+    // 2. Summary refresh after one new tool call, in-process on the model thread.
+    let config = ModelConfig {
+        model: common::test_model(),
+        ctx: 8192,
+        threads: None,
+        gpu_layers: 0,
+        flash_attn: FlashAttn::Off,
+        batch: 512,
+        kv_slots: 4,
+        queue: 8,
+    };
+    let (model, thread) = ModelHandle::start(&config).await.expect("model");
+    let limits = Limits::default();
+    let mut state = SessionState::new("bench");
+    let mut messages = vec![goal()];
+    messages.extend((1..=70).map(tool));
+    let parsed: Vec<Message> = messages.iter().map(|m| serde_json::from_value(m.clone()).unwrap()).collect();
+    state.merge(&parsed, &limits);
+    let (_, _, tokens, _) = refresh(&model, &state, "hud:bench").await;
+    println!("session prompt: {tokens} tokens");
+    let (mut reuse, mut full) = (Vec::new(), Vec::new());
+    for i in 0..5 {
+        let next: Vec<Message> = vec![serde_json::from_value(tool(71 + i)).unwrap()];
+        state.merge(&next, &limits);
+        let (ms, prompt_ms, tokens, cached) = refresh(&model, &state, "hud:bench").await;
+        println!("  reuse: {ms:.0} ms (prompt {prompt_ms:.0} ms, {} of {tokens} tokens decoded)", tokens - cached);
+        reuse.push(ms);
+        // The same prompt with no cache: a fresh slot every time.
+        let (ms, prompt_ms, tokens, cached) = refresh(&model, &state, &format!("cold:{i}")).await;
+        println!("  full:  {ms:.0} ms (prompt {prompt_ms:.0} ms, {} of {tokens} tokens decoded)", tokens - cached);
+        full.push(ms);
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    println!(
+        "refresh after one new tool call: reuse {:.0} ms, full re-prompt {:.0} ms, ratio {:.1}x",
+        mean(&reuse),
+        mean(&full),
+        mean(&full) / mean(&reuse)
+    );
+    thread.shutdown().await;
+}

@@ -17,12 +17,29 @@ use std::time::{Duration, Instant};
 
 fn tool(i: usize) -> Value {
     let (name, input, exit) = match i % 4 {
-        0 => ("bash", json!({ "command": format!("cargo test -p crate{} -- case_{i}", i % 7) }), Some((i % 3 == 0) as i64)),
-        1 => ("read", json!({ "filePath": format!("/p/src/module_{}.rs", i % 13) }), None),
-        2 => ("edit", json!({ "filePath": format!("/p/src/module_{}.rs", i % 13), "oldString": "a", "newString": "b" }), None),
-        _ => ("bash", json!({ "command": format!("rg -n 'fn handler_{i}' src") }), Some(0)),
+        0 => (
+            "bash",
+            json!({ "command": format!("cargo test -p crate{} -- case_{i}", i % 7) }),
+            Some((i % 3 == 0) as i64),
+        ),
+        1 => (
+            "read",
+            json!({ "filePath": format!("/p/src/module_{}.rs", i % 13) }),
+            None,
+        ),
+        2 => (
+            "edit",
+            json!({ "filePath": format!("/p/src/module_{}.rs", i % 13), "oldString": "a", "newString": "b" }),
+            None,
+        ),
+        _ => (
+            "bash",
+            json!({ "command": format!("rg -n 'fn handler_{i}' src") }),
+            Some(0),
+        ),
     };
-    let mut state = json!({ "status": "completed", "input": input, "output": "line\n".repeat(30), "time": { "start": i as f64 } });
+    let mut state =
+        json!({ "status": "completed", "input": input, "output": "line\n".repeat(30), "time": { "start": i as f64 } });
     if let Some(e) = exit {
         state["metadata"] = json!({ "exit": e });
     }
@@ -46,7 +63,11 @@ async fn sync_latency(server: &common::Server, session: &str, n: usize) -> (f64,
     let url = server.url("/v1/hud/sync");
     let mut first = vec![goal()];
     first.extend((1..=20).map(tool));
-    c.post(&url).json(&json!({ "session_id": session, "messages": first, "full": true })).send().await.unwrap();
+    c.post(&url)
+        .json(&json!({ "session_id": session, "messages": first, "full": true }))
+        .send()
+        .await
+        .unwrap();
     let mut times = Vec::with_capacity(n);
     for i in 0..n {
         let body = json!({ "session_id": session, "messages": [tool(21 + i)] });
@@ -57,20 +78,37 @@ async fn sync_latency(server: &common::Server, session: &str, n: usize) -> (f64,
         times.push(t.elapsed().as_secs_f64() * 1000.0);
     }
     times.sort_by(f64::total_cmp);
-    (percentile(&times, 0.5), percentile(&times, 0.99), *times.last().unwrap())
+    (
+        percentile(&times, 0.5),
+        percentile(&times, 0.99),
+        *times.last().unwrap(),
+    )
 }
 
 async fn refresh(model: &ModelHandle, state: &SessionState, key: &str) -> (f64, f64, u32, u32) {
     let request = GenerateRequest {
         prompt: Prompt::Chat(summary::prompt(state)),
-        params: SamplingParams { max_tokens: 40, temperature: 0.0, top_p: 1.0, seed: 0, stop: vec!["\n\n".into()] },
+        params: SamplingParams {
+            max_tokens: 40,
+            temperature: 0.0,
+            top_p: 1.0,
+            seed: 0,
+            stop: vec!["\n\n".into()],
+        },
         cache_key: Some(key.to_owned()),
     };
     let started = Instant::now();
     let mut rx = model.generate(request).unwrap();
     while let Some(e) = rx.recv().await {
         match e {
-            Event::Done(d) => return (started.elapsed().as_secs_f64() * 1000.0, d.prompt_ms, d.prompt_tokens, d.cached_tokens),
+            Event::Done(d) => {
+                return (
+                    started.elapsed().as_secs_f64() * 1000.0,
+                    d.prompt_ms,
+                    d.prompt_tokens,
+                    d.cached_tokens,
+                )
+            }
             Event::Failed(e) => panic!("{e}"),
             Event::Text(_) => {}
         }
@@ -90,7 +128,15 @@ async fn main() {
         let url = server.url("/v1/chat/completions");
         tokio::spawn(async move {
             let body = json!({ "messages": [{ "role": "user", "content": "Write a long story." }], "max_tokens": 3000, "temperature": 0.8, "seed": 7 });
-            reqwest::Client::new().post(url).json(&body).send().await.unwrap().bytes().await.unwrap();
+            reqwest::Client::new()
+                .post(url)
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+                .bytes()
+                .await
+                .unwrap();
         })
     };
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -115,7 +161,10 @@ async fn main() {
     let mut state = SessionState::new("bench");
     let mut messages = vec![goal()];
     messages.extend((1..=70).map(tool));
-    let parsed: Vec<Message> = messages.iter().map(|m| serde_json::from_value(m.clone()).unwrap()).collect();
+    let parsed: Vec<Message> = messages
+        .iter()
+        .map(|m| serde_json::from_value(m.clone()).unwrap())
+        .collect();
     state.merge(&parsed, &limits);
     let (_, _, tokens, _) = refresh(&model, &state, "hud:bench").await;
     println!("session prompt: {tokens} tokens");
@@ -124,11 +173,17 @@ async fn main() {
         let next: Vec<Message> = vec![serde_json::from_value(tool(71 + i)).unwrap()];
         state.merge(&next, &limits);
         let (ms, prompt_ms, tokens, cached) = refresh(&model, &state, "hud:bench").await;
-        println!("  reuse: {ms:.0} ms (prompt {prompt_ms:.0} ms, {} of {tokens} tokens decoded)", tokens - cached);
+        println!(
+            "  reuse: {ms:.0} ms (prompt {prompt_ms:.0} ms, {} of {tokens} tokens decoded)",
+            tokens - cached
+        );
         reuse.push(ms);
         // The same prompt with no cache: a fresh slot every time.
         let (ms, prompt_ms, tokens, cached) = refresh(&model, &state, &format!("cold:{i}")).await;
-        println!("  full:  {ms:.0} ms (prompt {prompt_ms:.0} ms, {} of {tokens} tokens decoded)", tokens - cached);
+        println!(
+            "  full:  {ms:.0} ms (prompt {prompt_ms:.0} ms, {} of {tokens} tokens decoded)",
+            tokens - cached
+        );
         full.push(ms);
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;

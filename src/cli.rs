@@ -75,8 +75,14 @@ impl HudArgs {
     pub fn config(&self) -> crate::hud::HudConfig {
         use crate::hud::{render::Budget, session::Limits, HudConfig};
         HudConfig {
-            budget: Budget { tokens: self.hud_budget, calls: self.hud_calls.max(1) },
-            limits: Limits { max_calls: self.hud_max_calls.max(1), ..Limits::default() },
+            budget: Budget {
+                tokens: self.hud_budget,
+                calls: self.hud_calls.max(1),
+            },
+            limits: Limits {
+                max_calls: self.hud_max_calls.max(1),
+                ..Limits::default()
+            },
             max_sessions: self.hud_max_sessions.max(1),
             max_bytes: self.hud_max_state_bytes,
             summaries: self.hud_summary,

@@ -49,9 +49,15 @@ pub struct GgufSummary {
 pub fn check(path: &Path) -> Result<GgufSummary, GgufError> {
     let file = File::open(path).map_err(|source| match source.kind() {
         io::ErrorKind::NotFound => GgufError::Missing(path.to_owned()),
-        _ => GgufError::Io { path: path.to_owned(), source },
+        _ => GgufError::Io {
+            path: path.to_owned(),
+            source,
+        },
     })?;
-    let meta = file.metadata().map_err(|source| GgufError::Io { path: path.to_owned(), source })?;
+    let meta = file.metadata().map_err(|source| GgufError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
     if meta.is_dir() {
         return Err(GgufError::Io {
             path: path.to_owned(),
@@ -219,7 +225,13 @@ fn check_reader<R: Read>(inner: R, size: u64) -> Result<GgufSummary, Fault> {
             data_start.saturating_add(data_extent)
         )));
     }
-    Ok(GgufSummary { version, tensors, metadata, file_size: size, architecture })
+    Ok(GgufSummary {
+        version,
+        tensors,
+        metadata,
+        file_size: size,
+        architecture,
+    })
 }
 
 fn skip_value<R: Read>(c: &mut Cursor<R>, ty: u32, key: &str, depth: u32) -> Result<(), Fault> {
@@ -237,7 +249,9 @@ fn skip_value<R: Read>(c: &mut Cursor<R>, ty: u32, key: &str, depth: u32) -> Res
             let count = c.u64(key)?;
             match scalar_size(item)? {
                 Some(n) => c.skip(
-                    count.checked_mul(n).ok_or_else(|| Fault::Corrupt(format!("{key} claims {count} items")))?,
+                    count
+                        .checked_mul(n)
+                        .ok_or_else(|| Fault::Corrupt(format!("{key} claims {count} items")))?,
                     key,
                 ),
                 None => {
@@ -267,20 +281,35 @@ mod tests {
 
     #[test]
     fn rejects_foreign_bytes() {
-        assert!(matches!(check_bytes(b"PK\x03\x04 not a model"), Err(GgufError::NotGguf(_))));
+        assert!(matches!(
+            check_bytes(b"PK\x03\x04 not a model"),
+            Err(GgufError::NotGguf(_))
+        ));
         assert!(matches!(check_bytes(b""), Err(GgufError::NotGguf(_))));
     }
 
     #[test]
     fn rejects_unknown_version() {
-        assert!(matches!(check_bytes(&header(1, 0, 0)), Err(GgufError::Version { version: 1, .. })));
-        assert!(matches!(check_bytes(&header(99, 0, 0)), Err(GgufError::Version { version: 99, .. })));
+        assert!(matches!(
+            check_bytes(&header(1, 0, 0)),
+            Err(GgufError::Version { version: 1, .. })
+        ));
+        assert!(matches!(
+            check_bytes(&header(99, 0, 0)),
+            Err(GgufError::Version { version: 99, .. })
+        ));
     }
 
     #[test]
     fn rejects_hostile_counts_without_allocating() {
-        assert!(matches!(check_bytes(&header(3, u64::MAX, 0)), Err(GgufError::Corrupt { .. })));
-        assert!(matches!(check_bytes(&header(3, 0, u64::MAX)), Err(GgufError::Corrupt { .. })));
+        assert!(matches!(
+            check_bytes(&header(3, u64::MAX, 0)),
+            Err(GgufError::Corrupt { .. })
+        ));
+        assert!(matches!(
+            check_bytes(&header(3, 0, u64::MAX)),
+            Err(GgufError::Corrupt { .. })
+        ));
         // One metadata entry whose key claims 2^60 bytes.
         let mut b = header(3, 0, 1);
         b.extend((1u64 << 60).to_le_bytes());

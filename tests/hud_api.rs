@@ -19,7 +19,12 @@ fn session_of(messages: &[Value]) -> String {
 }
 
 async fn sync(server: &Server, body: &Value) -> (u16, Value) {
-    let r = client().post(server.url("/v1/hud/sync")).json(body).send().await.unwrap();
+    let r = client()
+        .post(server.url("/v1/hud/sync"))
+        .json(body)
+        .send()
+        .await
+        .unwrap();
     (r.status().as_u16(), r.json().await.unwrap())
 }
 
@@ -33,7 +38,13 @@ async fn get(server: &Server, path: &str) -> (u16, Value) {
 fn facts(hud: &str) -> String {
     hud.lines()
         .filter(|l| !l.starts_with("Summary (local model"))
-        .map(|l| if l.starts_with("<evolve-hud") { "<evolve-hud>" } else { l })
+        .map(|l| {
+            if l.starts_with("<evolve-hud") {
+                "<evolve-hud>"
+            } else {
+                l
+            }
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -94,11 +105,19 @@ async fn sync_protocol_get_list_drop_and_restart() {
     assert_eq!(status, 200);
     assert_eq!(facts(d["hud"].as_str().unwrap()), facts(hud));
 
-    let r = client().delete(server.url(&format!("/v1/hud/{id}"))).send().await.unwrap();
+    let r = client()
+        .delete(server.url(&format!("/v1/hud/{id}")))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 204);
     let (status, body) = get(&server, &format!("/v1/hud/{id}")).await;
     assert_eq!(status, 404, "{body}");
-    let r = client().delete(server.url(&format!("/v1/hud/{id}"))).send().await.unwrap();
+    let r = client()
+        .delete(server.url(&format!("/v1/hud/{id}")))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 404);
 }
 
@@ -107,7 +126,11 @@ async fn real_model_summary_is_labelled_and_capped() {
     let server = Server::start(&["--hud-debounce-ms", "50"]);
     let messages = transform(7);
     let id = session_of(&messages);
-    let (status, first) = sync(&server, &json!({ "session_id": id, "messages": messages, "full": true })).await;
+    let (status, first) = sync(
+        &server,
+        &json!({ "session_id": id, "messages": messages, "full": true }),
+    )
+    .await;
     assert_eq!(status, 200);
     // The sync answered with facts at once, before any summary.
     assert_eq!(first["summary_status"], "pending");
@@ -115,7 +138,10 @@ async fn real_model_summary_is_labelled_and_capped() {
     let v = wait_summary(&server, &id).await;
     assert_eq!(v["summary_status"], "ready", "{v}");
     let hud = v["hud"].as_str().unwrap();
-    let line = hud.lines().find(|l| l.starts_with("Summary (local model, unverified, ")).expect("summary line");
+    let line = hud
+        .lines()
+        .find(|l| l.starts_with("Summary (local model, unverified, "))
+        .expect("summary line");
     let text = line.split_once("s old): ").unwrap().1;
     assert!(!text.is_empty() && text.chars().count() <= 240, "{line}");
     assert!(v["summary_age_ms"].as_u64().is_some());
@@ -128,7 +154,11 @@ async fn timed_out_summary_leaves_the_facts_only_hud() {
     let server = Server::start(&["--hud-debounce-ms", "10", "--hud-summary-timeout-ms", "1"]);
     let messages = transform(7);
     let id = session_of(&messages);
-    let (status, _) = sync(&server, &json!({ "session_id": id, "messages": messages, "full": true })).await;
+    let (status, _) = sync(
+        &server,
+        &json!({ "session_id": id, "messages": messages, "full": true }),
+    )
+    .await;
     assert_eq!(status, 200);
     let v = wait_summary(&server, &id).await;
     assert_eq!(v["summary_status"], "rejected: timed out", "{v}");
@@ -147,10 +177,20 @@ async fn budget_is_counted_in_real_tokens() {
                     "state": { "status": "completed", "input": { "command": "make" }, "output": big, "metadata": { "exit": 2 }, "time": { "start": 1.0e13 } } }],
     }));
     let id = session_of(&messages);
-    let (status, v) = sync(&server, &json!({ "session_id": id, "messages": messages, "full": true })).await;
+    let (status, v) = sync(
+        &server,
+        &json!({ "session_id": id, "messages": messages, "full": true }),
+    )
+    .await;
     assert_eq!(status, 200, "{v}");
     assert!(v["tokens"].as_u64().unwrap() <= 150, "{v}");
-    assert!(v["hud"].as_str().unwrap().contains("`make` → exit 2: error: something failed here"), "{v}");
+    assert!(
+        v["hud"]
+            .as_str()
+            .unwrap()
+            .contains("`make` → exit 2: error: something failed here"),
+        "{v}"
+    );
 }
 
 #[tokio::test]
@@ -161,10 +201,26 @@ async fn bad_hud_requests_get_clear_4xx() {
     for (what, body, want) in [
         ("malformed JSON", "{\"session_id\":".to_owned(), 400),
         ("missing session_id", r#"{"messages": []}"#.to_owned(), 400),
-        ("empty session_id", r#"{"session_id": "", "messages": [], "full": true}"#.to_owned(), 400),
-        ("messages of the wrong type", r#"{"session_id": "s", "messages": "x"}"#.to_owned(), 400),
-        ("full of the wrong type", r#"{"session_id": "s", "messages": [], "full": "yes"}"#.to_owned(), 400),
-        ("oversized body", format!(r#"{{"session_id": "s", "messages": ["{}"]}}"#, "x".repeat(100_000)), 413),
+        (
+            "empty session_id",
+            r#"{"session_id": "", "messages": [], "full": true}"#.to_owned(),
+            400,
+        ),
+        (
+            "messages of the wrong type",
+            r#"{"session_id": "s", "messages": "x"}"#.to_owned(),
+            400,
+        ),
+        (
+            "full of the wrong type",
+            r#"{"session_id": "s", "messages": [], "full": "yes"}"#.to_owned(),
+            400,
+        ),
+        (
+            "oversized body",
+            format!(r#"{{"session_id": "s", "messages": ["{}"]}}"#, "x".repeat(100_000)),
+            413,
+        ),
     ] {
         let r = c.post(&url).body(body).send().await.unwrap();
         assert_eq!(r.status().as_u16(), want, "{what}");

@@ -17,16 +17,29 @@ fn chat(content: &str, extra: Value) -> Value {
 }
 
 async fn post(server: &Server, body: &Value) -> (u16, Value) {
-    let r = client().post(server.url("/v1/chat/completions")).json(body).send().await.expect("request");
+    let r = client()
+        .post(server.url("/v1/chat/completions"))
+        .json(body)
+        .send()
+        .await
+        .expect("request");
     let status = r.status().as_u16();
     (status, r.json().await.expect("JSON body"))
 }
 
 /// Collects a streamed completion: (text, finish_reason, final chunk, saw [DONE] last).
 async fn post_stream(server: &Server, body: &Value) -> (String, String, Value, bool) {
-    let r = client().post(server.url("/v1/chat/completions")).json(body).send().await.expect("request");
+    let r = client()
+        .post(server.url("/v1/chat/completions"))
+        .json(body)
+        .send()
+        .await
+        .expect("request");
     assert_eq!(r.status(), 200);
-    assert!(r.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
+    assert!(r.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/event-stream"));
     let mut raw = String::new();
     let mut bytes = r.bytes_stream();
     while let Some(chunk) = bytes.next().await {
@@ -96,16 +109,35 @@ async fn completion_returns_text_and_exact_usage() {
     assert_eq!(usage["total_tokens"].as_u64().unwrap(), prompt + completion);
     // The same prompt again reuses the cached prefix: only the last token is decoded.
     let (_, again) = post(&server, &chat("hi", json!({ "max_tokens": 8 }))).await;
-    assert_eq!(again["usage"]["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap(), prompt - 1, "{again}");
-    assert_eq!(again["choices"][0]["message"]["content"], text, "greedy output must repeat");
+    assert_eq!(
+        again["usage"]["prompt_tokens_details"]["cached_tokens"]
+            .as_u64()
+            .unwrap(),
+        prompt - 1,
+        "{again}"
+    );
+    assert_eq!(
+        again["choices"][0]["message"]["content"], text,
+        "greedy output must repeat"
+    );
     // "hi hi hi" is "hi" plus two " hi" tokens: the prompt count moves by exactly two.
     let (_, longer) = post(&server, &chat("hi hi hi", json!({ "max_tokens": 1 }))).await;
-    assert_eq!(longer["usage"]["prompt_tokens"].as_u64().unwrap(), prompt + 2, "{longer}");
+    assert_eq!(
+        longer["usage"]["prompt_tokens"].as_u64().unwrap(),
+        prompt + 2,
+        "{longer}"
+    );
     assert_eq!(longer["usage"]["completion_tokens"], 1);
     assert!(body["timings"]["predicted_per_second"].as_f64().unwrap() > 0.0);
     // "hi hi hi" forked the cache instead of cutting it: "hi" is still cached.
     let (_, third) = post(&server, &chat("hi", json!({ "max_tokens": 1 }))).await;
-    assert_eq!(third["usage"]["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap(), prompt - 1, "{third}");
+    assert_eq!(
+        third["usage"]["prompt_tokens_details"]["cached_tokens"]
+            .as_u64()
+            .unwrap(),
+        prompt - 1,
+        "{third}"
+    );
 }
 
 #[tokio::test]
@@ -114,7 +146,8 @@ async fn streamed_text_equals_plain_text_under_greedy_sampling() {
     let prompt = "Write one sentence about the sea.";
     let (status, plain) = post(&server, &chat(prompt, json!({ "max_tokens": 40 }))).await;
     assert_eq!(status, 200);
-    let (text, finish, last, done_last) = post_stream(&server, &chat(prompt, json!({ "max_tokens": 40, "stream": true }))).await;
+    let (text, finish, last, done_last) =
+        post_stream(&server, &chat(prompt, json!({ "max_tokens": 40, "stream": true }))).await;
     assert!(done_last, "stream must end with [DONE]");
     assert_eq!(text, plain["choices"][0]["message"]["content"].as_str().unwrap());
     assert_eq!(finish, plain["choices"][0]["finish_reason"].as_str().unwrap());
@@ -141,7 +174,14 @@ async fn stop_string_cuts_the_text() {
 async fn models_and_metrics() {
     let server = Server::start(&["--model-name", "smol"]);
     let c = client();
-    let models: Value = c.get(server.url("/v1/models")).send().await.unwrap().json().await.unwrap();
+    let models: Value = c
+        .get(server.url("/v1/models"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(models["object"], "list");
     assert_eq!(models["data"][0]["id"], "smol");
     assert_eq!(models["data"][0]["meta"]["template"], "gguf");
@@ -152,7 +192,14 @@ async fn models_and_metrics() {
     }
     let (status, _) = post(&server, &json!({ "messages": [] })).await;
     assert_eq!(status, 400);
-    let text = c.get(server.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    let text = c
+        .get(server.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     let count = |status: &str| -> f64 {
         text.lines()
             .find(|l| {
@@ -180,16 +227,48 @@ async fn bad_requests_get_clear_4xx_and_the_server_keeps_serving() {
         ("missing messages", "{}".into(), 400),
         ("empty messages", r#"{"messages": []}"#.into(), 400),
         ("messages of the wrong type", r#"{"messages": "hi"}"#.into(), 400),
-        ("content of the wrong type", r#"{"messages": [{"role": "user", "content": 5}]}"#.into(), 400),
-        ("temperature of the wrong type", r#"{"messages": [{"role": "user", "content": "hi"}], "temperature": "hot"}"#.into(), 400),
-        ("negative max_tokens", r#"{"messages": [{"role": "user", "content": "hi"}], "max_tokens": -1}"#.into(), 400),
-        ("huge max_tokens", r#"{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 99999999999}"#.into(), 400),
-        ("body over the limit", format!(r#"{{"messages": [{{"role": "user", "content": "{}"}}]}}"#, "x".repeat(4096)), 413),
+        (
+            "content of the wrong type",
+            r#"{"messages": [{"role": "user", "content": 5}]}"#.into(),
+            400,
+        ),
+        (
+            "temperature of the wrong type",
+            r#"{"messages": [{"role": "user", "content": "hi"}], "temperature": "hot"}"#.into(),
+            400,
+        ),
+        (
+            "negative max_tokens",
+            r#"{"messages": [{"role": "user", "content": "hi"}], "max_tokens": -1}"#.into(),
+            400,
+        ),
+        (
+            "huge max_tokens",
+            r#"{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 99999999999}"#.into(),
+            400,
+        ),
+        (
+            "body over the limit",
+            format!(
+                r#"{{"messages": [{{"role": "user", "content": "{}"}}]}}"#,
+                "x".repeat(4096)
+            ),
+            413,
+        ),
     ];
     for (what, body, want) in cases {
-        let r = c.post(&url).header("content-type", "application/json").body(body).send().await.unwrap();
+        let r = c
+            .post(&url)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status().as_u16(), want, "{what}");
-        let v: Value = r.json().await.unwrap_or_else(|e| panic!("{what}: error body is not JSON: {e}"));
+        let v: Value = r
+            .json()
+            .await
+            .unwrap_or_else(|e| panic!("{what}: error body is not JSON: {e}"));
         assert!(v["error"].as_str().is_some_and(|e| !e.is_empty()), "{what}: {v}");
         assert!(v["type"].as_str().is_some(), "{what}: {v}");
     }
@@ -223,8 +302,16 @@ async fn prompt_longer_than_the_context_is_a_clear_error() {
 #[tokio::test]
 async fn client_disconnect_cancels_generation() {
     let server = Server::start(&[]);
-    let body = chat("Tell me a very long story about a dragon.", json!({ "max_tokens": 2000, "stream": true, "temperature": 0.9, "seed": 1 }));
-    let r = client().post(server.url("/v1/chat/completions")).json(&body).send().await.unwrap();
+    let body = chat(
+        "Tell me a very long story about a dragon.",
+        json!({ "max_tokens": 2000, "stream": true, "temperature": 0.9, "seed": 1 }),
+    );
+    let r = client()
+        .post(server.url("/v1/chat/completions"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
     let mut s = r.bytes_stream();
     s.next().await.expect("first chunk").expect("bytes");
     drop(s);
@@ -232,7 +319,11 @@ async fn client_disconnect_cancels_generation() {
     let started = Instant::now();
     let (status, _) = post(&server, &chat("hi", json!({ "max_tokens": 2 }))).await;
     assert_eq!(status, 200);
-    assert!(started.elapsed() < Duration::from_secs(20), "waited {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "waited {:?}",
+        started.elapsed()
+    );
 }
 
 #[test]
@@ -256,7 +347,11 @@ fn bad_model_files_fail_cleanly() {
         let (status, stderr) = serve_expecting_failure(path);
         // A normal exit with code 1: no signal, no core dump.
         assert_eq!(status.code(), Some(1), "{}: {status:?}\n{stderr}", path.display());
-        assert!(stderr.contains("error:") && stderr.contains(expect), "{}: {stderr}", path.display());
+        assert!(
+            stderr.contains("error:") && stderr.contains(expect),
+            "{}: {stderr}",
+            path.display()
+        );
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }

@@ -70,7 +70,9 @@ impl TokenCounter {
 
     pub fn count(&self, text: &str) -> usize {
         match self {
-            TokenCounter::Tokenizer(t) => t.encode(text, false).map_or_else(|_| text.len().div_ceil(3), |e| e.len()),
+            TokenCounter::Tokenizer(t) => t
+                .encode(text, false)
+                .map_or_else(|_| text.len().div_ceil(3), |e| e.len()),
             TokenCounter::Model(m) => m.count_tokens(text),
         }
     }
@@ -103,7 +105,9 @@ pub struct SessionListing {
 
 #[derive(Debug, thiserror::Error)]
 pub enum HudError {
-    #[error("session {0} is unknown here (the sidecar restarted or evicted it); resend the full tail with \"full\": true")]
+    #[error(
+        "session {0} is unknown here (the sidecar restarted or evicted it); resend the full tail with \"full\": true"
+    )]
     ResyncRequired(String),
     #[error("no session {0}")]
     NotFound(String),
@@ -140,7 +144,12 @@ pub struct Hud {
 
 impl Hud {
     pub fn new(config: HudConfig, counter: TokenCounter, model: Option<ModelHandle>) -> Arc<Hud> {
-        Arc::new(Hud { config, counter, model, sessions: Mutex::new(HashMap::new()) })
+        Arc::new(Hud {
+            config,
+            counter,
+            model,
+            sessions: Mutex::new(HashMap::new()),
+        })
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
@@ -203,7 +212,9 @@ impl Hud {
     /// The current HUD of a session.
     pub fn get(&self, session_id: &str) -> Result<HudView, HudError> {
         let sessions = self.lock();
-        let entry = sessions.get(session_id).ok_or_else(|| HudError::NotFound(session_id.to_owned()))?;
+        let entry = sessions
+            .get(session_id)
+            .ok_or_else(|| HudError::NotFound(session_id.to_owned()))?;
         Ok(self.view(entry, 0))
     }
 
@@ -228,15 +239,24 @@ impl Hud {
     }
 
     fn view(&self, entry: &Entry, skipped: usize) -> HudView {
-        let summary = entry.summary.as_ref().map(|s| SummaryLine { text: s.text.clone(), age_secs: s.at.elapsed().as_secs() });
-        let rendered = render::render(&entry.state, summary.as_ref(), self.config.budget, &|t| self.counter.count(t));
+        let summary = entry.summary.as_ref().map(|s| SummaryLine {
+            text: s.text.clone(),
+            age_secs: s.at.elapsed().as_secs(),
+        });
+        let rendered = render::render(&entry.state, summary.as_ref(), self.config.budget, &|t| {
+            self.counter.count(t)
+        });
         let shown = summary.is_some() && rendered.text.contains("Summary (local model");
         HudView {
             session_id: entry.state.id.clone(),
             version: entry.state.version,
             hud: rendered.text,
             tokens: rendered.tokens,
-            summary_age_ms: entry.summary.as_ref().filter(|_| shown).map(|s| s.at.elapsed().as_millis() as u64),
+            summary_age_ms: entry
+                .summary
+                .as_ref()
+                .filter(|_| shown)
+                .map(|s| s.at.elapsed().as_millis() as u64),
             summary_status: entry.summary_status.clone(),
             skipped,
         }
@@ -273,7 +293,10 @@ impl Hud {
             let Some(entry) = sessions.get_mut(&id) else { return };
             match outcome {
                 Some(Ok(text)) => {
-                    entry.summary = Some(Summary { text, at: Instant::now() });
+                    entry.summary = Some(Summary {
+                        text,
+                        at: Instant::now(),
+                    });
                     entry.summary_status = "ready".into();
                     entry.state.version += 1;
                 }
@@ -285,7 +308,11 @@ impl Hud {
                 _ => {
                     entry.refresh = Refresh::Idle;
                     if entry.summary_status == "pending" {
-                        entry.summary_status = if entry.summary.is_some() { "ready".into() } else { "none".into() };
+                        entry.summary_status = if entry.summary.is_some() {
+                            "ready".into()
+                        } else {
+                            "none".into()
+                        };
                     }
                     return;
                 }
@@ -331,7 +358,13 @@ impl Hud {
             match event {
                 Event::Text(t) => text.push_str(&t),
                 Event::Done(done) => {
-                    tracing::debug!(session = id, cached = done.cached_tokens, prompt = done.prompt_tokens, ms = done.prompt_ms + done.generation_ms, "summary generated");
+                    tracing::debug!(
+                        session = id,
+                        cached = done.cached_tokens,
+                        prompt = done.prompt_tokens,
+                        ms = done.prompt_ms + done.generation_ms,
+                        "summary generated"
+                    );
                     break;
                 }
                 Event::Failed(e) => return Some(Err(e.to_string())),

@@ -56,7 +56,12 @@ pub fn render(
     let mut shown_problems = MAX_PROBLEMS;
     let mut goal_chars = 300;
     loop {
-        let shown = Shown { calls: shown_calls, files: shown_files, problems: shown_problems, goal_chars };
+        let shown = Shown {
+            calls: shown_calls,
+            files: shown_files,
+            problems: shown_problems,
+            goal_chars,
+        };
         let text = compose(state, &calls, &files, shown, summary.filter(|_| with_summary));
         let tokens = count(&text);
         if tokens <= budget.tokens {
@@ -92,11 +97,29 @@ struct Shown {
     goal_chars: usize,
 }
 
-fn compose(state: &SessionState, calls: &[&ToolCall], files: &[String], shown: Shown, summary: Option<&SummaryLine>) -> String {
-    let Shown { calls: shown_calls, files: shown_files, problems: shown_problems, goal_chars } = shown;
-    let mut out = format!("<{TAG} session=\"{}\" v={}>\n", clean_line(&state.id, 64).replace('"', "'"), state.version);
+fn compose(
+    state: &SessionState,
+    calls: &[&ToolCall],
+    files: &[String],
+    shown: Shown,
+    summary: Option<&SummaryLine>,
+) -> String {
+    let Shown {
+        calls: shown_calls,
+        files: shown_files,
+        problems: shown_problems,
+        goal_chars,
+    } = shown;
+    let mut out = format!(
+        "<{TAG} session=\"{}\" v={}>\n",
+        clean_line(&state.id, 64).replace('"', "'"),
+        state.version
+    );
     match &state.goal {
-        Some((_, goal)) => out.push_str(&format!("Goal (latest user request): {}\n", clean_line(goal, goal_chars))),
+        Some((_, goal)) => out.push_str(&format!(
+            "Goal (latest user request): {}\n",
+            clean_line(goal, goal_chars)
+        )),
         None if state.compacted_at.is_some() => out.push_str("Goal: (stated before the last compaction)\n"),
         None => out.push_str("Goal: (no user request seen yet)\n"),
     }
@@ -107,7 +130,9 @@ fn compose(state: &SessionState, calls: &[&ToolCall], files: &[String], shown: S
         if shown_calls == 0 {
             out.push_str(&format!("Tool calls: {earlier} (not shown)\n"));
         } else if earlier > 0 {
-            out.push_str(&format!("Last {shown_calls} tool calls ({earlier} earlier not shown):\n"));
+            out.push_str(&format!(
+                "Last {shown_calls} tool calls ({earlier} earlier not shown):\n"
+            ));
         } else {
             out.push_str(&format!("Tool calls ({}):\n", calls.len()));
         }
@@ -136,7 +161,11 @@ fn compose(state: &SessionState, calls: &[&ToolCall], files: &[String], shown: S
             out.push_str(&format!("  - {p}\n"));
         }
     }
-    if let Some(todos) = calls.iter().rev().find_map(|c| c.todos.as_ref().filter(|_| c.status == ToolStatus::Completed)) {
+    if let Some(todos) = calls
+        .iter()
+        .rev()
+        .find_map(|c| c.todos.as_ref().filter(|_| c.status == ToolStatus::Completed))
+    {
         let done = todos.iter().filter(|t| t.status == "completed").count();
         let mut line = format!("Todos: {done}/{} done", todos.len());
         if let Some(now) = todos.iter().find(|t| t.status == "in_progress") {
@@ -148,7 +177,11 @@ fn compose(state: &SessionState, calls: &[&ToolCall], files: &[String], shown: S
         out.push('\n');
     }
     if let Some(s) = summary {
-        out.push_str(&format!("Summary (local model, unverified, {}s old): {}\n", s.age_secs, clean_line(&s.text, 300)));
+        out.push_str(&format!(
+            "Summary (local model, unverified, {}s old): {}\n",
+            s.age_secs,
+            clean_line(&s.text, 300)
+        ));
     }
     out.push_str(&format!("</{TAG}>"));
     out
@@ -230,19 +263,30 @@ fn open_problems(calls: &[&ToolCall]) -> Vec<String> {
         if !call.failed() || !reported.insert((call.tool.as_str(), call.subject())) {
             continue;
         }
-        let fixed = calls[i + 1..]
-            .iter()
-            .any(|later| later.tool == call.tool && later.subject() == call.subject() && later.finished() && !later.failed());
+        let fixed = calls[i + 1..].iter().any(|later| {
+            later.tool == call.tool && later.subject() == call.subject() && later.finished() && !later.failed()
+        });
         if fixed {
             continue;
         }
-        let subject = call.command.as_deref().map(|c| format!("`{}`", clean_line(c, 60))).or_else(|| call.subject().map(|s| clean_line(s, 60)));
+        let subject = call
+            .command
+            .as_deref()
+            .map(|c| format!("`{}`", clean_line(c, 60)))
+            .or_else(|| call.subject().map(|s| clean_line(s, 60)));
         let what = match call.exit.filter(|&e| e != 0) {
             Some(exit) => format!("{} {} exited {exit}", call.tool, subject.unwrap_or_default()),
             None => format!("{} {} failed", call.tool, subject.unwrap_or_default()),
         };
-        let earlier = calls[..i].iter().filter(|c| c.tool == call.tool && c.subject() == call.subject() && c.failed()).count();
-        out.push(if earlier > 0 { format!("{what}; failed {} times, no pass since", earlier + 1) } else { format!("{what}; no pass since") });
+        let earlier = calls[..i]
+            .iter()
+            .filter(|c| c.tool == call.tool && c.subject() == call.subject() && c.failed())
+            .count();
+        out.push(if earlier > 0 {
+            format!("{what}; failed {} times, no pass since", earlier + 1)
+        } else {
+            format!("{what}; no pass since")
+        });
     }
     out
 }

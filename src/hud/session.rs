@@ -18,7 +18,11 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_calls: 200, output_head: 2048, output_tail: 2048 }
+        Limits {
+            max_calls: 200,
+            output_head: 2048,
+            output_tail: 2048,
+        }
     }
 }
 
@@ -61,7 +65,10 @@ impl ToolCall {
 
     /// What the call acted on: the command, the path or the detail.
     pub fn subject(&self) -> Option<&str> {
-        self.command.as_deref().or(self.path.as_deref()).or(self.detail.as_deref())
+        self.command
+            .as_deref()
+            .or(self.path.as_deref())
+            .or(self.detail.as_deref())
     }
 
     fn bytes(&self) -> usize {
@@ -70,7 +77,10 @@ impl ToolCall {
             + self.subject().map_or(0, str::len)
             + self.output.as_ref().map_or(0, Clipped::bytes)
             + self.error.as_ref().map_or(0, String::len)
-            + self.todos.as_ref().map_or(0, |t| t.iter().map(|t| t.content.len() + 16).sum())
+            + self
+                .todos
+                .as_ref()
+                .map_or(0, |t| t.iter().map(|t| t.content.len() + 16).sum())
             + 128
     }
 }
@@ -104,7 +114,10 @@ pub struct SessionState {
 
 impl SessionState {
     pub fn new(id: &str) -> Self {
-        SessionState { id: id.to_owned(), ..Default::default() }
+        SessionState {
+            id: id.to_owned(),
+            ..Default::default()
+        }
     }
 
     /// Approximate bytes held.
@@ -125,7 +138,12 @@ impl SessionState {
         let mut changed = false;
         for message in messages {
             let created = message.info.time.as_ref().and_then(|t| t.created).unwrap_or(0.0);
-            if let Some(root) = message.info.path.as_ref().and_then(|p| p.root.clone().or_else(|| p.cwd.clone())) {
+            if let Some(root) = message
+                .info
+                .path
+                .as_ref()
+                .and_then(|p| p.root.clone().or_else(|| p.cwd.clone()))
+            {
                 if self.root.as_deref() != Some(&root) && root != "/" {
                     self.root = Some(root);
                 }
@@ -135,7 +153,9 @@ impl SessionState {
             }
             for part in &message.parts {
                 match part {
-                    Part::Tool { call_id, tool, state, .. } => {
+                    Part::Tool {
+                        call_id, tool, state, ..
+                    } => {
                         changed |= self.merge_tool(call_id, tool, state, created, limits);
                     }
                     Part::Compaction { .. } if self.compacted_at.is_none_or(|c| created > c) => {
@@ -158,7 +178,9 @@ impl SessionState {
             .parts
             .iter()
             .filter_map(|p| match p {
-                Part::Text { text, synthetic, .. } if synthetic != &Some(true) && !text.trim().is_empty() => Some(text.as_str()),
+                Part::Text { text, synthetic, .. } if synthetic != &Some(true) && !text.trim().is_empty() => {
+                    Some(text.as_str())
+                }
                 _ => None,
             })
             .collect();
@@ -204,11 +226,20 @@ impl SessionState {
                 .or_else(|| field("url"))
                 .or_else(|| field("description"))
                 .or_else(|| field("query"))
-                .or_else(|| input.as_object().and_then(|o| o.values().find_map(Value::as_str)).map(str::to_owned))
+                .or_else(|| {
+                    input
+                        .as_object()
+                        .and_then(|o| o.values().find_map(Value::as_str))
+                        .map(str::to_owned)
+                })
         } else {
             None
         };
-        let exit = state.metadata.as_ref().and_then(|m| m.get("exit")).and_then(Value::as_i64);
+        let exit = state
+            .metadata
+            .as_ref()
+            .and_then(|m| m.get("exit"))
+            .and_then(Value::as_i64);
         let todos = (tool == "todowrite").then(|| {
             input
                 .get("todos")
@@ -241,8 +272,14 @@ impl SessionState {
             path: path.map(|p| clean_line(&p, 400)),
             detail: detail.map(|d| clean_line(&d, 200)),
             exit,
-            output: state.output.as_deref().map(|o| Clipped::new(o, limits.output_head, limits.output_tail)),
-            error: state.error.as_deref().map(|e| Clipped::new(e, limits.output_head, 0).head),
+            output: state
+                .output
+                .as_deref()
+                .map(|o| Clipped::new(o, limits.output_head, limits.output_tail)),
+            error: state
+                .error
+                .as_deref()
+                .map(|e| Clipped::new(e, limits.output_head, 0).head),
             start,
             seen,
             todos,
@@ -260,8 +297,12 @@ impl SessionState {
             return false;
         }
         let excess = self.calls.len() - limits.max_calls;
-        let drop: Vec<(String, f64)> =
-            self.ordered_calls().into_iter().take(excess).map(|c| (c.call_id.clone(), c.start)).collect();
+        let drop: Vec<(String, f64)> = self
+            .ordered_calls()
+            .into_iter()
+            .take(excess)
+            .map(|c| (c.call_id.clone(), c.start))
+            .collect();
         for (id, start) in drop {
             if let Some(c) = self.calls.remove(&id) {
                 self.bytes -= c.bytes();

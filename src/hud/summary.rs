@@ -29,7 +29,10 @@ pub fn event_log(state: &SessionState) -> Vec<String> {
             let outcome = if c.failed() {
                 match c.exit {
                     Some(e) if e != 0 => format!("failed with exit {e}"),
-                    _ => format!("failed: {}", c.error.as_deref().map(|e| clean_line(e, 80)).unwrap_or_default()),
+                    _ => format!(
+                        "failed: {}",
+                        c.error.as_deref().map(|e| clean_line(e, 80)).unwrap_or_default()
+                    ),
                 }
             } else {
                 "ok".to_owned()
@@ -41,7 +44,10 @@ pub fn event_log(state: &SessionState) -> Vec<String> {
 
 /// The chat prompt for a summary of `state`.
 pub fn prompt(state: &SessionState) -> Vec<ChatMessage> {
-    let goal = state.goal.as_ref().map_or_else(|| "(unknown)".to_owned(), |g| clean_line(&g.1, 300));
+    let goal = state
+        .goal
+        .as_ref()
+        .map_or_else(|| "(unknown)".to_owned(), |g| clean_line(&g.1, 300));
     let mut user = format!("Task: {goal}\nEvent log:\n");
     for line in event_log(state) {
         user.push_str(&line);
@@ -50,8 +56,14 @@ pub fn prompt(state: &SessionState) -> Vec<ChatMessage> {
     user.push('\n');
     user.push_str(INSTRUCTION);
     vec![
-        ChatMessage { role: "system".into(), content: SYSTEM.into() },
-        ChatMessage { role: "user".into(), content: user },
+        ChatMessage {
+            role: "system".into(),
+            content: SYSTEM.into(),
+        },
+        ChatMessage {
+            role: "user".into(),
+            content: user,
+        },
     ]
 }
 
@@ -100,10 +112,14 @@ pub fn guard(raw: &str, state: &SessionState) -> Result<String, Rejected> {
         }
     }
     // Every path-like or quoted word must come from the events.
-    let known: HashSet<&str> = source_lower.split(|c: char| c.is_whitespace() || c == '`' || c == ':').collect();
+    let known: HashSet<&str> = source_lower
+        .split(|c: char| c.is_whitespace() || c == '`' || c == ':')
+        .collect();
     for word in text.split_whitespace() {
         let quoted = word.starts_with('`');
-        let w = word.trim_matches(|c: char| "`'\"()[]{},;:!?".contains(c)).trim_end_matches('.');
+        let w = word
+            .trim_matches(|c: char| "`'\"()[]{},;:!?".contains(c))
+            .trim_end_matches('.');
         let pathish = w.contains('/') || w.contains('\\') || has_extension(w);
         if (pathish || quoted) && !w.is_empty() {
             let lw = w.to_lowercase();
@@ -167,17 +183,33 @@ mod tests {
     #[test]
     fn accepts_a_fresh_sentence() {
         let s = state();
-        let out = guard("The tests still fail after reading src/parser.rs. Fix the parse error next. Extra sentence.", &s).unwrap();
-        assert_eq!(out, "The tests still fail after reading src/parser.rs. Fix the parse error next.");
+        let out = guard(
+            "The tests still fail after reading src/parser.rs. Fix the parse error next. Extra sentence.",
+            &s,
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "The tests still fail after reading src/parser.rs. Fix the parse error next."
+        );
     }
 
     #[test]
     fn rejects_copies_and_inventions() {
         let s = state();
-        assert_eq!(guard("- bash cargo test: failed with exit 101", &s), Err(Rejected::Repeats));
+        assert_eq!(
+            guard("- bash cargo test: failed with exit 101", &s),
+            Err(Rejected::Repeats)
+        );
         assert_eq!(guard("ok", &s), Err(Rejected::Empty));
-        assert_eq!(guard("Next, edit src/lexer.rs to fix it.", &s), Err(Rejected::Unknown("src/lexer.rs".into())));
-        assert_eq!(guard("Run `make check` to see more.", &s), Err(Rejected::Unknown("make".into())));
+        assert_eq!(
+            guard("Next, edit src/lexer.rs to fix it.", &s),
+            Err(Rejected::Unknown("src/lexer.rs".into()))
+        );
+        assert_eq!(
+            guard("Run `make check` to see more.", &s),
+            Err(Rejected::Unknown("make".into()))
+        );
     }
 
     #[test]

@@ -57,7 +57,8 @@ pub fn defuse_tags(text: &str) -> String {
     let bytes = lower.as_bytes();
     for (i, c) in text.char_indices() {
         let opens = c == '<'
-            && (lower[i + 1..].starts_with(TAG) || (bytes.get(i + 1) == Some(&b'/') && lower[i + 2..].starts_with(TAG)));
+            && (lower[i + 1..].starts_with(TAG)
+                || (bytes.get(i + 1) == Some(&b'/') && lower[i + 2..].starts_with(TAG)));
         out.push(if opens { '‹' } else { c });
     }
     out
@@ -93,8 +94,17 @@ impl Clipped {
             }
         };
         let head_text = cut(head, false);
-        let tail_text = if text.len() > head { cut(tail.min(text.len() - head_text.len()), true) } else { String::new() };
-        Clipped { head: head_text, tail: tail_text, lines: text.lines().count(), total_bytes: text.len() }
+        let tail_text = if text.len() > head {
+            cut(tail.min(text.len() - head_text.len()), true)
+        } else {
+            String::new()
+        };
+        Clipped {
+            head: head_text,
+            tail: tail_text,
+            lines: text.lines().count(),
+            total_bytes: text.len(),
+        }
     }
 
     pub fn bytes(&self) -> usize {
@@ -110,21 +120,36 @@ impl Clipped {
     /// error, else the last non-empty one.
     pub fn key_line(&self) -> Option<&str> {
         self.kept_lines().find(|l| looks_like_error(l)).or_else(|| {
-            self.tail.lines().chain(self.head.lines().rev()).map(str::trim).find(|l| !l.is_empty())
+            self.tail
+                .lines()
+                .chain(self.head.lines().rev())
+                .map(str::trim)
+                .find(|l| !l.is_empty())
         })
     }
 
     /// Lines worth showing from a long successful output: errors and warnings.
     pub fn salient(&self) -> Option<&str> {
-        self.kept_lines().find(|l| looks_like_error(l) || l.to_ascii_lowercase().contains("warning"))
+        self.kept_lines()
+            .find(|l| looks_like_error(l) || l.to_ascii_lowercase().contains("warning"))
     }
 }
 
 fn looks_like_error(line: &str) -> bool {
     let l = line.to_ascii_lowercase();
-    ["error", "fail", "panic", "exception", "fatal", "denied", "not found", "cannot", "traceback"]
-        .iter()
-        .any(|k| l.contains(k))
+    [
+        "error",
+        "fail",
+        "panic",
+        "exception",
+        "fatal",
+        "denied",
+        "not found",
+        "cannot",
+        "traceback",
+    ]
+    .iter()
+    .any(|k| l.contains(k))
 }
 
 #[cfg(test)]

@@ -189,12 +189,16 @@ impl Health {
         match self.state.load(Ordering::Acquire) {
             Self::LOADING => HealthState::Loading,
             Self::READY => HealthState::Ready,
-            _ => HealthState::Failed { reason: self.reason.lock().map(|r| r.clone()).unwrap_or_default() },
+            _ => HealthState::Failed {
+                reason: self.reason.lock().map(|r| r.clone()).unwrap_or_default(),
+            },
         }
     }
 
     fn set_ready(&self) {
-        let _ = self.state.compare_exchange(Self::LOADING, Self::READY, Ordering::AcqRel, Ordering::Acquire);
+        let _ = self
+            .state
+            .compare_exchange(Self::LOADING, Self::READY, Ordering::AcqRel, Ordering::Acquire);
     }
 
     fn set_failed(&self, reason: String) {
@@ -206,7 +210,10 @@ impl Health {
 }
 
 enum Command {
-    Generate { request: GenerateRequest, events: mpsc::UnboundedSender<Event> },
+    Generate {
+        request: GenerateRequest,
+        events: mpsc::UnboundedSender<Event>,
+    },
     Shutdown,
 }
 
@@ -253,8 +260,13 @@ impl ModelHandle {
         };
         match loaded_rx.await {
             Ok(Ok((info, vocab))) => {
-                let handle =
-                    ModelHandle { tx: tx.clone(), health, info: Arc::new(info), vocab, stopping: stopping.clone() };
+                let handle = ModelHandle {
+                    tx: tx.clone(),
+                    health,
+                    info: Arc::new(info),
+                    vocab,
+                    stopping: stopping.clone(),
+                };
                 Ok((handle, ModelThread { join, tx, stopping }))
             }
             Ok(Err(err)) => {
@@ -295,10 +307,12 @@ impl ModelHandle {
             return Err(ModelError::Unavailable(reason));
         }
         let (events, rx) = mpsc::unbounded_channel();
-        self.tx.try_send(Command::Generate { request, events }).map_err(|e| match e {
-            mpsc::error::TrySendError::Full(_) => ModelError::Overloaded(self.tx.max_capacity()),
-            mpsc::error::TrySendError::Closed(_) => ModelError::Unavailable("the model thread has stopped".into()),
-        })?;
+        self.tx
+            .try_send(Command::Generate { request, events })
+            .map_err(|e| match e {
+                mpsc::error::TrySendError::Full(_) => ModelError::Overloaded(self.tx.max_capacity()),
+                mpsc::error::TrySendError::Closed(_) => ModelError::Unavailable("the model thread has stopped".into()),
+            })?;
         Ok(rx)
     }
 

@@ -56,7 +56,10 @@ pub struct StopMatcher {
 
 impl StopMatcher {
     pub fn new(stops: &[String]) -> Self {
-        Self { stops: stops.iter().filter(|s| !s.is_empty()).cloned().collect(), held: String::new() }
+        Self {
+            stops: stops.iter().filter(|s| !s.is_empty()).cloned().collect(),
+            held: String::new(),
+        }
     }
 
     /// Adds text; returns what is safe to emit and whether a stop string was hit

@@ -37,7 +37,11 @@ pub(super) fn run(
     struct Sentinel(Arc<Health>);
     impl Drop for Sentinel {
         fn drop(&mut self) {
-            let reason = if std::thread::panicking() { "the model thread panicked" } else { "the model thread stopped" };
+            let reason = if std::thread::panicking() {
+                "the model thread panicked"
+            } else {
+                "the model thread stopped"
+            };
             self.0.set_failed(reason.into());
         }
     }
@@ -54,7 +58,10 @@ pub(super) fn run(
     let model = match LlamaModel::load_from_file(&backend, &config.model, &params) {
         Ok(m) => Arc::new(m),
         Err(e) => {
-            let _ = loaded.send(Err(LoadError::Model { path: config.model.clone(), reason: e.to_string() }));
+            let _ = loaded.send(Err(LoadError::Model {
+                path: config.model.clone(),
+                reason: e.to_string(),
+            }));
             return;
         }
     };
@@ -84,7 +91,9 @@ pub(super) fn run(
         match command {
             Command::Shutdown => break,
             Command::Generate { events, .. } if stopping.load(Ordering::Acquire) => {
-                let _ = events.send(Event::Failed(ModelError::Unavailable("the server is shutting down".into())));
+                let _ = events.send(Event::Failed(ModelError::Unavailable(
+                    "the server is shutting down".into(),
+                )));
             }
             Command::Generate { request, events } => worker.generate(request, &events, &stopping),
         }
@@ -124,7 +133,11 @@ impl<'m> Worker<'m> {
         let ctx_train = model.n_ctx_train();
         let ctx_size = if config.ctx == 0 { ctx_train } else { config.ctx };
         if ctx_size > ctx_train && ctx_train > 0 {
-            tracing::warn!(ctx = ctx_size, ctx_train, "--ctx exceeds the context the model was trained for");
+            tracing::warn!(
+                ctx = ctx_size,
+                ctx_train,
+                "--ctx exceeds the context the model was trained for"
+            );
         }
         let threads = config.threads();
         let batch = config.batch.clamp(1, ctx_size.max(1));
@@ -143,12 +156,15 @@ impl<'m> Worker<'m> {
             .with_n_threads(threads as i32)
             .with_n_threads_batch(threads as i32)
             .with_flash_attention_policy(flash);
-        let ctx = model
-            .new_context(backend, params)
-            .map_err(|e| LoadError::Context { ctx: ctx_size, reason: e.to_string() })?;
+        let ctx = model.new_context(backend, params).map_err(|e| LoadError::Context {
+            ctx: ctx_size,
+            reason: e.to_string(),
+        })?;
 
         let (template, source) = match model.chat_template(None) {
-            Ok(t) if model.apply_chat_template(&t, &[probe_message()], true).is_ok() => (Template::Gguf(t), TemplateSource::Gguf),
+            Ok(t) if model.apply_chat_template(&t, &[probe_message()], true).is_ok() => {
+                (Template::Gguf(t), TemplateSource::Gguf)
+            }
             Ok(_) => {
                 tracing::warn!("llama.cpp does not recognise the GGUF's chat template; using ChatML");
                 (Template::ChatMl, TemplateSource::ChatmlFallback)
@@ -158,7 +174,11 @@ impl<'m> Worker<'m> {
                 (Template::ChatMl, TemplateSource::ChatmlFallback)
             }
         };
-        let gpu_layers = if backend.supports_gpu_offload() { config.gpu_layers.min(model.n_layer() + 1) } else { 0 };
+        let gpu_layers = if backend.supports_gpu_offload() {
+            config.gpu_layers.min(model.n_layer() + 1)
+        } else {
+            0
+        };
         let name = model
             .meta_val_str("general.name")
             .ok()
@@ -179,8 +199,22 @@ impl<'m> Worker<'m> {
             template: source,
             add_bos: model.vocab().should_add_bos(),
         };
-        let slots = (0..config.kv_slots).map(|_| Slot { key: None, tokens: Vec::new(), last_used: 0 }).collect();
-        Ok(Worker { model, ctx, template, batch: LlamaBatch::new(batch as usize, 1), slots, clock: 0, info })
+        let slots = (0..config.kv_slots)
+            .map(|_| Slot {
+                key: None,
+                tokens: Vec::new(),
+                last_used: 0,
+            })
+            .collect();
+        Ok(Worker {
+            model,
+            ctx,
+            template,
+            batch: LlamaBatch::new(batch as usize, 1),
+            slots,
+            clock: 0,
+            info,
+        })
     }
 
     /// One short decode, so the first request does not pay for lazy set-up.
@@ -220,7 +254,10 @@ impl<'m> Worker<'m> {
             return Err(ModelError::InvalidInput("the prompt is empty".into()));
         }
         if tokens.len() >= n_ctx as usize {
-            return Err(ModelError::ContextExceeded { prompt: tokens.len() as u32, ctx: n_ctx });
+            return Err(ModelError::ContextExceeded {
+                prompt: tokens.len() as u32,
+                ctx: n_ctx,
+            });
         }
 
         let started = Instant::now();
@@ -451,7 +488,8 @@ fn chatml(messages: &[ChatMessage]) -> String {
 }
 
 fn file_stem(path: &std::path::Path) -> String {
-    path.file_stem().map_or_else(|| "model".into(), |s| s.to_string_lossy().into_owned())
+    path.file_stem()
+        .map_or_else(|| "model".into(), |s| s.to_string_lossy().into_owned())
 }
 
 fn backend_name(gpu_layers: u32) -> &'static str {
@@ -474,7 +512,10 @@ mod tests {
 
     #[test]
     fn chatml_ends_with_the_assistant_turn() {
-        let text = chatml(&[ChatMessage { role: "user".into(), content: "hi".into() }]);
+        let text = chatml(&[ChatMessage {
+            role: "user".into(),
+            content: "hi".into(),
+        }]);
         assert_eq!(text, "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n");
     }
 

@@ -74,8 +74,13 @@ impl IntoResponse for ApiError {
             tracing::warn!(error = %self, "request failed");
         }
         let mut response = (status, axum::Json(self.body())).into_response();
-        if matches!(self, ApiError::Model(ModelError::Overloaded(_) | ModelError::Unavailable(_))) {
-            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        if matches!(
+            self,
+            ApiError::Model(ModelError::Overloaded(_) | ModelError::Unavailable(_))
+        ) {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         }
         response
     }
@@ -98,7 +103,9 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
             }
         })?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Err(ApiError::InvalidRequest("the request body is empty; send a JSON object".into()));
+            return Err(ApiError::InvalidRequest(
+                "the request body is empty; send a JSON object".into(),
+            ));
         }
         serde_json::from_slice(&bytes)
             .map(JsonBody)

@@ -34,9 +34,16 @@ fn check_id(id: &str) -> Result<(), ApiError> {
 
 /// Merges and renders at once; never waits for the model.
 #[tracing::instrument(skip_all, fields(session = %request.session_id, messages = request.messages.len()))]
-pub async fn sync(State(state): State<AppState>, JsonBody(request): JsonBody<SyncRequest>) -> Result<Json<HudView>, ApiError> {
+pub async fn sync(
+    State(state): State<AppState>,
+    JsonBody(request): JsonBody<SyncRequest>,
+) -> Result<Json<HudView>, ApiError> {
     check_id(&request.session_id)?;
-    Ok(Json(state.hud.sync(&request.session_id, &request.messages, request.full)?))
+    Ok(Json(state.hud.sync(
+        &request.session_id,
+        &request.messages,
+        request.full,
+    )?))
 }
 
 pub async fn get(State(state): State<AppState>, Path(session): Path<String>) -> Result<Json<HudView>, ApiError> {

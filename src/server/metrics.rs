@@ -14,10 +14,22 @@ pub fn install() -> anyhow::Result<PrometheusHandle> {
     let handle = PrometheusBuilder::new()
         .set_buckets(&[0.001, 0.005, 0.025, 0.1, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0])?
         .install_recorder()?;
-    metrics::describe_counter!("evolve_hud_http_requests_total", "HTTP requests by route, method and status");
-    metrics::describe_histogram!("evolve_hud_http_request_duration_seconds", "HTTP request duration by route");
-    metrics::describe_counter!("evolve_hud_prompt_tokens_total", "prompt tokens of finished generations");
-    metrics::describe_counter!("evolve_hud_prompt_tokens_cached_total", "prompt tokens served from the KV cache");
+    metrics::describe_counter!(
+        "evolve_hud_http_requests_total",
+        "HTTP requests by route, method and status"
+    );
+    metrics::describe_histogram!(
+        "evolve_hud_http_request_duration_seconds",
+        "HTTP request duration by route"
+    );
+    metrics::describe_counter!(
+        "evolve_hud_prompt_tokens_total",
+        "prompt tokens of finished generations"
+    );
+    metrics::describe_counter!(
+        "evolve_hud_prompt_tokens_cached_total",
+        "prompt tokens served from the KV cache"
+    );
     metrics::describe_counter!("evolve_hud_completion_tokens_total", "generated tokens");
     metrics::describe_histogram!("evolve_hud_prompt_seconds", "prompt processing time per generation");
     metrics::describe_histogram!("evolve_hud_generation_seconds", "token generation time per generation");

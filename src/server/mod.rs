@@ -46,7 +46,10 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
     let local = listener.local_addr().context("reading the bound address")?;
 
     let model_name = config.server.model_name.clone().unwrap_or_else(|| {
-        config.model.model.file_stem().map_or_else(|| "model".into(), |s| s.to_string_lossy().trim_end_matches(".gguf").to_owned())
+        config.model.model.file_stem().map_or_else(
+            || "model".into(),
+            |s| s.to_string_lossy().trim_end_matches(".gguf").to_owned(),
+        )
     });
     let counter = match &config.hud.hud_tokenizer {
         Some(path) => crate::hud::TokenCounter::from_file(path)?,
@@ -58,7 +61,9 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
         hud,
         model_name,
         metrics,
-        started: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+        started: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
     };
     let app = router(state, config.server.max_body);
     tracing::info!("listening on http://{local}");

@@ -79,11 +79,17 @@ impl ChatRequest {
             Some(m) if m.is_empty() => return invalid("`messages` must hold at least one message".into()),
             Some(m) => m,
         };
-        let messages = messages.into_iter().enumerate().map(|(i, m)| m.into_chat(i)).collect::<Result<Vec<_>, _>>()?;
+        let messages = messages
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| m.into_chat(i))
+            .collect::<Result<Vec<_>, _>>()?;
         let max_tokens = match self.max_tokens {
             None => DEFAULT_MAX_TOKENS.min(ctx),
             Some(n) if n < 1 || n > i64::from(ctx) => {
-                return invalid(format!("`max_tokens` must be between 1 and the context size {ctx}, got {n}"))
+                return invalid(format!(
+                    "`max_tokens` must be between 1 and the context size {ctx}, got {n}"
+                ))
             }
             Some(n) => n as u32,
         };
@@ -107,7 +113,13 @@ impl ChatRequest {
         let seed = self.seed.map_or(u32::MAX, |s| (s % u64::from(u32::MAX)) as u32);
         Ok(GenerateRequest {
             prompt: Prompt::Chat(messages),
-            params: SamplingParams { max_tokens, temperature, top_p, seed, stop },
+            params: SamplingParams {
+                max_tokens,
+                temperature,
+                top_p,
+                seed,
+                stop,
+            },
             cache_key: None,
         })
     }
@@ -144,7 +156,10 @@ impl WireMessage {
                 text
             }
         };
-        Ok(ChatMessage { role: role.into(), content })
+        Ok(ChatMessage {
+            role: role.into(),
+            content,
+        })
     }
 }
 
@@ -311,7 +326,9 @@ mod tests {
     use super::*;
 
     fn parse(body: &str) -> Result<GenerateRequest, ApiError> {
-        serde_json::from_str::<ChatRequest>(body).map_err(|e| ApiError::InvalidRequest(e.to_string()))?.into_generate(4096)
+        serde_json::from_str::<ChatRequest>(body)
+            .map_err(|e| ApiError::InvalidRequest(e.to_string()))?
+            .into_generate(4096)
     }
 
     #[test]
@@ -325,8 +342,16 @@ mod tests {
     #[test]
     fn content_parts_and_roles() {
         let g = parse(r#"{"messages":[{"role":"developer","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},{"role":"assistant","content":null}]}"#).unwrap();
-        let Prompt::Chat(m) = g.prompt else { panic!("chat prompt") };
-        assert_eq!(m[0], ChatMessage { role: "system".into(), content: "ab".into() });
+        let Prompt::Chat(m) = g.prompt else {
+            panic!("chat prompt")
+        };
+        assert_eq!(
+            m[0],
+            ChatMessage {
+                role: "system".into(),
+                content: "ab".into()
+            }
+        );
         assert_eq!(m[1].content, "");
     }
 

@@ -14,14 +14,20 @@ pub fn test_model() -> PathBuf {
     if let Ok(p) = std::env::var("EVOLVE_HUD_TEST_MODEL") {
         return PathBuf::from(p);
     }
-    let cache = std::env::var_os("EVOLVE_HUD_CACHE").map(PathBuf::from).unwrap_or_else(|| {
-        std::env::var_os("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(std::env::var("HOME").expect("HOME")).join(".cache"))
-            .join("evolve-hud")
-    });
+    let cache = std::env::var_os("EVOLVE_HUD_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from(std::env::var("HOME").expect("HOME")).join(".cache"))
+                .join("evolve-hud")
+        });
     let path = cache.join("SmolLM2-135M-Instruct.Q4_1.gguf");
-    assert!(path.exists(), "test model missing at {}; run scripts/fetch-test-model.sh", path.display());
+    assert!(
+        path.exists(),
+        "test model missing at {}; run scripts/fetch-test-model.sh",
+        path.display()
+    );
     path
 }
 
@@ -119,7 +125,9 @@ impl Server {
 pub fn http_status(url: &str) -> Option<u16> {
     use std::io::{Read, Write};
     let rest = url.strip_prefix("http://")?;
-    let (host, path) = rest.split_once('/').map_or((rest, "/".to_owned()), |(h, p)| (h, format!("/{p}")));
+    let (host, path) = rest
+        .split_once('/')
+        .map_or((rest, "/".to_owned()), |(h, p)| (h, format!("/{p}")));
     let mut stream = std::net::TcpStream::connect(host).ok()?;
     stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
     write!(stream, "GET {path} HTTP/1.0\r\nHost: {host}\r\n\r\n").ok()?;
@@ -129,7 +137,9 @@ pub fn http_status(url: &str) -> Option<u16> {
 }
 
 fn unsafe_kill(pid: u32, signal: &str) {
-    let _ = Command::new("kill").args([&format!("-{signal}"), &pid.to_string()]).status();
+    let _ = Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status();
 }
 
 impl Drop for Server {
@@ -152,5 +162,8 @@ pub fn serve_expecting_failure(model: &std::path::Path) -> (ExitStatus, String) 
 }
 
 pub fn client() -> reqwest::Client {
-    reqwest::Client::builder().timeout(Duration::from_secs(300)).build().expect("client")
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(300))
+        .build()
+        .expect("client")
 }

@@ -162,13 +162,13 @@ impl Hud {
     pub fn sync(
         self: &Arc<Self>,
         session_id: &str,
-        messages: &[serde_json::Value],
+        messages: Vec<serde_json::Value>,
         full: bool,
     ) -> Result<HudView, HudError> {
         let mut parsed = Vec::with_capacity(messages.len());
         let mut skipped = 0;
         for m in messages {
-            match serde_json::from_value::<opencode::Message>(m.clone()) {
+            match serde_json::from_value::<opencode::Message>(m) {
                 Ok(m) if m.info.session_id.as_deref().is_none_or(|s| s == session_id) => parsed.push(m),
                 _ => skipped += 1,
             }

@@ -41,7 +41,7 @@ pub async fn sync(
     check_id(&request.session_id)?;
     Ok(Json(state.hud.sync(
         &request.session_id,
-        &request.messages,
+        request.messages,
         request.full,
     )?))
 }

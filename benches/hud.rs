@@ -119,48 +119,43 @@ async fn refresh(model: &ModelHandle, state: &SessionState, key: &str) -> (f64, 
 #[tokio::main]
 async fn main() {
     let n = 500;
-    // 1. Sync latency over HTTP.
-    let server = common::Server::start(&["--hud-summary", "false"]);
-    let (p50, p99, max) = sync_latency(&server, "idle", n).await;
-    println!("sync+render, model idle: p50 {p50:.2} ms, p99 {p99:.2} ms, max {max:.2} ms ({n} syncs)");
-    // Keep the model busy with a long generation while syncing.
-    let busy = {
-        let url = server.url("/v1/chat/completions");
-        tokio::spawn(async move {
-            let body = json!({ "messages": [{ "role": "user", "content": "Write a long story." }], "max_tokens": 3000, "temperature": 0.8, "seed": 7 });
-            reqwest::Client::new()
-                .post(url)
-                .json(&body)
-                .send()
-                .await
-                .unwrap()
-                .bytes()
-                .await
-                .unwrap();
-        })
-    };
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let (p50, p99, max) = sync_latency(&server, "busy", n).await;
-    println!("sync+render, model busy: p50 {p50:.2} ms, p99 {p99:.2} ms, max {max:.2} ms ({n} syncs)");
-    busy.abort();
-    drop(server);
+    // 1. Sync latency over HTTP, idle and with the model busy generating, at
+    // the default model-thread niceness and with the model at full priority.
+    for (label, args) in [("default --nice 10", &[][..]), ("--nice 0", &["--nice", "0"][..])] {
+        let server = common::Server::start(&[&["--hud-summary", "false"], args].concat());
+        let (p50, p99, max) = sync_latency(&server, "idle", n).await;
+        println!("sync+render, {label}, model idle: p50 {p50:.2} ms, p99 {p99:.2} ms, max {max:.2} ms ({n} syncs)");
+        let busy = {
+            let url = server.url("/v1/chat/completions");
+            tokio::spawn(async move {
+                let body = json!({ "messages": [{ "role": "user", "content": "Write a long story." }], "max_tokens": 3000, "temperature": 0.8, "seed": 7 });
+                let response = reqwest::Client::new().post(url).json(&body).send().await.unwrap();
+                response.bytes().await.unwrap();
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let (p50, p99, max) = sync_latency(&server, "busy", n).await;
+        println!("sync+render, {label}, model busy: p50 {p50:.2} ms, p99 {p99:.2} ms, max {max:.2} ms ({n} syncs)");
+        busy.abort();
+    }
 
     // 2. Summary refresh after one new tool call, in-process on the model thread.
     let config = ModelConfig {
         model: common::test_model(),
-        ctx: 8192,
+        ctx: 4096,
         threads: None,
         gpu_layers: 0,
         flash_attn: FlashAttn::Off,
         batch: 512,
         kv_slots: 4,
         queue: 8,
+        nice: 0,
     };
     let (model, thread) = ModelHandle::start(&config).await.expect("model");
     let limits = Limits::default();
     let mut state = SessionState::new("bench");
     let mut messages = vec![goal()];
-    messages.extend((1..=70).map(tool));
+    messages.extend((1..=120).map(tool));
     let parsed: Vec<Message> = messages
         .iter()
         .map(|m| serde_json::from_value(m.clone()).unwrap())
@@ -170,7 +165,7 @@ async fn main() {
     println!("session prompt: {tokens} tokens");
     let (mut reuse, mut full) = (Vec::new(), Vec::new());
     for i in 0..5 {
-        let next: Vec<Message> = vec![serde_json::from_value(tool(71 + i)).unwrap()];
+        let next: Vec<Message> = vec![serde_json::from_value(tool(121 + i)).unwrap()];
         state.merge(&next, &limits);
         let (ms, prompt_ms, tokens, cached) = refresh(&model, &state, "hud:bench").await;
         println!(

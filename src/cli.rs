@@ -140,6 +140,12 @@ pub struct ModelConfig {
     /// with 429.
     #[arg(long, env = "EVOLVE_HUD_QUEUE", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub queue: u32,
+
+    /// Scheduling niceness of the model's compute threads (Linux), so HTTP
+    /// handling and the user's own work run first when cores are scarce.
+    /// 0 keeps the process's priority.
+    #[arg(long, env = "EVOLVE_HUD_NICE", default_value_t = 10, value_parser = clap::value_parser!(i32).range(0..=19))]
+    pub nice: i32,
 }
 
 impl ModelConfig {

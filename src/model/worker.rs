@@ -24,6 +24,21 @@ use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::{mpsc, oneshot};
 
+/// Lowers the calling thread's scheduling priority by `nice` (Linux keeps
+/// niceness per thread; elsewhere this is a no-op).
+fn lower_priority(nice: i32) {
+    #[cfg(target_os = "linux")]
+    if nice > 0 {
+        // SAFETY: plain syscalls on the current thread's id.
+        let rc = unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, nice) };
+        if rc != 0 {
+            tracing::warn!(nice, error = %std::io::Error::last_os_error(), "could not lower the model thread's priority");
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = nice;
+}
+
 /// Entry point of the model thread.
 pub(super) fn run(
     config: ModelConfig,
@@ -46,6 +61,8 @@ pub(super) fn run(
         }
     }
     let _sentinel = Sentinel(health.clone());
+    // Compute threads spawned from here on (llama.cpp's OpenMP team) inherit it.
+    lower_priority(config.nice);
 
     let backend = match LlamaBackend::init() {
         Ok(b) => b,
@@ -147,12 +164,14 @@ impl<'m> Worker<'m> {
             FlashAttn::On => 1,
             FlashAttn::Auto => -1,
         };
+        // Each slot gets a KV stream of its own, `ctx_size` cells long, so a
+        // prompt's attention spans only its own cache, not every cached prompt.
         let params = LlamaContextParams::default()
-            .with_n_ctx(NonZeroU32::new(ctx_size))
+            .with_n_ctx(NonZeroU32::new(ctx_size.saturating_mul(config.kv_slots)))
             .with_n_batch(batch)
             .with_n_ubatch(batch)
             .with_n_seq_max(config.kv_slots)
-            .with_kv_unified(true)
+            .with_kv_unified(false)
             .with_n_threads(threads as i32)
             .with_n_threads_batch(threads as i32)
             .with_flash_attention_policy(flash);
@@ -191,7 +210,7 @@ impl<'m> Worker<'m> {
             size_bytes: summary.file_size,
             params: model.n_params(),
             layers: model.n_layer(),
-            ctx: ctx.n_ctx(),
+            ctx: ctx.n_ctx() / config.kv_slots,
             ctx_train,
             threads,
             gpu_layers,
@@ -249,7 +268,7 @@ impl<'m> Worker<'m> {
             Prompt::Raw(text) => text.clone(),
         };
         let tokens = self.tokenize(&text);
-        let n_ctx = self.ctx.n_ctx();
+        let n_ctx = self.info.ctx;
         if tokens.is_empty() {
             return Err(ModelError::InvalidInput("the prompt is empty".into()));
         }
@@ -371,7 +390,9 @@ impl<'m> Worker<'m> {
                 match best {
                     Some((i, n)) if n < self.slots[i].tokens.len() && self.slots.len() > 1 => {
                         let to = self.evict_lru(Some(i));
-                        let _ = self.ctx.copy_kv_cache_seq(i as i32, to as i32, Some(0), Some(n as u32));
+                        // Slots live in separate streams, which copy whole.
+                        let _ = self.ctx.copy_kv_cache_seq(i as i32, to as i32, None, None);
+                        let _ = self.ctx.clear_kv_cache_seq(Some(to as u32), Some(n as u32), None);
                         self.slots[to].tokens = self.slots[i].tokens[..n].to_vec();
                         to
                     }
@@ -409,8 +430,7 @@ impl<'m> Worker<'m> {
     }
 
     /// Decodes `tokens` into slot `index` from position `pos`, in batches,
-    /// with logits for the last token only. When the shared KV cache is full,
-    /// other slots are evicted, least recently used first.
+    /// with logits for the last token only.
     fn decode(&mut self, index: usize, pos: usize, tokens: &[LlamaToken]) -> Result<(), ModelError> {
         let chunk = self.batch_capacity();
         let mut at = pos;
@@ -422,28 +442,18 @@ impl<'m> Worker<'m> {
                     .add(token, (at + i) as i32, &[index as i32], last)
                     .map_err(|e| ModelError::Backend(e.to_string()))?;
             }
-            loop {
-                match self.ctx.decode(&mut self.batch) {
-                    Ok(()) => break,
-                    Err(DecodeError::NoKvCacheSlot) => {
-                        let victim = (0..self.slots.len())
-                            .filter(|&i| i != index && !self.slots[i].tokens.is_empty())
-                            .min_by_key(|&i| self.slots[i].last_used);
-                        match victim {
-                            Some(v) => self.clear_slot(v),
-                            None => {
-                                return Err(ModelError::ContextExceeded {
-                                    prompt: (pos + tokens.len()) as u32,
-                                    ctx: self.ctx.n_ctx(),
-                                })
-                            }
-                        }
-                    }
-                    Err(e) => {
-                        // The failed batch may be partly in the cache; forget this slot.
-                        self.clear_slot(index);
-                        return Err(ModelError::Backend(e.to_string()));
-                    }
+            match self.ctx.decode(&mut self.batch) {
+                Ok(()) => {}
+                Err(DecodeError::NoKvCacheSlot) => {
+                    return Err(ModelError::ContextExceeded {
+                        prompt: (pos + tokens.len()) as u32,
+                        ctx: self.info.ctx,
+                    })
+                }
+                Err(e) => {
+                    // The failed batch may be partly in the cache; forget this slot.
+                    self.clear_slot(index);
+                    return Err(ModelError::Backend(e.to_string()));
                 }
             }
             self.slots[index].tokens.extend_from_slice(piece);

@@ -242,3 +242,67 @@ async fn bad_hud_requests_get_clear_4xx() {
     assert_eq!(status, 404);
     assert_eq!(c.get(server.url("/health")).send().await.unwrap().status(), 200);
 }
+
+async fn event(server: &Server, body: &Value) -> (u16, Value) {
+    let r = client()
+        .post(server.url("/v1/hud/event"))
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn forwarded_events_update_the_hud() {
+    let server = Server::start(&["--hud-summary", "false"]);
+    let messages = transform(2);
+    let session = session_of(&messages);
+    // Unknown sessions are ignored until their first full sync.
+    let (status, v) = event(&server, &json!({ "type": "session.idle", "session_id": session })).await;
+    assert_eq!((status, v["known"].clone()), (202, json!(false)));
+    sync(
+        &server,
+        &json!({ "session_id": session, "messages": messages, "full": true }),
+    )
+    .await;
+
+    // tool.execute.after, as the shim forwards it (basic/tool-after-2.json's shape).
+    let (status, v) = event(
+        &server,
+        &json!({ "type": "tool.execute.after", "session_id": session, "call_id": "call_x", "tool": "bash",
+                 "args": { "command": "cargo build --release" }, "title": "cargo build --release",
+                 "output": "error: could not compile", "metadata": { "exit": 101 } }),
+    )
+    .await;
+    assert_eq!((status, v["known"].clone()), (202, json!(true)));
+    // todo.updated replaces the todo list.
+    let todos = json!([{ "content": "fix the build", "status": "in_progress", "priority": "high", "id": "1" },
+                       { "content": "write notes", "status": "completed", "priority": "low", "id": "2" }]);
+    event(
+        &server,
+        &json!({ "type": "todo.updated", "session_id": session, "todos": todos }),
+    )
+    .await;
+    event(&server, &json!({ "type": "session.idle", "session_id": session })).await;
+    let (_, v) = get(&server, &format!("/v1/hud/{session}")).await;
+    let hud = v["hud"].as_str().unwrap();
+    assert!(hud.contains("✗ bash `cargo build --release` → exit 101"), "{hud}");
+    assert!(hud.contains("Todos: 1/2 done; in progress: fix the build"), "{hud}");
+    let (_, list) = get(&server, "/v1/hud").await;
+    assert!(list["sessions"][0]["agent_idle_ms"].is_u64(), "{list}");
+
+    // Bad events are refused; the server keeps serving.
+    for bad in [
+        json!({ "type": "nope", "session_id": session }),
+        json!({ "type": "session.idle" }),
+        json!([]),
+    ] {
+        let (status, v) = event(&server, &bad).await;
+        assert_eq!(status, 400, "{bad}: {v}");
+    }
+    // session.deleted forgets the session.
+    let (_, v) = event(&server, &json!({ "type": "session.deleted", "session_id": session })).await;
+    assert_eq!(v["known"], json!(true));
+    assert_eq!(get(&server, &format!("/v1/hud/{session}")).await.0, 404);
+}

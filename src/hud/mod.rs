@@ -13,6 +13,7 @@ pub mod summary;
 pub mod text;
 
 use crate::model::{Event, GenerateRequest, ModelHandle, Prompt, SamplingParams};
+use opencode::SessionEvent;
 use render::{Budget, SummaryLine};
 use serde::Serialize;
 use session::{Limits, SessionState};
@@ -20,6 +21,13 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// Milliseconds since the Unix epoch, OpenCode's clock.
+fn epoch_ms() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+}
 
 /// HUD settings.
 #[derive(Debug, Clone)]
@@ -100,7 +108,10 @@ pub struct SessionListing {
     pub version: u64,
     pub tool_calls: usize,
     pub bytes: usize,
+    /// Since the last sync or event.
     pub idle_ms: u64,
+    /// Since the agent went idle (`session.idle`), while it stays idle.
+    pub agent_idle_ms: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -132,6 +143,8 @@ struct Entry {
     summary_status: String,
     refresh: Refresh,
     last_used: Instant,
+    /// When the agent went idle; cleared by the next sync.
+    idle_since: Option<Instant>,
 }
 
 /// All sessions. Cheap to share as `Arc<Hud>`.
@@ -186,27 +199,102 @@ impl Hud {
                     summary_status: "none".into(),
                     refresh: Refresh::Idle,
                     last_used: Instant::now(),
+                    idle_since: None,
                 },
             );
         }
         let entry = sessions.get_mut(session_id).expect("inserted above");
         entry.last_used = Instant::now();
-        let changed = entry.state.merge(&parsed, &self.config.limits);
-        if changed && self.config.summaries && self.model.is_some() && !entry.state.calls.is_empty() {
-            match entry.refresh {
-                Refresh::Idle => {
-                    entry.refresh = Refresh::Busy { dirty: false };
-                    entry.summary_status = "pending".into();
-                    let hud = self.clone();
-                    let id = session_id.to_owned();
-                    tokio::spawn(async move { hud.refresh_loop(id).await });
-                }
-                Refresh::Busy { .. } => entry.refresh = Refresh::Busy { dirty: true },
-            }
+        entry.idle_since = None;
+        if entry.state.merge(&parsed, &self.config.limits) {
+            self.schedule_refresh(entry, session_id);
         }
         let view = self.view(entry, skipped);
         Self::evict(&mut sessions, &self.config, session_id);
         Ok(view)
+    }
+
+    /// Applies a forwarded OpenCode event. Events for sessions the sidecar
+    /// does not hold are ignored (the next sync brings them in whole);
+    /// returns whether the session is held.
+    pub fn event(self: &Arc<Self>, event: SessionEvent) -> bool {
+        let id = event.session_id().to_owned();
+        let mut sessions = self.lock();
+        if let SessionEvent::Deleted { .. } = event {
+            return sessions.remove(&id).is_some();
+        }
+        let Some(entry) = sessions.get_mut(&id) else {
+            return false;
+        };
+        entry.last_used = Instant::now();
+        let now = epoch_ms();
+        let changed = match event {
+            SessionEvent::ToolExecuted {
+                session_id,
+                call_id,
+                tool,
+                args,
+                output,
+                metadata,
+            } => {
+                let message = opencode::Message {
+                    info: opencode::Info {
+                        id: String::new(),
+                        session_id: Some(session_id),
+                        role: "assistant".into(),
+                        time: None,
+                        path: None,
+                        summary: None,
+                    },
+                    parts: vec![opencode::Part::Tool {
+                        id: None,
+                        call_id,
+                        tool,
+                        state: opencode::ToolState {
+                            status: opencode::ToolStatus::Completed,
+                            input: args,
+                            output,
+                            error: None,
+                            metadata,
+                            time: Some(opencode::ToolTime {
+                                start: Some(now),
+                                end: Some(now),
+                            }),
+                        },
+                    }],
+                };
+                entry.state.merge(&[message], &self.config.limits)
+            }
+            SessionEvent::TodoUpdated { todos, .. } => entry.state.set_todos(session::Todo::list(&todos), now),
+            SessionEvent::Idle { .. } => {
+                entry.idle_since = Some(Instant::now());
+                false
+            }
+            SessionEvent::Compacted { .. } => entry.state.set_compacted(now),
+            SessionEvent::Deleted { .. } => unreachable!("handled above"),
+        };
+        if changed {
+            self.schedule_refresh(entry, &id);
+        }
+        true
+    }
+
+    /// After a change of facts: starts a summary refresh, or marks the
+    /// running one to go again.
+    fn schedule_refresh(self: &Arc<Self>, entry: &mut Entry, session_id: &str) {
+        if !self.config.summaries || self.model.is_none() || entry.state.calls.is_empty() {
+            return;
+        }
+        match entry.refresh {
+            Refresh::Idle => {
+                entry.refresh = Refresh::Busy { dirty: false };
+                entry.summary_status = "pending".into();
+                let hud = self.clone();
+                let id = session_id.to_owned();
+                tokio::spawn(async move { hud.refresh_loop(id).await });
+            }
+            Refresh::Busy { .. } => entry.refresh = Refresh::Busy { dirty: true },
+        }
     }
 
     /// The current HUD of a session.
@@ -228,6 +316,7 @@ impl Hud {
                 tool_calls: e.state.calls.len(),
                 bytes: e.state.bytes(),
                 idle_ms: e.last_used.elapsed().as_millis() as u64,
+                agent_idle_ms: e.idle_since.map(|t| t.elapsed().as_millis() as u64),
             })
             .collect();
         out.sort_by_key(|s| s.idle_ms);

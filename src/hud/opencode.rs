@@ -114,3 +114,51 @@ pub struct ToolTime {
     #[serde(default)]
     pub end: Option<f64>,
 }
+
+/// An event the shim forwards from OpenCode's hooks (`POST /v1/hud/event`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type")]
+pub enum SessionEvent {
+    /// `tool.execute.after`: a tool finished (OpenCode does not send this for
+    /// tools that end in error; those arrive with the next sync).
+    #[serde(rename = "tool.execute.after")]
+    ToolExecuted {
+        session_id: String,
+        call_id: String,
+        tool: String,
+        #[serde(default)]
+        args: Value,
+        #[serde(default)]
+        output: Option<String>,
+        #[serde(default)]
+        metadata: Option<Value>,
+    },
+    /// `todo.updated`: the session's whole todo list.
+    #[serde(rename = "todo.updated")]
+    TodoUpdated {
+        session_id: String,
+        #[serde(default)]
+        todos: Value,
+    },
+    /// `session.idle`: the agent finished its turn.
+    #[serde(rename = "session.idle")]
+    Idle { session_id: String },
+    /// `session.compacted`: the transcript now starts at a summary.
+    #[serde(rename = "session.compacted")]
+    Compacted { session_id: String },
+    /// `session.deleted`.
+    #[serde(rename = "session.deleted")]
+    Deleted { session_id: String },
+}
+
+impl SessionEvent {
+    pub fn session_id(&self) -> &str {
+        match self {
+            SessionEvent::ToolExecuted { session_id, .. }
+            | SessionEvent::TodoUpdated { session_id, .. }
+            | SessionEvent::Idle { session_id }
+            | SessionEvent::Compacted { session_id }
+            | SessionEvent::Deleted { session_id } => session_id,
+        }
+    }
+}

@@ -161,11 +161,7 @@ fn compose(
             out.push_str(&format!("  - {p}\n"));
         }
     }
-    if let Some(todos) = calls
-        .iter()
-        .rev()
-        .find_map(|c| c.todos.as_ref().filter(|_| c.status == ToolStatus::Completed))
-    {
+    if let Some(todos) = &state.todos {
         let done = todos.iter().filter(|t| t.status == "completed").count();
         let mut line = format!("Todos: {done}/{} done", todos.len());
         if let Some(now) = todos.iter().find(|t| t.status == "in_progress") {

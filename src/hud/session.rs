@@ -45,8 +45,6 @@ pub struct ToolCall {
     /// When the call started (ms since the epoch), and the order it was first seen.
     pub start: f64,
     pub seen: u64,
-    /// Todo list written by `todowrite`.
-    pub todos: Option<Vec<Todo>>,
 }
 
 impl ToolCall {
@@ -77,10 +75,6 @@ impl ToolCall {
             + self.subject().map_or(0, str::len)
             + self.output.as_ref().map_or(0, Clipped::bytes)
             + self.error.as_ref().map_or(0, String::len)
-            + self
-                .todos
-                .as_ref()
-                .map_or(0, |t| t.iter().map(|t| t.content.len() + 16).sum())
             + 128
     }
 }
@@ -89,6 +83,27 @@ impl ToolCall {
 pub struct Todo {
     pub content: String,
     pub status: String,
+}
+
+impl Todo {
+    /// Parses OpenCode's todo array (`[{content, status, …}]`), skipping
+    /// entries without content.
+    pub fn list(items: &Value) -> Vec<Todo> {
+        items
+            .as_array()
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(|t| {
+                        Some(Todo {
+                            content: t.get("content")?.as_str()?.to_owned(),
+                            status: t.get("status").and_then(Value::as_str).unwrap_or("pending").to_owned(),
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
 }
 
 /// What one session's HUD is built from.
@@ -106,6 +121,10 @@ pub struct SessionState {
     pub root: Option<String>,
     /// Start of the newest compaction seen (ms).
     pub compacted_at: Option<f64>,
+    /// The current todo list, from the newest `todowrite` call or
+    /// `todo.updated` event, and when it was written (ms).
+    pub todos: Option<Vec<Todo>>,
+    todos_at: f64,
     /// Bumped whenever the facts change.
     pub version: u64,
     seen: u64,
@@ -122,7 +141,34 @@ impl SessionState {
 
     /// Approximate bytes held.
     pub fn bytes(&self) -> usize {
-        self.bytes + self.goal.as_ref().map_or(0, |g| g.1.len())
+        self.bytes
+            + self.goal.as_ref().map_or(0, |g| g.1.len())
+            + self
+                .todos
+                .as_ref()
+                .map_or(0, |t| t.iter().map(|t| t.content.len() + 16).sum())
+    }
+
+    /// Replaces the todo list unless a newer one is already held; returns
+    /// whether it changed.
+    pub fn set_todos(&mut self, todos: Vec<Todo>, at: f64) -> bool {
+        if at < self.todos_at || self.todos.as_ref() == Some(&todos) {
+            return false;
+        }
+        self.todos = Some(todos);
+        self.todos_at = at;
+        self.version += 1;
+        true
+    }
+
+    /// Records a compaction at `at` (ms) unless a later one is known.
+    pub fn set_compacted(&mut self, at: f64) -> bool {
+        if self.compacted_at.is_some_and(|c| c >= at) {
+            return false;
+        }
+        self.compacted_at = Some(at);
+        self.version += 1;
+        true
     }
 
     /// Tool calls in the order they started.
@@ -240,23 +286,13 @@ impl SessionState {
             .as_ref()
             .and_then(|m| m.get("exit"))
             .and_then(Value::as_i64);
-        let todos = (tool == "todowrite").then(|| {
-            input
-                .get("todos")
-                .and_then(Value::as_array)
-                .map(|items| {
-                    items
-                        .iter()
-                        .filter_map(|t| {
-                            Some(Todo {
-                                content: t.get("content")?.as_str()?.to_owned(),
-                                status: t.get("status").and_then(Value::as_str).unwrap_or("pending").to_owned(),
-                            })
-                        })
-                        .collect()
-                })
-                .unwrap_or_default()
-        });
+        if tool == "todowrite" && state.status == ToolStatus::Completed && start >= self.todos_at {
+            let todos = Todo::list(input.get("todos").unwrap_or(&Value::Null));
+            if self.todos.as_ref() != Some(&todos) {
+                self.todos = Some(todos);
+                self.todos_at = start;
+            }
+        }
         let seen = self.calls.get(call_id).map_or_else(
             || {
                 self.seen += 1;
@@ -282,7 +318,6 @@ impl SessionState {
                 .map(|e| Clipped::new(e, limits.output_head, 0).head),
             start,
             seen,
-            todos,
         };
         if let Some(old) = self.calls.insert(call_id.to_owned(), call) {
             self.bytes -= old.bytes();

@@ -1,7 +1,9 @@
-//! The HUD API: `POST /v1/hud/sync`, `GET /v1/hud`, `GET` and `DELETE /v1/hud/{session}`.
+//! The HUD API: `POST /v1/hud/sync`, `POST /v1/hud/event`, `GET /v1/hud`,
+//! `GET` and `DELETE /v1/hud/{session}`.
 
 use super::error::{ApiError, JsonBody};
 use super::AppState;
+use crate::hud::opencode::SessionEvent;
 use crate::hud::HudView;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -44,6 +46,16 @@ pub async fn sync(
         request.messages,
         request.full,
     )?))
+}
+
+/// Applies a forwarded OpenCode event: `202 {"known": bool}`.
+pub async fn event(
+    State(state): State<AppState>,
+    JsonBody(event): JsonBody<SessionEvent>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    check_id(event.session_id())?;
+    let known = state.hud.event(event);
+    Ok((StatusCode::ACCEPTED, Json(json!({ "known": known }))))
 }
 
 pub async fn get(State(state): State<AppState>, Path(session): Path<String>) -> Result<Json<HudView>, ApiError> {

@@ -91,6 +91,7 @@ pub fn router(state: AppState, max_body: usize) -> Router {
         .route("/v1/models", get(openai::models))
         .route("/v1/chat/completions", post(openai::chat_completions))
         .route("/v1/hud/sync", post(hud::sync))
+        .route("/v1/hud/event", post(hud::event))
         .route("/v1/hud", get(hud::list))
         .route("/v1/hud/{session}", get(hud::get).delete(hud::delete))
         .fallback(|| async { ApiError::NotFound("no such route; see the README for the API".into()) })

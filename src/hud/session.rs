@@ -184,13 +184,16 @@ impl SessionState {
         let mut changed = false;
         for message in messages {
             let created = message.info.time.as_ref().and_then(|t| t.created).unwrap_or(0.0);
+            // Outside a git repository OpenCode's root is "/"; the working
+            // directory is the project then.
+            let usable = |p: &Option<String>| p.clone().filter(|p| p != "/" && !p.is_empty());
             if let Some(root) = message
                 .info
                 .path
                 .as_ref()
-                .and_then(|p| p.root.clone().or_else(|| p.cwd.clone()))
+                .and_then(|p| usable(&p.root).or_else(|| usable(&p.cwd)))
             {
-                if self.root.as_deref() != Some(&root) && root != "/" {
+                if self.root.as_deref() != Some(&root) {
                     self.root = Some(root);
                 }
             }

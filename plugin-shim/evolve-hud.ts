@@ -1,0 +1,522 @@
+// evolve-hud plugin for OpenCode: keeps one HUD message, written by the
+// evolve-hud sidecar, as the last message of the agent's context on every step.
+//
+// Load it from `.opencode/plugins/evolve-hud.ts` (`evolve-hud install-shim`
+// writes it there) or from `opencode.json`:
+//   "plugin": [["file:///path/to/evolve-hud.ts", { "url": "http://127.0.0.1:8377" }]]
+//
+// It fails open: when the sidecar is down, slow or answers nonsense, the
+// messages stay exactly as they came and the turn goes on. No hook throws.
+
+import type { Hooks, Plugin, PluginInput } from "@opencode-ai/plugin";
+
+// ---------------------------------------------------------------------------
+// Configuration: defaults < plugin options < EVOLVE_HUD_* environment.
+
+export interface Config {
+  /** Base URL of the sidecar. */
+  url: string;
+  /** Bearer token sent to the sidecar, if it asks for one. */
+  token?: string;
+  /** Longest wait for one sidecar call. */
+  timeoutMs: number;
+  /** Consecutive failures that open the circuit (a timeout opens it at once). */
+  failureThreshold: number;
+  /** How long an open circuit skips calls before trying again. */
+  cooldownMs: number;
+  /** Put the HUD into the agent's messages. */
+  hud: boolean;
+  /** Forward tool results and session events to the sidecar. */
+  events: boolean;
+}
+
+const DEFAULTS: Config = {
+  url: "http://127.0.0.1:8377",
+  timeoutMs: 1000,
+  failureThreshold: 3,
+  cooldownMs: 30_000,
+  hud: true,
+  events: true,
+};
+
+type Source = Record<string, unknown>;
+
+/** Option key, environment variable and parser of each setting. */
+const SETTINGS: { [K in keyof Config]-?: [string, (v: unknown) => Config[K] | undefined] } = {
+  url: ["EVOLVE_HUD_URL", (v) => (typeof v === "string" && /^https?:\/\/[^\s]+$/.test(v) ? v.replace(/\/+$/, "") : undefined)],
+  token: ["EVOLVE_HUD_AUTH_TOKEN", (v) => (typeof v === "string" && v.trim() !== "" ? v.trim() : undefined)],
+  timeoutMs: ["EVOLVE_HUD_TIMEOUT_MS", (v) => count(v, 1)],
+  failureThreshold: ["EVOLVE_HUD_FAILURE_THRESHOLD", (v) => count(v, 1)],
+  cooldownMs: ["EVOLVE_HUD_COOLDOWN_MS", (v) => count(v, 0)],
+  hud: ["EVOLVE_HUD_HUD", flag],
+  events: ["EVOLVE_HUD_EVENTS", flag],
+};
+
+function count(v: unknown, min: number): number | undefined {
+  const n = typeof v === "string" && v.trim() !== "" ? Number(v) : v;
+  return typeof n === "number" && Number.isInteger(n) && n >= min ? n : undefined;
+}
+
+function flag(v: unknown): boolean | undefined {
+  if (typeof v === "boolean") return v;
+  if (typeof v !== "string") return undefined;
+  const s = v.trim().toLowerCase();
+  if (["1", "true", "on", "yes"].includes(s)) return true;
+  if (["0", "false", "off", "no"].includes(s)) return false;
+  return undefined;
+}
+
+/**
+ * Reads the settings. Unusable values are named in `problems` and the next
+ * source down is used. `EVOLVE_HUD_PORT` (the sidecar's own port setting)
+ * stands in for the URL when no URL is given.
+ */
+function loadConfig(
+  options: Source = {},
+  env: Record<string, string | undefined> = process.env,
+): { config: Config; problems: string[] } {
+  const config: Config = { ...DEFAULTS };
+  const problems: string[] = [];
+  const port = env.EVOLVE_HUD_PORT;
+  const envSource: Source = { ...env };
+  if (envSource.EVOLVE_HUD_URL === undefined && port !== undefined) {
+    envSource.EVOLVE_HUD_URL = /^\d{1,5}$/.test(port) ? `http://127.0.0.1:${port}` : port;
+  }
+  for (const key of Object.keys(SETTINGS) as (keyof Config)[]) {
+    const [envName, parse] = SETTINGS[key];
+    for (const [where, value] of [
+      [`option ${key}`, options[key]],
+      [envName, envSource[envName]],
+    ] as const) {
+      if (value === undefined) continue;
+      const parsed = parse(value);
+      if (parsed === undefined) problems.push(`${where}: unusable value ${JSON.stringify(value)}`);
+      else (config as unknown as Record<string, unknown>)[key] = parsed;
+    }
+  }
+  return { config, problems };
+}
+
+// ---------------------------------------------------------------------------
+// The HUD message: found by marker, removed, appended last.
+
+const HUD_TAG = "<evolve-hud";
+const HUD_ID_PREFIX = "msg_evolvehud_";
+
+type Json = Record<string, unknown>;
+export interface Entry {
+  info: Json;
+  parts: Json[];
+}
+
+const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** A well-formed `{info, parts}` entry. */
+function isEntry(v: unknown): v is Entry {
+  return isObject(v) && isObject(v.info) && Array.isArray(v.parts);
+}
+
+/** A HUD entry: our id prefix, and a text part holding the HUD tag. */
+function isHud(v: unknown): boolean {
+  return (
+    isEntry(v) &&
+    typeof v.info.id === "string" &&
+    v.info.id.startsWith(HUD_ID_PREFIX) &&
+    v.parts.some((p) => isObject(p) && p.type === "text" && typeof p.text === "string" && p.text.includes(HUD_TAG))
+  );
+}
+
+/** The session the messages belong to: the last `info.sessionID` seen. */
+function sessionOf(messages: unknown[]): string | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (isEntry(m) && !isHud(m) && typeof m.info.sessionID === "string" && m.info.sessionID !== "") {
+      return m.info.sessionID;
+    }
+  }
+  return undefined;
+}
+
+/** Builds the HUD entry: a user message with one synthetic text part. */
+function hudEntry(messages: unknown[], sessionID: string, text: string, now = Date.now()): Entry {
+  let user: Json | undefined;
+  let assistant: Json | undefined;
+  for (let i = messages.length - 1; i >= 0 && !user; i--) {
+    const m = messages[i];
+    if (!isEntry(m) || isHud(m)) continue;
+    if (m.info.role === "user") user = m.info;
+    else if (m.info.role === "assistant" && !assistant) assistant = m.info;
+  }
+  const model = isObject(user?.model)
+    ? { ...(user.model as Json) }
+    : typeof assistant?.providerID === "string"
+      ? { providerID: assistant.providerID, modelID: assistant.modelID }
+      : undefined;
+  const agent = typeof user?.agent === "string" ? user.agent : typeof assistant?.agent === "string" ? assistant.agent : "build";
+  const id = `${HUD_ID_PREFIX}${sessionID}`;
+  return {
+    info: { id, sessionID, role: "user", time: { created: now }, agent, ...(model ? { model } : {}) },
+    parts: [{ id: `prt_evolvehud_${sessionID}`, sessionID, messageID: id, type: "text", text, synthetic: true }],
+  };
+}
+
+/**
+ * Removes every HUD entry from `messages` in place and appends `hud` last.
+ * Nothing else is changed, moved or dropped.
+ */
+function swapHud(messages: unknown[], hud: Entry): void {
+  removeHuds(messages);
+  messages.push(hud);
+}
+
+/** Removes every HUD entry in place; returns how many went. */
+function removeHuds(messages: unknown[]): number {
+  let kept = 0;
+  const before = messages.length;
+  for (let i = 0; i < before; i++) {
+    if (!isHud(messages[i])) messages[kept++] = messages[i];
+  }
+  messages.length = kept;
+  return before - kept;
+}
+
+// ---------------------------------------------------------------------------
+// What was synced: per session, a signature per message, so only what is new
+// or changed since the last sync goes out.
+
+function signature(m: Entry): string {
+  return m.parts
+    .map((p) => {
+      if (!isObject(p)) return "?";
+      const state = isObject(p.state) ? p.state : undefined;
+      const text = typeof p.text === "string" ? p.text.length : "";
+      return `${p.id ?? ""}:${p.type ?? ""}:${state?.status ?? ""}:${text}`;
+    })
+    .join(",");
+}
+
+class SyncTracker {
+  private sessions = new Map<string, Map<string, string>>();
+  constructor(private maxSessions = 256) {}
+
+  /** Whether nothing was synced for the session yet (the next sync is full). */
+  isNew(sessionID: string): boolean {
+    return !this.sessions.has(sessionID);
+  }
+
+  /** The entries new or changed since the last recorded sync. */
+  pending(sessionID: string, messages: unknown[]): Entry[] {
+    const seen = this.sessions.get(sessionID);
+    return relevant(messages).filter((m) => {
+      const id = m.info.id;
+      return !seen || typeof id !== "string" || seen.get(id) !== signature(m);
+    });
+  }
+
+  /** Records `sent` as synced. */
+  record(sessionID: string, sent: Entry[]): void {
+    let seen = this.sessions.get(sessionID);
+    if (seen) this.sessions.delete(sessionID);
+    else seen = new Map();
+    this.sessions.set(sessionID, seen); // most recently used last
+    for (const m of sent) if (typeof m.info.id === "string") seen.set(m.info.id, signature(m));
+    while (this.sessions.size > this.maxSessions) this.sessions.delete(this.sessions.keys().next().value!);
+  }
+
+  forget(sessionID: string): void {
+    this.sessions.delete(sessionID);
+  }
+}
+
+/** Well-formed, non-HUD entries. */
+function relevant(messages: unknown[]): Entry[] {
+  return messages.filter((m): m is Entry => isEntry(m) && !isHud(m));
+}
+
+// ---------------------------------------------------------------------------
+// The sidecar client, behind a circuit breaker.
+
+export type Log = (level: "info" | "warn" | "error", message: string) => void;
+
+class SidecarError extends Error {
+  constructor(
+    message: string,
+    readonly kind: "timeout" | "unreachable" | "status" | "malformed",
+    readonly status?: number,
+    readonly body?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+class Breaker {
+  state: "closed" | "open" | "half-open" = "closed";
+  private failures = 0;
+  private openedAt = 0;
+
+  constructor(
+    private config: Pick<Config, "failureThreshold" | "cooldownMs">,
+    private log: Log,
+    private now: () => number = Date.now,
+  ) {}
+
+  /** Whether a call may go out now. An open circuit lets one trial through after the cooldown. */
+  allow(): boolean {
+    if (this.state === "closed") return true;
+    if (this.state === "open" && this.now() - this.openedAt >= this.config.cooldownMs) {
+      this.state = "half-open";
+      return true;
+    }
+    return false;
+  }
+
+  success(): void {
+    if (this.state !== "closed") this.log("info", "evolve-hud: sidecar reachable again; HUD back on");
+    this.state = "closed";
+    this.failures = 0;
+  }
+
+  failure(error: SidecarError): void {
+    this.failures++;
+    const open = this.state === "half-open" || error.kind === "timeout" || this.failures >= this.config.failureThreshold;
+    if (!open) return;
+    if (this.state === "closed") {
+      this.log(
+        "warn",
+        `evolve-hud: sidecar failing (${error.message}); skipping it for ${Math.round(this.config.cooldownMs / 1000)} s at a time until it answers`,
+      );
+    }
+    this.state = "open";
+    this.openedAt = this.now();
+  }
+}
+
+class Sidecar {
+  readonly breaker: Breaker;
+
+  constructor(
+    private config: Config,
+    log: Log,
+    now?: () => number,
+  ) {
+    this.breaker = new Breaker(config, log, now);
+  }
+
+  /**
+   * POSTs JSON, or returns undefined at once while the circuit is open.
+   * `expected` statuses (such as 409) come back as errors without counting
+   * as failures.
+   */
+  async post(path: string, body: unknown, expected: number[] = []): Promise<unknown> {
+    if (!this.breaker.allow()) return undefined;
+    try {
+      const result = await this.request(path, body);
+      this.breaker.success();
+      return result;
+    } catch (e) {
+      const error = e instanceof SidecarError ? e : new SidecarError(String(e), "unreachable");
+      if (error.kind === "status" && expected.includes(error.status!)) this.breaker.success();
+      else this.breaker.failure(error);
+      throw error;
+    }
+  }
+
+  private async request(path: string, body: unknown): Promise<unknown> {
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    if (this.config.token) headers.authorization = `Bearer ${this.config.token}`;
+    let response: Response;
+    let text: string;
+    try {
+      response = await fetch(this.config.url + path, {
+        method: "POST",
+        headers,
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(this.config.timeoutMs),
+      });
+      text = await response.text();
+    } catch (e) {
+      const name = (e as { name?: string })?.name;
+      if (name === "TimeoutError" || name === "AbortError") {
+        throw new SidecarError(`no answer within ${this.config.timeoutMs} ms`, "timeout");
+      }
+      throw new SidecarError(`cannot reach ${this.config.url}: ${(e as Error)?.message ?? e}`, "unreachable");
+    }
+    let parsed: unknown;
+    try {
+      parsed = text === "" ? undefined : JSON.parse(text);
+    } catch {
+      throw new SidecarError(`${path} answered ${response.status} with a body that is not JSON`, "malformed");
+    }
+    if (!response.ok) throw new SidecarError(`${path} answered ${response.status}`, "status", response.status, parsed);
+    return parsed;
+  }
+}
+
+/** A usable sync answer: `{hud}` holding one complete HUD block. */
+function hudText(reply: unknown): string {
+  if (!isObject(reply) || typeof reply.hud !== "string") {
+    throw new SidecarError("the sync answer has no `hud` text", "malformed");
+  }
+  const text = reply.hud;
+  if (!text.startsWith(HUD_TAG) || !text.trimEnd().endsWith("</evolve-hud>")) {
+    throw new SidecarError("the sync answer's `hud` is not an <evolve-hud> block", "malformed");
+  }
+  return text;
+}
+
+// ---------------------------------------------------------------------------
+// The plugin.
+
+/** How long a compaction mark waits for its transcript before it lapses. */
+const COMPACTION_MARK_MS = 120_000;
+
+export interface ShimDeps {
+  log?: Log;
+  env?: Record<string, string | undefined>;
+  now?: () => number;
+}
+
+/** The hooks, given settings and (for tests) a log, environment and clock. */
+function createShim(options: Source = {}, deps: ShimDeps = {}, client?: PluginInput["client"]): Hooks {
+  const log: Log = deps.log ?? appLog(client);
+  const now = deps.now ?? Date.now;
+  const { config, problems } = loadConfig(options, deps.env ?? process.env);
+  for (const p of problems) log("warn", `evolve-hud: ignoring ${p}`);
+  const sidecar = new Sidecar(config, log, now);
+  const tracker = new SyncTracker();
+  const compacting = new Map<string, number>();
+
+  /** Syncs what is new (or everything, when the sidecar asks) and returns the HUD text. */
+  async function sync(sessionID: string, messages: unknown[]): Promise<string | undefined> {
+    const full = tracker.isNew(sessionID);
+    const batch = full ? relevant(messages) : tracker.pending(sessionID, messages);
+    let reply: unknown;
+    let sent = batch;
+    try {
+      reply = await sidecar.post("/v1/hud/sync", { session_id: sessionID, messages: batch, full }, [409]);
+    } catch (e) {
+      if (!(e instanceof SidecarError && e.status === 409)) throw e;
+      // The sidecar restarted or evicted the session: resend the whole tail.
+      sent = relevant(messages);
+      reply = await sidecar.post("/v1/hud/sync", { session_id: sessionID, messages: sent, full: true });
+    }
+    if (reply === undefined) return undefined; // circuit open
+    const text = hudText(reply);
+    tracker.record(sessionID, sent);
+    return text;
+  }
+
+  /** Fire-and-forget event for the sidecar. */
+  function send(event: Json): void {
+    if (!config.events) return;
+    sidecar.post("/v1/hud/event", event).catch(() => {});
+  }
+
+  return {
+    "experimental.chat.messages.transform": async (_input, output) => {
+      try {
+        if (!config.hud || !output || !Array.isArray(output.messages)) return;
+        const messages: unknown[] = output.messages;
+        const sessionID = sessionOf(messages);
+        if (!sessionID) return;
+        const mark = compacting.get(sessionID);
+        if (mark !== undefined) {
+          // This is the compaction transcript: leave it as it is.
+          compacting.delete(sessionID);
+          if (now() - mark < COMPACTION_MARK_MS) return;
+        }
+        const text = await sync(sessionID, messages);
+        if (text === undefined) return;
+        swapHud(messages, hudEntry(messages, sessionID, text, now()));
+      } catch {
+        // Fail open: the messages are untouched (the swap is the last step and cannot throw).
+      }
+    },
+
+    "experimental.session.compacting": async (input) => {
+      try {
+        if (typeof input?.sessionID === "string") compacting.set(input.sessionID, now());
+      } catch {}
+    },
+
+    "tool.execute.after": async (input, output) => {
+      try {
+        if (!input?.sessionID) return;
+        send({
+          type: "tool.execute.after",
+          session_id: input.sessionID,
+          call_id: input.callID,
+          tool: input.tool,
+          args: input.args,
+          title: output?.title,
+          output: output?.output,
+          metadata: output?.metadata,
+        });
+      } catch {}
+    },
+
+    event: async ({ event }) => {
+      try {
+        const e = event as unknown as { type?: string; properties?: Json };
+        const props = isObject(e?.properties) ? e.properties : {};
+        const info = isObject(props.info) ? props.info : {};
+        const sessionID = (props.sessionID ?? info.id) as unknown;
+        if (typeof sessionID !== "string") return;
+        switch (e.type) {
+          case "session.deleted":
+            tracker.forget(sessionID);
+            compacting.delete(sessionID);
+            send({ type: e.type, session_id: sessionID });
+            break;
+          case "session.compacted":
+            // The transcript now starts at the summary: resync it whole.
+            tracker.forget(sessionID);
+            send({ type: e.type, session_id: sessionID });
+            break;
+          case "session.idle":
+            send({ type: e.type, session_id: sessionID });
+            break;
+          case "todo.updated":
+            send({ type: e.type, session_id: sessionID, todos: props.todos });
+            break;
+        }
+      } catch {}
+    },
+  };
+}
+
+/** Logs through OpenCode's log service; never throws, never waits. */
+function appLog(client?: PluginInput["client"]): Log {
+  return (level, message) => {
+    try {
+      const pending = client?.app?.log?.({ body: { service: "evolve-hud", level, message } });
+      (pending as Promise<unknown> | undefined)?.catch?.(() => {});
+    } catch {}
+  };
+}
+
+/** The pieces, for tests. OpenCode calls every export of a plugin module, so
+ * they hang off the plugin instead of being exports of their own. */
+const internals = {
+  DEFAULTS,
+  HUD_TAG,
+  HUD_ID_PREFIX,
+  loadConfig,
+  isEntry,
+  isHud,
+  sessionOf,
+  hudEntry,
+  swapHud,
+  removeHuds,
+  SyncTracker,
+  Breaker,
+  Sidecar,
+  SidecarError,
+  createShim,
+};
+
+const plugin: Plugin = async (input, options) => createShim(options ?? {}, {}, input?.client);
+
+export const EvolveHudPlugin: Plugin & { internals: typeof internals } = Object.assign(plugin, { internals });
+
+export default EvolveHudPlugin;

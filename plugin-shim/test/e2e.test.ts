@@ -1,0 +1,251 @@
+// End to end inside the real OpenCode (npm opencode-ai@1.18.33), offline: a
+// scripted fake main model, the real evolve-hud sidecar with the real test
+// model, and this plugin loaded from opencode.json. The requests OpenCode sends
+// to the main model are compared with a run without the plugin.
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { pathToFileURL } from "node:url";
+import { EvolveHudPlugin } from "../evolve-hud.ts";
+import { FakeModel, type ToolStep } from "./fake-model.ts";
+import { clone, deadPort, repoRoot, transforms } from "./helpers.ts";
+
+const { createShim, isHud } = EvolveHudPlugin.internals;
+
+const shimPath = join(repoRoot, "plugin-shim/evolve-hud.ts");
+const opencode = process.env.OPENCODE_BIN ?? join(repoRoot, "plugin-shim/node_modules/opencode-linux-x64/bin/opencode");
+const sidecarBin = process.env.EVOLVE_HUD_BIN ?? join(repoRoot, "target/release/evolve-hud");
+const testModel =
+  process.env.EVOLVE_HUD_TEST_MODEL ??
+  join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "evolve-hud/SmolLM2-135M-Instruct.Q4_1.gguf");
+
+const base = mkdtempSync(join(tmpdir(), "evolve-hud-e2e-"));
+const project = join(base, "project");
+
+const script: ToolStep[] = [
+  { tool: "bash", args: { command: "echo hello", description: "Say hello" } },
+  { tool: "write", args: { filePath: join(project, "notes.txt"), content: "first line\nsecond line\n" } },
+  { tool: "read", args: { filePath: join(project, "notes.txt") } },
+  { tool: "edit", args: { filePath: join(project, "notes.txt"), oldString: "first line", newString: "1st line" } },
+  { tool: "bash", args: { command: "cat missing.txt", description: "Show a missing file" } },
+];
+
+// --- The sidecar ---------------------------------------------------------------
+
+interface Sidecar {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+async function startSidecar(): Promise<Sidecar> {
+  const child = spawn(sidecarBin, ["serve", "--model", testModel, "--port", "0", "--threads", "2"], {
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, RUST_LOG: "info" },
+  });
+  const url = await new Promise<string>((ok, fail) => {
+    const timer = setTimeout(() => fail(new Error("the sidecar did not start within 120 s")), 120_000);
+    child.once("exit", (code) => fail(new Error(`the sidecar exited with ${code}`)));
+    createInterface({ input: child.stderr! }).on("line", (line) => {
+      const m = line.match(/listening on (http:\/\/\S+)/);
+      if (m) {
+        clearTimeout(timer);
+        ok(m[1]);
+      }
+    });
+  });
+  for (let i = 0; i < 600; i++) {
+    const ready = await fetch(url + "/health").then((r) => r.ok, () => false);
+    if (ready) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    child,
+    stop: () =>
+      new Promise<void>((ok) => {
+        if (child.exitCode !== null) return ok();
+        child.once("exit", () => ok());
+        child.kill("SIGTERM");
+      }),
+  };
+}
+
+// --- OpenCode --------------------------------------------------------------------
+
+/** Marks a config directory as installed, so OpenCode skips its npm install. */
+function seed(dir: string) {
+  mkdirSync(join(dir, "node_modules"), { recursive: true });
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ dependencies: { "@opencode-ai/plugin": "*" } }));
+  writeFileSync(
+    join(dir, "package-lock.json"),
+    JSON.stringify({ lockfileVersion: 3, packages: { "": { dependencies: { "@opencode-ai/plugin": "*" } } } }),
+  );
+}
+
+interface RunResult {
+  code: number | null;
+  seconds: number;
+  output: string;
+  main: any[];
+}
+
+async function runOpencode(plugin?: Record<string, unknown>): Promise<RunResult> {
+  const model = await FakeModel.start(script);
+  const home = join(base, "home");
+  for (const dir of [project, home]) rmSync(dir, { recursive: true, force: true });
+  mkdirSync(project, { recursive: true });
+  const xdg = {
+    XDG_CONFIG_HOME: join(home, ".config"),
+    XDG_DATA_HOME: join(home, ".local/share"),
+    XDG_CACHE_HOME: join(home, ".cache"),
+    XDG_STATE_HOME: join(home, ".local/state"),
+  };
+  for (const dir of Object.values(xdg)) mkdirSync(dir, { recursive: true });
+  seed(join(xdg.XDG_CONFIG_HOME, "opencode"));
+  seed(join(project, ".opencode"));
+  const config = {
+    $schema: "https://opencode.ai/config.json",
+    model: "fake/fake-model",
+    small_model: "fake/fake-model",
+    autoupdate: false,
+    share: "disabled",
+    lsp: false,
+    formatter: false,
+    permission: { external_directory: "allow" },
+    provider: {
+      fake: {
+        npm: "@ai-sdk/openai-compatible",
+        name: "Fake",
+        options: { baseURL: model.url, apiKey: "dummy" },
+        models: { "fake-model": { name: "Fake", tool_call: true, limit: { context: 32000, output: 4096 } } },
+      },
+    },
+    plugin: plugin ? [[pathToFileURL(shimPath).href, plugin]] : [],
+  };
+  writeFileSync(join(project, "opencode.json"), JSON.stringify(config, null, 2));
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    ...xdg,
+    OPENCODE_DISABLE_MODELS_FETCH: "1",
+    OPENCODE_DISABLE_AUTOUPDATE: "1",
+    npm_config_offline: "true",
+  };
+  const started = performance.now();
+  const child = spawn(opencode, ["run"], { cwd: project, env, stdio: ["pipe", "pipe", "pipe"] });
+  let output = "";
+  child.stdout.on("data", (d) => (output += d));
+  child.stderr.on("data", (d) => (output += d));
+  child.stdin.end("Do the task.\n");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 180_000);
+  const code = await new Promise<number | null>((ok) => child.once("exit", ok));
+  clearTimeout(timer);
+  const seconds = (performance.now() - started) / 1000;
+  await model.stop();
+  return { code, seconds, output, main: model.main() };
+}
+
+// --- Reading the requests ----------------------------------------------------------
+
+function textOf(message: any): string {
+  if (typeof message?.content === "string") return message.content;
+  if (Array.isArray(message?.content)) return message.content.map((p: any) => p?.text ?? "").join("");
+  return "";
+}
+
+const isHudMessage = (m: any) => m?.role === "user" && textOf(m).includes("<evolve-hud");
+
+/** The request as it would be without the HUD. */
+function withoutHud(body: any): any {
+  const copy = clone(body);
+  copy.messages = copy.messages.filter((m: any) => !isHudMessage(m));
+  return copy;
+}
+
+// --- The runs ----------------------------------------------------------------------
+
+let baseline: RunResult;
+let sidecar: Sidecar;
+
+before(async () => {
+  for (const [what, path] of [
+    ["opencode (npm install in plugin-shim/)", opencode],
+    ["the evolve-hud binary (cargo build --release)", sidecarBin],
+    ["the test model (scripts/fetch-test-model.sh)", testModel],
+  ]) {
+    assert.ok(existsSync(path), `${what} missing at ${path}`);
+  }
+  sidecar = await startSidecar();
+  baseline = await runOpencode();
+  assert.equal(baseline.code, 0, baseline.output);
+  assert.equal(baseline.main.length, script.length + 1, "one main request per tool call, plus the final one");
+});
+
+after(async () => {
+  await sidecar?.stop();
+  rmSync(base, { recursive: true, force: true });
+});
+
+test("with the shim: one HUD, last, reflecting the tool calls; otherwise identical requests", async (t) => {
+  const run = await runOpencode({ url: sidecar.url });
+  assert.equal(run.code, 0, run.output);
+  assert.equal(run.main.length, baseline.main.length, run.output);
+  for (const [i, body] of run.main.entries()) {
+    const huds = body.messages.filter(isHudMessage);
+    if (i >= 1) assert.equal(huds.length, 1, `request ${i + 1} has ${huds.length} HUDs`);
+    if (huds.length === 1) assert.ok(isHudMessage(body.messages.at(-1)), `request ${i + 1}: the HUD is last`);
+    assert.deepEqual(withoutHud(body), baseline.main[i], `request ${i + 1} differs beyond the HUD`);
+  }
+  const last = textOf(run.main.at(-1).messages.at(-1));
+  t.diagnostic(`HUD in the final request:\n${last}`);
+  assert.match(last, /^<evolve-hud session="ses_/);
+  assert.match(last, /Goal \(latest user request\): Do the task\./);
+  assert.match(last, /✓ bash `echo hello`/);
+  assert.match(last, /notes\.txt/);
+  assert.match(last, /✓ edit notes\.txt/);
+  assert.match(last, /✗ bash `cat missing\.txt` → exit 1/);
+  assert.match(last, /No such file or directory/);
+  // One sync per step: the plugin is loaded once.
+  const metrics = await (await fetch(sidecar.url + "/metrics")).text();
+  const syncs = metrics
+    .split("\n")
+    .filter((l) => l.startsWith("evolve_hud_http_requests_total{") && l.includes('path="/v1/hud/sync"'))
+    .reduce((sum, l) => sum + Number(l.split(" ").at(-1)), 0);
+  assert.equal(syncs, run.main.length, metrics);
+  // The sidecar saw the forwarded tool results too.
+  const list = await (await fetch(sidecar.url + "/v1/hud")).json();
+  assert.ok(list.sessions.some((s: any) => s.tool_calls === script.length), JSON.stringify(list));
+  t.diagnostic(`opencode run: ${run.seconds.toFixed(1)} s with the shim, ${baseline.seconds.toFixed(1)} s without`);
+});
+
+test("with the sidecar stopped the run still succeeds, unchanged", async (t) => {
+  const run = await runOpencode({ url: `http://127.0.0.1:${await deadPort()}` });
+  assert.equal(run.code, 0, run.output);
+  assert.deepEqual(run.main, baseline.main);
+  t.diagnostic(`opencode run with the sidecar down: ${run.seconds.toFixed(1)} s (${baseline.seconds.toFixed(1)} s without the shim)`);
+});
+
+test("time the shim adds per step against the real sidecar", async (t) => {
+  const hooks = createShim({ url: sidecar.url }, { log: () => {}, env: {} });
+  const transform = hooks["experimental.chat.messages.transform"]!;
+  const steps = transforms();
+  const times: number[] = [];
+  for (let round = 0; round < 20; round++) {
+    for (const step of steps) {
+      const output = { messages: clone(step.messages) as any[] };
+      const started = performance.now();
+      await transform({}, output);
+      times.push(performance.now() - started);
+      assert.ok(isHud(output.messages.at(-1)));
+    }
+  }
+  times.sort((a, b) => a - b);
+  const pct = (p: number) => times[Math.round((times.length - 1) * p)].toFixed(2);
+  t.diagnostic(`real sidecar up: p50 ${pct(0.5)} ms, p99 ${pct(0.99)} ms per step (${times.length} steps)`);
+});

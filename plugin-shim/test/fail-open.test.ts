@@ -1,0 +1,149 @@
+// Fail-open tests: a sidecar that is down, hangs, fails, talks nonsense or is
+// slow never changes the messages or fails the hook, and the circuit breaker
+// caps what it costs. Each test reports the time the hook added per call.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { EvolveHudPlugin, type Log } from "../evolve-hud.ts";
+import { clone, deadPort, FakeSidecar, transforms, type Behaviour } from "./helpers.ts";
+
+const { createShim, isHud } = EvolveHudPlugin.internals;
+
+const step = transforms().find((s) => s.name === "basic/transform-6.json")!;
+const TIMEOUT = 200;
+const THRESHOLD = 3;
+const CALLS = 12;
+
+interface Run {
+  times: number[];
+  changed: number;
+  logs: string[];
+}
+
+async function run(url: string, calls = CALLS, cooldownMs = 60_000): Promise<Run> {
+  const logs: string[] = [];
+  const log: Log = (level, message) => logs.push(`${level}: ${message}`);
+  const hooks = createShim({ url, timeoutMs: TIMEOUT, failureThreshold: THRESHOLD, cooldownMs }, { log, env: {} });
+  const transform = hooks["experimental.chat.messages.transform"]!;
+  const times: number[] = [];
+  let changed = 0;
+  for (let i = 0; i < calls; i++) {
+    const output = { messages: clone(step.messages) as any[] };
+    const started = performance.now();
+    await transform({}, output); // must not throw
+    times.push(performance.now() - started);
+    try {
+      assert.deepEqual(output.messages, step.messages);
+    } catch {
+      changed++;
+    }
+  }
+  return { times, changed, logs };
+}
+
+const ms = (v: number) => `${v.toFixed(2)} ms`;
+const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / Math.max(v.length, 1);
+
+function report(t: { diagnostic(s: string): void }, label: string, r: Run, open: number) {
+  const before = r.times.slice(0, open);
+  const after = r.times.slice(open);
+  t.diagnostic(`${label}: before the circuit opens ${ms(mean(before))}/call (${before.length} calls), after ${ms(mean(after))}/call (max ${ms(Math.max(...after))})`);
+}
+
+async function failing(t: any, behaviour: Behaviour, opensAfter: number) {
+  const sidecar = await FakeSidecar.start();
+  t.after(() => sidecar.stop());
+  sidecar.behaviour = behaviour;
+  const r = await run(sidecar.url);
+  assert.equal(r.changed, 0, "messages stay as they came");
+  assert.equal(sidecar.syncs().length, opensAfter, "the circuit opens and later calls skip the sidecar");
+  assert.equal(r.logs.length, 1, `one log line for the state change: ${r.logs}`);
+  for (const time of r.times.slice(opensAfter)) assert.ok(time < 20, `an open circuit costs nothing (${ms(time)})`);
+  report(t, JSON.stringify(behaviour), r, opensAfter);
+  return r;
+}
+
+test("sidecar down: refused connections open the circuit after the threshold", async (t) => {
+  const r = await run(`http://127.0.0.1:${await deadPort()}`);
+  assert.equal(r.changed, 0);
+  assert.equal(r.logs.length, 1);
+  assert.match(r.logs[0], /cannot reach/);
+  for (const time of r.times) assert.ok(time < TIMEOUT, ms(time));
+  report(t, "down", r, THRESHOLD);
+});
+
+test("sidecar hangs: one timeout opens the circuit", async (t) => {
+  const r = await failing(t, { kind: "hang" }, 1);
+  assert.ok(r.times[0] >= TIMEOUT - 5 && r.times[0] < TIMEOUT + 300, ms(r.times[0]));
+  assert.match(r.logs[0], /no answer within 200 ms/);
+});
+
+test("sidecar answers 500: the circuit opens after the threshold", async (t) => {
+  await failing(t, { kind: "status", status: 500 }, THRESHOLD);
+});
+
+test("sidecar answers garbage: the circuit opens after the threshold", async (t) => {
+  await failing(t, { kind: "garbage" }, THRESHOLD);
+});
+
+test("sidecar slower than the timeout counts as a hang; slow but in time still gets the HUD", async (t) => {
+  await failing(t, { kind: "slow", ms: TIMEOUT * 2 }, 1);
+  const sidecar = await FakeSidecar.start();
+  t.after(() => sidecar.stop());
+  sidecar.behaviour = { kind: "slow", ms: 50 };
+  const hooks = createShim({ url: sidecar.url, timeoutMs: TIMEOUT }, { log: () => {}, env: {} });
+  const output = { messages: clone(step.messages) as any[] };
+  const started = performance.now();
+  await hooks["experimental.chat.messages.transform"]!({}, output);
+  const took = performance.now() - started;
+  assert.ok(isHud(output.messages.at(-1)));
+  t.diagnostic(`slow (50 ms) sidecar: ${ms(took)} per call, HUD present`);
+});
+
+test("the circuit half-opens after the cooldown and closes when the sidecar is back", async (t) => {
+  const sidecar = await FakeSidecar.start();
+  t.after(() => sidecar.stop());
+  sidecar.behaviour = { kind: "status", status: 503 };
+  const logs: string[] = [];
+  const hooks = createShim(
+    { url: sidecar.url, timeoutMs: TIMEOUT, failureThreshold: 2, cooldownMs: 150 },
+    { log: (_, m) => logs.push(m), env: {} },
+  );
+  const transform = hooks["experimental.chat.messages.transform"]!;
+  const step1 = async () => {
+    const output = { messages: clone(step.messages) as any[] };
+    await transform({}, output);
+    return isHud(output.messages.at(-1));
+  };
+  assert.equal(await step1(), false);
+  assert.equal(await step1(), false); // opens
+  assert.equal(await step1(), false); // skipped
+  assert.equal(sidecar.syncs().length, 2);
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(await step1(), false); // the trial fails: open again at once
+  assert.equal(sidecar.syncs().length, 3);
+  sidecar.behaviour = { kind: "ok" };
+  assert.equal(await step1(), false); // still cooling down
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(await step1(), true); // the trial succeeds: closed
+  assert.equal(await step1(), true);
+  assert.equal(logs.length, 2, logs.join("\n"));
+  assert.match(logs[1], /reachable again/);
+});
+
+test("sidecar up: the time one step adds", async (t) => {
+  const sidecar = await FakeSidecar.start();
+  t.after(() => sidecar.stop());
+  const hooks = createShim({ url: sidecar.url }, { log: () => {}, env: {} });
+  const transform = hooks["experimental.chat.messages.transform"]!;
+  const times: number[] = [];
+  for (let i = 0; i < 50; i++) {
+    const output = { messages: clone(step.messages) as any[] };
+    const started = performance.now();
+    await transform({}, output);
+    times.push(performance.now() - started);
+    assert.ok(isHud(output.messages.at(-1)));
+  }
+  times.sort((a, b) => a - b);
+  t.diagnostic(`fake sidecar up: p50 ${ms(times[25])}, max ${ms(times.at(-1)!)} per step`);
+});

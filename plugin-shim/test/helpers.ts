@@ -1,0 +1,144 @@
+// Shared test helpers: the real OpenCode fixtures and a scriptable fake sidecar.
+
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { readdirSync, readFileSync, existsSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { AddressInfo } from "node:net";
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const repoRoot = resolve(here, "../..");
+
+/** `../shared/fixtures/opencode-1.18.33` beside the repository, or `EVOLVE_HUD_FIXTURES`. */
+export const fixturesDir = process.env.EVOLVE_HUD_FIXTURES ?? resolve(repoRoot, "../shared/fixtures/opencode-1.18.33");
+
+export interface Transform {
+  name: string;
+  messages: unknown[];
+}
+
+/** Every `transform-N.json` of every capture, in step order. */
+export function transforms(): Transform[] {
+  if (!existsSync(fixturesDir)) throw new Error(`fixtures not found at ${fixturesDir}`);
+  const out: Transform[] = [];
+  for (const capture of readdirSync(fixturesDir).sort()) {
+    const dir = join(fixturesDir, capture);
+    if (!existsSync(join(dir, "index.json"))) continue;
+    const files = readdirSync(dir)
+      .filter((f) => /^transform-\d+\.json$/.test(f))
+      .sort((a, b) => Number(a.match(/\d+/)![0]) - Number(b.match(/\d+/)![0]));
+    for (const f of files) {
+      const data = JSON.parse(readFileSync(join(dir, f), "utf8"));
+      out.push({ name: `${capture}/${f}`, messages: data.output.messages });
+    }
+  }
+  return out;
+}
+
+export function fixture(capture: string, file: string): any {
+  return JSON.parse(readFileSync(join(fixturesDir, capture, file), "utf8"));
+}
+
+export const clone = <T>(v: T): T => structuredClone(v);
+
+export type Behaviour =
+  | { kind: "ok" }
+  | { kind: "hang" }
+  | { kind: "status"; status: number }
+  | { kind: "garbage" }
+  | { kind: "slow"; ms: number }
+  | { kind: "resync-once" };
+
+export interface Recorded {
+  path: string;
+  headers: IncomingMessage["headers"];
+  body: any;
+}
+
+/** A fake sidecar answering the HUD API the way `behaviour` says. */
+export class FakeSidecar {
+  requests: Recorded[] = [];
+  behaviour: Behaviour = { kind: "ok" };
+  private server: Server;
+  private hanging = new Set<ServerResponse>();
+  private resynced = false;
+
+  private constructor(server: Server) {
+    this.server = server;
+  }
+
+  static async start(): Promise<FakeSidecar> {
+    let self!: FakeSidecar;
+    const server = createServer((req, res) => self.handle(req, res));
+    self = new FakeSidecar(server);
+    await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+    return self;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  syncs(): Recorded[] {
+    return this.requests.filter((r) => r.path === "/v1/hud/sync");
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    let raw = "";
+    req.on("data", (c) => (raw += c));
+    req.on("end", () => {
+      const body = raw ? JSON.parse(raw) : undefined;
+      this.requests.push({ path: req.url ?? "", headers: req.headers, body });
+      const b = this.behaviour;
+      const answer = () => {
+        if (req.url === "/v1/hud/event") return send(res, 202, { accepted: true });
+        send(res, 200, {
+          session_id: body.session_id,
+          version: this.syncs().length,
+          tokens: 10,
+          hud: `<evolve-hud session="${body.session_id}" v=${this.syncs().length}>\nTool calls: ${body.messages.length} new\n</evolve-hud>`,
+        });
+      };
+      switch (b.kind) {
+        case "ok":
+          return answer();
+        case "hang":
+          this.hanging.add(res);
+          return;
+        case "status":
+          return send(res, b.status, { error: "boom", type: "internal" });
+        case "garbage":
+          res.writeHead(200, { "content-type": "application/json" });
+          return void res.end("{not json");
+        case "slow":
+          return void setTimeout(answer, b.ms);
+        case "resync-once":
+          if (!this.resynced && !body.full) {
+            this.resynced = true;
+            return send(res, 409, { error: "unknown session", type: "resync_required" });
+          }
+          return answer();
+      }
+    });
+  }
+
+  async stop(): Promise<void> {
+    for (const res of this.hanging) res.destroy();
+    this.server.closeAllConnections();
+    await new Promise<void>((ok) => this.server.close(() => ok()));
+  }
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify(body));
+}
+
+/** A port with nothing listening on it. */
+export async function deadPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise<void>((ok) => server.close(() => ok()));
+  return port;
+}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing evolve-hud needs on a Debian/Ubuntu
-# machine: cmake and clang for llama.cpp (libclang for its bindings), and
+# machine: cmake and clang for llama.cpp (libclang for its bindings), Node.js
+# for the plugin shim's tests, the shim's npm packages (OpenCode included) and
 # the real test model. Idempotent; prints the model path last.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +11,8 @@ command -v cmake >/dev/null || need+=(cmake)
 command -v clang >/dev/null || need+=(clang)
 ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || need+=(libclang-dev)
 command -v python3 >/dev/null || need+=(python3 python3-pip)
+command -v node >/dev/null || need+=(nodejs)
+command -v npm >/dev/null || need+=(npm)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -18,5 +21,10 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >&2
 fi
 command -v cargo >/dev/null || { echo "error: cargo not found; install Rust from rustup.rs" >&2; exit 1; }
+
+node_major="$(node -p 'process.versions.node.split(".")[0]')"
+[ "$node_major" -ge 20 ] || { echo "error: the plugin shim's tests need Node.js 20 or newer (found $(node --version))" >&2; exit 1; }
+# The shim's dev packages: TypeScript, tsx, fast-check and OpenCode itself.
+(cd plugin-shim && npm ci --no-audit --no-fund --loglevel=error >&2)
 
 scripts/fetch-test-model.sh

@@ -6,3 +6,6 @@ cd "$(dirname "$0")/.."
 MODEL="$(scripts/setup.sh | tail -n 1)"
 export EVOLVE_HUD_TEST_MODEL="$MODEL"
 cargo test --release --locked
+# The plugin shim: unit, property and fail-open tests, then end to end in the
+# real OpenCode with the sidecar just built.
+(cd plugin-shim && npm test)

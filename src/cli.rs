@@ -17,6 +17,29 @@ pub struct Cli {
 pub enum Command {
     /// Load a GGUF model and serve the HTTP API on localhost.
     Serve(ServeConfig),
+    /// Install the OpenCode plugin that shows the HUD to the agent.
+    InstallShim(InstallShimArgs),
+}
+
+/// Where `install-shim` puts the plugin.
+#[derive(Debug, Clone, Args)]
+pub struct InstallShimArgs {
+    /// Project whose `.opencode/plugins/` gets the plugin.
+    #[arg(long, default_value = ".", conflicts_with = "global")]
+    pub project: PathBuf,
+
+    /// Install for every project: `$XDG_CONFIG_HOME/opencode/plugins/`
+    /// (`~/.config/opencode/plugins/`).
+    #[arg(long)]
+    pub global: bool,
+
+    /// Write the plugin to stdout instead of installing it.
+    #[arg(long, conflicts_with = "uninstall")]
+    pub print: bool,
+
+    /// Remove an installed plugin.
+    #[arg(long)]
+    pub uninstall: bool,
 }
 
 /// Everything `serve` needs.

@@ -7,10 +7,12 @@
 //! - [`gguf`]: a pre-check of GGUF files before they reach llama.cpp.
 //! - [`server`]: the HTTP API (axum).
 //! - [`logging`]: tracing set-up, llama.cpp's log included.
+//! - [`install`]: `install-shim`, which writes the embedded OpenCode plugin.
 
 pub mod cli;
 pub mod gguf;
 pub mod hud;
+pub mod install;
 pub mod logging;
 pub mod model;
 pub mod server;

@@ -17,6 +17,10 @@ fn main() -> std::process::ExitCode {
                 Err(err) => fail(&err),
             }
         }
+        Command::InstallShim(args) => match evolve_hud::install::run(&args) {
+            Ok(()) => std::process::ExitCode::SUCCESS,
+            Err(err) => fail(&err),
+        },
     }
 }
 

@@ -5,7 +5,7 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -95,7 +95,15 @@ interface RunResult {
   main: any[];
 }
 
-async function runOpencode(plugin?: Record<string, unknown>): Promise<RunResult> {
+interface RunOptions {
+  /** Load the shim from opencode.json with these options. */
+  plugin?: Record<string, unknown>;
+  /** Install the shim with `evolve-hud install-shim` instead. */
+  installShim?: boolean;
+  env?: Record<string, string>;
+}
+
+async function runOpencode({ plugin, installShim, env: extraEnv = {} }: RunOptions = {}): Promise<RunResult> {
   const model = await FakeModel.start(script);
   const home = join(base, "home");
   for (const dir of [project, home]) rmSync(dir, { recursive: true, force: true });
@@ -109,6 +117,11 @@ async function runOpencode(plugin?: Record<string, unknown>): Promise<RunResult>
   for (const dir of Object.values(xdg)) mkdirSync(dir, { recursive: true });
   seed(join(xdg.XDG_CONFIG_HOME, "opencode"));
   seed(join(project, ".opencode"));
+  if (installShim) {
+    const installed = spawnSync(sidecarBin, ["install-shim", "--project", project], { encoding: "utf8" });
+    assert.equal(installed.status, 0, installed.stderr);
+    assert.match(installed.stdout, /^installed /);
+  }
   const config = {
     $schema: "https://opencode.ai/config.json",
     model: "fake/fake-model",
@@ -136,6 +149,7 @@ async function runOpencode(plugin?: Record<string, unknown>): Promise<RunResult>
     OPENCODE_DISABLE_MODELS_FETCH: "1",
     OPENCODE_DISABLE_AUTOUPDATE: "1",
     npm_config_offline: "true",
+    ...extraEnv,
   };
   const started = performance.now();
   const child = spawn(opencode, ["run"], { cwd: project, env, stdio: ["pipe", "pipe", "pipe"] });
@@ -193,7 +207,7 @@ after(async () => {
 });
 
 test("with the shim: one HUD, last, reflecting the tool calls; otherwise identical requests", async (t) => {
-  const run = await runOpencode({ url: sidecar.url });
+  const run = await runOpencode({ plugin: { url: sidecar.url } });
   assert.equal(run.code, 0, run.output);
   assert.equal(run.main.length, baseline.main.length, run.output);
   for (const [i, body] of run.main.entries()) {
@@ -225,10 +239,23 @@ test("with the shim: one HUD, last, reflecting the tool calls; otherwise identic
 });
 
 test("with the sidecar stopped the run still succeeds, unchanged", async (t) => {
-  const run = await runOpencode({ url: `http://127.0.0.1:${await deadPort()}` });
+  const run = await runOpencode({ plugin: { url: `http://127.0.0.1:${await deadPort()}` } });
   assert.equal(run.code, 0, run.output);
   assert.deepEqual(run.main, baseline.main);
   t.diagnostic(`opencode run with the sidecar down: ${run.seconds.toFixed(1)} s (${baseline.seconds.toFixed(1)} s without the shim)`);
+});
+
+test("installed with `evolve-hud install-shim` in a fresh project and pointed at the sidecar by env", async () => {
+  const run = await runOpencode({
+    installShim: true,
+    env: { EVOLVE_HUD_URL: sidecar.url, EVOLVE_HUD_TIMEOUT_MS: "2000" },
+  });
+  assert.equal(run.code, 0, run.output);
+  const last = run.main.at(-1);
+  assert.ok(isHudMessage(last.messages.at(-1)), "the HUD is last");
+  assert.equal(last.messages.filter(isHudMessage).length, 1);
+  assert.match(textOf(last.messages.at(-1)), /✗ bash `cat missing\.txt` → exit 1/);
+  assert.deepEqual(withoutHud(last), baseline.main.at(-1));
 });
 
 test("time the shim adds per step against the real sidecar", async (t) => {

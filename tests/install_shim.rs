@@ -1,0 +1,76 @@
+//! `evolve-hud install-shim` in fresh folders: installs, is idempotent,
+//! updates, prints, installs globally, uninstalls and refuses bad targets.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn install_shim(args: &[&str], env: &[(&str, &Path)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_evolve-hud"));
+    command.arg("install-shim").args(args);
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    command.output().expect("running evolve-hud")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+const SHIPPED: &str = include_str!("../plugin-shim/evolve-hud.ts");
+
+#[test]
+fn installs_into_a_project_idempotently() {
+    let project = tempfile::tempdir().unwrap();
+    let dir = project.path().to_str().unwrap();
+    let file = project.path().join(".opencode/plugins/evolve-hud.ts");
+
+    let first = install_shim(&["--project", dir], &[]);
+    assert!(first.status.success(), "{first:?}");
+    assert!(stdout(&first).starts_with("installed "), "{}", stdout(&first));
+    assert!(
+        stdout(&first).contains("EVOLVE_HUD_URL"),
+        "says how to point it elsewhere"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), SHIPPED);
+
+    let again = install_shim(&["--project", dir], &[]);
+    assert!(stdout(&again).starts_with("already current: "), "{}", stdout(&again));
+
+    std::fs::write(&file, "// an older plugin\n").unwrap();
+    let update = install_shim(&["--project", dir], &[]);
+    assert!(stdout(&update).starts_with("updated "), "{}", stdout(&update));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), SHIPPED);
+    // Nothing else is left in the plugin folder (OpenCode loads every file there).
+    let entries: Vec<_> = std::fs::read_dir(file.parent().unwrap()).unwrap().collect();
+    assert_eq!(entries.len(), 1);
+
+    let removed = install_shim(&["--project", dir, "--uninstall"], &[]);
+    assert!(stdout(&removed).starts_with("removed "), "{}", stdout(&removed));
+    assert!(!file.exists());
+    let twice = install_shim(&["--project", dir, "--uninstall"], &[]);
+    assert!(twice.status.success());
+    assert!(stdout(&twice).starts_with("not installed"), "{}", stdout(&twice));
+}
+
+#[test]
+fn installs_globally_and_prints() {
+    let config = tempfile::tempdir().unwrap();
+    let out = install_shim(&["--global"], &[("XDG_CONFIG_HOME", config.path())]);
+    assert!(out.status.success(), "{out:?}");
+    let file = config.path().join("opencode/plugins/evolve-hud.ts");
+    assert_eq!(std::fs::read_to_string(file).unwrap(), SHIPPED);
+
+    let printed = install_shim(&["--print"], &[]);
+    assert!(printed.status.success());
+    assert_eq!(stdout(&printed), SHIPPED);
+}
+
+#[test]
+fn refuses_a_missing_project_with_a_clear_error() {
+    let out = install_shim(&["--project", "/nonexistent/evolve-hud-project"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("does not exist"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}

@@ -25,6 +25,8 @@ command -v cargo >/dev/null || { echo "error: cargo not found; install Rust from
 node_major="$(node -p 'process.versions.node.split(".")[0]')"
 [ "$node_major" -ge 20 ] || { echo "error: the plugin shim's tests need Node.js 20 or newer (found $(node --version))" >&2; exit 1; }
 # The shim's dev packages: TypeScript, tsx, fast-check and OpenCode itself.
-(cd plugin-shim && npm ci --no-audit --no-fund --loglevel=error >&2)
+# (`npm install`, not `npm ci`: the lock file pins the versions, and npm ci
+# refuses a lock without the optional packages of other platforms.)
+(cd plugin-shim && npm install --no-audit --no-fund --loglevel=error >&2)
 
 scripts/fetch-test-model.sh

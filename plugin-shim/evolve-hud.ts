@@ -9,6 +9,8 @@
 // messages stay exactly as they came and the turn goes on. No hook throws.
 
 import type { Hooks, Plugin, PluginInput } from "@opencode-ai/plugin";
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 
 // ---------------------------------------------------------------------------
 // Configuration: defaults < plugin options < EVOLVE_HUD_* environment.
@@ -28,6 +30,27 @@ export interface Config {
   hud: boolean;
   /** Forward tool results and session events to the sidecar. */
   events: boolean;
+  /**
+   * Compaction text from the sidecar: `context` appends it to OpenCode's
+   * compaction prompt, `prompt` replaces that prompt, `off` leaves it alone.
+   */
+  compaction: "context" | "prompt" | "off";
+  /** Longest the sidecar's model may work on the compaction text. */
+  compactionDeadlineMs: number;
+  /** Heartbeat interval; 0 turns the heartbeat off. */
+  heartbeatMs: number;
+  /** What to do with the heartbeat session past the thresholds below. */
+  heartbeatCleanup: "none" | "new" | "archive" | "compact";
+  /** Heartbeats per session before cleanup (0: no limit). */
+  heartbeatMaxCount: number;
+  /** Total tokens of the heartbeat session before cleanup (0: no limit). */
+  heartbeatMaxTokens: number;
+  /** Agent for heartbeat prompts (OpenCode's default when unset). */
+  heartbeatAgent?: string;
+  /** `provider/model` for heartbeat prompts; the last model seen when unset. */
+  heartbeatModel?: string;
+  /** Where the heartbeat session's id and counters are kept. */
+  heartbeatStateFile?: string;
 }
 
 const DEFAULTS: Config = {
@@ -37,6 +60,12 @@ const DEFAULTS: Config = {
   cooldownMs: 30_000,
   hud: true,
   events: true,
+  compaction: "context",
+  compactionDeadlineMs: 5000,
+  heartbeatMs: 0,
+  heartbeatCleanup: "none",
+  heartbeatMaxCount: 0,
+  heartbeatMaxTokens: 0,
 };
 
 type Source = Record<string, unknown>;
@@ -44,13 +73,29 @@ type Source = Record<string, unknown>;
 /** Option key, environment variable and parser of each setting. */
 const SETTINGS: { [K in keyof Config]-?: [string, (v: unknown) => Config[K] | undefined] } = {
   url: ["EVOLVE_HUD_URL", (v) => (typeof v === "string" && /^https?:\/\/[^\s]+$/.test(v) ? v.replace(/\/+$/, "") : undefined)],
-  token: ["EVOLVE_HUD_AUTH_TOKEN", (v) => (typeof v === "string" && v.trim() !== "" ? v.trim() : undefined)],
+  token: ["EVOLVE_HUD_AUTH_TOKEN", text],
   timeoutMs: ["EVOLVE_HUD_TIMEOUT_MS", (v) => count(v, 1)],
   failureThreshold: ["EVOLVE_HUD_FAILURE_THRESHOLD", (v) => count(v, 1)],
   cooldownMs: ["EVOLVE_HUD_COOLDOWN_MS", (v) => count(v, 0)],
   hud: ["EVOLVE_HUD_HUD", flag],
   events: ["EVOLVE_HUD_EVENTS", flag],
+  compaction: ["EVOLVE_HUD_COMPACTION", (v) => (v === "context" || v === "prompt" || v === "off" ? v : undefined)],
+  compactionDeadlineMs: ["EVOLVE_HUD_COMPACTION_DEADLINE_MS", (v) => count(v, 0)],
+  heartbeatMs: ["EVOLVE_HUD_HEARTBEAT_MS", (v) => count(v, 0)],
+  heartbeatCleanup: [
+    "EVOLVE_HUD_HEARTBEAT_CLEANUP",
+    (v) => (v === "none" || v === "new" || v === "archive" || v === "compact" ? v : undefined),
+  ],
+  heartbeatMaxCount: ["EVOLVE_HUD_HEARTBEAT_MAX_COUNT", (v) => count(v, 0)],
+  heartbeatMaxTokens: ["EVOLVE_HUD_HEARTBEAT_MAX_TOKENS", (v) => count(v, 0)],
+  heartbeatAgent: ["EVOLVE_HUD_HEARTBEAT_AGENT", text],
+  heartbeatModel: ["EVOLVE_HUD_HEARTBEAT_MODEL", (v) => (typeof v === "string" && /^[^/\s]+\/\S+$/.test(v) ? v : undefined)],
+  heartbeatStateFile: ["EVOLVE_HUD_HEARTBEAT_STATE_FILE", text],
 };
+
+function text(v: unknown): string | undefined {
+  return typeof v === "string" && v.trim() !== "" ? v.trim() : undefined;
+}
 
 function count(v: unknown, min: number): number | undefined {
   const n = typeof v === "string" && v.trim() !== "" ? Number(v) : v;
@@ -307,10 +352,10 @@ class Sidecar {
    * `expected` statuses (such as 409) come back as errors without counting
    * as failures.
    */
-  async post(path: string, body: unknown, expected: number[] = []): Promise<unknown> {
+  async post(path: string, body: unknown, expected: number[] = [], timeoutMs = this.config.timeoutMs): Promise<unknown> {
     if (!this.breaker.allow()) return undefined;
     try {
-      const result = await this.request(path, body);
+      const result = await this.request(path, body, timeoutMs);
       this.breaker.success();
       return result;
     } catch (e) {
@@ -321,7 +366,7 @@ class Sidecar {
     }
   }
 
-  private async request(path: string, body: unknown): Promise<unknown> {
+  private async request(path: string, body: unknown, timeoutMs: number): Promise<unknown> {
     const headers: Record<string, string> = { "content-type": "application/json" };
     if (this.config.token) headers.authorization = `Bearer ${this.config.token}`;
     let response: Response;
@@ -331,13 +376,13 @@ class Sidecar {
         method: "POST",
         headers,
         body: JSON.stringify(body),
-        signal: AbortSignal.timeout(this.config.timeoutMs),
+        signal: AbortSignal.timeout(timeoutMs),
       });
       text = await response.text();
     } catch (e) {
       const name = (e as { name?: string })?.name;
       if (name === "TimeoutError" || name === "AbortError") {
-        throw new SidecarError(`no answer within ${this.config.timeoutMs} ms`, "timeout");
+        throw new SidecarError(`no answer within ${timeoutMs} ms`, "timeout");
       }
       throw new SidecarError(`cannot reach ${this.config.url}: ${(e as Error)?.message ?? e}`, "unreachable");
     }
@@ -364,6 +409,172 @@ function hudText(reply: unknown): string {
   return text;
 }
 
+/** The compaction prompt for `prompt` mode: OpenCode's sections, with the facts. */
+function compactionPrompt(facts: string): string {
+  return [
+    "Summarize the conversation above so the work can continue from the summary alone.",
+    "Use the sections Goal, Instructions, Discoveries, Accomplished and Relevant files / directories,",
+    "as terse bullets. Keep exact paths, commands and error strings. The facts below were recorded",
+    "from the session's tool calls; carry them over verbatim.",
+    "",
+    facts,
+  ].join("\n");
+}
+
+// ---------------------------------------------------------------------------
+// The heartbeat: a timer that, while no session is busy, sends a prompt the
+// sidecar writes from the recent sessions to one dedicated session.
+
+type Client = PluginInput["client"];
+interface ModelRef {
+  providerID: string;
+  modelID: string;
+}
+interface HeartbeatState {
+  sessionID?: string;
+  count: number;
+  tokens: number;
+}
+
+/** The data of an SDK call, or an error (the SDK returns errors as values). */
+async function call<T>(pending: Promise<unknown> | undefined): Promise<T> {
+  const result = (await pending) as { data?: T; error?: unknown } | undefined;
+  if (!result || result.error !== undefined || result.data === undefined) {
+    throw new Error(`OpenCode API call failed: ${JSON.stringify(result?.error ?? "no data")}`);
+  }
+  return result.data;
+}
+
+class Heartbeat {
+  private timer?: ReturnType<typeof setTimeout>;
+  private stopped = false;
+  lastModel?: ModelRef;
+  /** The heartbeat session, as last loaded or saved. */
+  sessionID?: string;
+
+  constructor(
+    private config: Config,
+    private sidecar: Sidecar,
+    private client: Client,
+    private stateFile: string,
+    private log: Log,
+  ) {}
+
+  start(): void {
+    if (this.config.heartbeatMs > 0) this.schedule();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  /** A `setTimeout` chain: the next tick is armed only when this one is done. */
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(async () => {
+      try {
+        await this.tick();
+      } catch (e) {
+        this.log("warn", `evolve-hud: heartbeat failed: ${(e as Error)?.message ?? e}`);
+      }
+      this.schedule();
+    }, this.config.heartbeatMs);
+    (this.timer as { unref?: () => void }).unref?.();
+  }
+
+  /** One heartbeat; returns what happened, for tests and logs. */
+  async tick(): Promise<"sent" | "busy" | "no-sidecar" | "no-model"> {
+    const state = await this.load();
+    const statuses = await call<Record<string, { type?: string }>>(this.client.session.status());
+    if (Object.entries(statuses).some(([id, s]) => id !== state.sessionID && s?.type !== "idle")) return "busy";
+    const model = this.model();
+    if (!model) return "no-model";
+    const reply = await this.sidecar.post(
+      "/v1/heartbeat",
+      { exclude: state.sessionID ? [state.sessionID] : [], deadline_ms: this.config.compactionDeadlineMs },
+      [],
+      this.config.compactionDeadlineMs + this.config.timeoutMs,
+    );
+    if (!isObject(reply) || typeof reply.user !== "string" || !Array.isArray(reply.system)) return "no-sidecar";
+    await this.cleanup(state, model);
+    if (!state.sessionID) {
+      const created = await call<{ id: string }>(this.client.session.create({ body: { title: "[heartbeat]" } }));
+      Object.assign(state, { sessionID: created.id, count: 0, tokens: 0 });
+      await this.save(state);
+    }
+    try {
+      const answer = await call<{ info?: { tokens?: { input?: number; output?: number } } }>(
+        this.client.session.prompt({
+          path: { id: state.sessionID! },
+          body: {
+            model,
+            ...(this.config.heartbeatAgent ? { agent: this.config.heartbeatAgent } : {}),
+            system: reply.system.filter((s): s is string => typeof s === "string").join("\n\n"),
+            parts: [{ type: "text", text: reply.user, synthetic: true }],
+          },
+        }),
+      );
+      state.count++;
+      state.tokens += (answer.info?.tokens?.input ?? 0) + (answer.info?.tokens?.output ?? 0);
+      await this.save(state);
+      return "sent";
+    } catch (e) {
+      // The session may be gone: start a fresh one next time.
+      await this.save({ count: 0, tokens: 0 });
+      throw e;
+    }
+  }
+
+  /** Past a threshold: a new session, the old one archived, or compacted. */
+  private async cleanup(state: HeartbeatState, model: ModelRef): Promise<void> {
+    const { heartbeatCleanup: mode, heartbeatMaxCount: maxCount, heartbeatMaxTokens: maxTokens } = this.config;
+    const due = (maxCount > 0 && state.count >= maxCount) || (maxTokens > 0 && state.tokens >= maxTokens);
+    if (mode === "none" || !due || !state.sessionID) return;
+    if (mode === "compact") {
+      await call(this.client.session.summarize({ path: { id: state.sessionID }, body: model }));
+    } else if (mode === "archive") {
+      const body = { time: { archived: Date.now() } } as unknown as { title?: string };
+      await call(this.client.session.update({ path: { id: state.sessionID }, body }));
+    }
+    if (mode !== "compact") state.sessionID = undefined;
+    state.count = 0;
+    state.tokens = 0;
+    await this.save(state);
+  }
+
+  private model(): ModelRef | undefined {
+    const configured = this.config.heartbeatModel;
+    if (configured) {
+      const at = configured.indexOf("/");
+      return { providerID: configured.slice(0, at), modelID: configured.slice(at + 1) };
+    }
+    return this.lastModel;
+  }
+
+  async load(): Promise<HeartbeatState> {
+    try {
+      const data = JSON.parse(await readFile(this.stateFile, "utf8"));
+      this.sessionID = typeof data.sessionID === "string" ? data.sessionID : undefined;
+      return {
+        sessionID: this.sessionID,
+        count: Number.isFinite(data.count) ? data.count : 0,
+        tokens: Number.isFinite(data.tokens) ? data.tokens : 0,
+      };
+    } catch {
+      return { count: 0, tokens: 0 };
+    }
+  }
+
+  private async save(state: HeartbeatState): Promise<void> {
+    this.sessionID = state.sessionID;
+    await mkdir(dirname(this.stateFile), { recursive: true });
+    const tmp = `${this.stateFile}.${process.pid}.tmp`;
+    await writeFile(tmp, JSON.stringify(state));
+    await rename(tmp, this.stateFile);
+  }
+}
+
 // ---------------------------------------------------------------------------
 // The plugin.
 
@@ -374,6 +585,8 @@ export interface ShimDeps {
   log?: Log;
   env?: Record<string, string | undefined>;
   now?: () => number;
+  /** The project folder (the heartbeat's state file lives in its `.opencode/`). */
+  directory?: string;
 }
 
 /** The hooks, given settings and (for tests) a log, environment and clock. */
@@ -385,6 +598,16 @@ function createShim(options: Source = {}, deps: ShimDeps = {}, client?: PluginIn
   const sidecar = new Sidecar(config, log, now);
   const tracker = new SyncTracker();
   const compacting = new Map<string, number>();
+  const heartbeat = client
+    ? new Heartbeat(
+        config,
+        sidecar,
+        client,
+        config.heartbeatStateFile ?? join(deps.directory ?? process.cwd(), ".opencode", "evolve-hud-heartbeat.json"),
+        log,
+      )
+    : undefined;
+  heartbeat?.start();
 
   /** Syncs what is new (or everything, when the sidecar asks) and returns the HUD text. */
   async function sync(sessionID: string, messages: unknown[]): Promise<string | undefined> {
@@ -418,7 +641,7 @@ function createShim(options: Source = {}, deps: ShimDeps = {}, client?: PluginIn
         if (!config.hud || !output || !Array.isArray(output.messages)) return;
         const messages: unknown[] = output.messages;
         const sessionID = sessionOf(messages);
-        if (!sessionID) return;
+        if (!sessionID || sessionID === heartbeat?.sessionID) return;
         const mark = compacting.get(sessionID);
         if (mark !== undefined) {
           // This is the compaction transcript: leave it as it is.
@@ -433,9 +656,32 @@ function createShim(options: Source = {}, deps: ShimDeps = {}, client?: PluginIn
       }
     },
 
-    "experimental.session.compacting": async (input) => {
+    "experimental.session.compacting": async (input, output) => {
       try {
-        if (typeof input?.sessionID === "string") compacting.set(input.sessionID, now());
+        const sessionID = input?.sessionID;
+        if (typeof sessionID !== "string") return;
+        // The transcript OpenCode summarises next passes through the transform hook.
+        compacting.set(sessionID, now());
+        if (config.compaction === "off" || !output) return;
+        const reply = await sidecar.post(
+          `/v1/hud/${encodeURIComponent(sessionID)}/compaction`,
+          { deadline_ms: config.compactionDeadlineMs },
+          [404],
+          // The sidecar answers with the facts at the deadline; allow for the trip.
+          config.compactionDeadlineMs + config.timeoutMs,
+        );
+        if (!isObject(reply) || typeof reply.text !== "string" || reply.text.trim() === "") return;
+        if (config.compaction === "prompt") output.prompt = compactionPrompt(reply.text);
+        else if (Array.isArray(output.context)) output.context.push(reply.text);
+      } catch {}
+    },
+
+    "chat.message": async (input) => {
+      try {
+        const model = input?.model;
+        if (heartbeat && model && typeof model.providerID === "string" && typeof model.modelID === "string") {
+          heartbeat.lastModel = { providerID: model.providerID, modelID: model.modelID };
+        }
       } catch {}
     },
 
@@ -513,9 +759,11 @@ const internals = {
   Sidecar,
   SidecarError,
   createShim,
+  Heartbeat,
 };
 
-const plugin: Plugin = async (input, options) => createShim(options ?? {}, {}, input?.client);
+const plugin: Plugin = async (input, options) =>
+  createShim(options ?? {}, { directory: input?.directory }, input?.client);
 
 export const EvolveHudPlugin: Plugin & { internals: typeof internals } = Object.assign(plugin, { internals });
 

@@ -306,3 +306,144 @@ async fn forwarded_events_update_the_hud() {
     assert_eq!(v["known"], json!(true));
     assert_eq!(get(&server, &format!("/v1/hud/{session}")).await.0, 404);
 }
+
+async fn post(server: &Server, path: &str, body: &Value) -> (u16, Value) {
+    let r = client().post(server.url(path)).json(body).send().await.unwrap();
+    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn compaction_text_has_the_sections_and_the_facts_within_the_deadline() {
+    let server = Server::start(&[]);
+    let messages = transform(7);
+    let session = session_of(&messages);
+    sync(
+        &server,
+        &json!({ "session_id": session, "messages": messages, "full": true }),
+    )
+    .await;
+
+    let deadline = 20_000;
+    let started = Instant::now();
+    let (status, v) = post(
+        &server,
+        &format!("/v1/hud/{session}/compaction"),
+        &json!({ "deadline_ms": deadline }),
+    )
+    .await;
+    let took = started.elapsed();
+    assert_eq!(status, 200, "{v}");
+    assert!(took < Duration::from_millis(deadline + 2_000), "{took:?}");
+    let text = v["text"].as_str().unwrap();
+    for section in [
+        "## Goal",
+        "## Instructions",
+        "## Discoveries",
+        "## Accomplished",
+        "## Relevant files / directories",
+    ] {
+        assert!(text.contains(section), "{section} missing:\n{text}");
+    }
+    // Verbatim facts: the failing command, the failed edit, the files.
+    assert!(
+        text.contains("- Open problem: bash `false` exited 1; no pass since"),
+        "{text}"
+    );
+    assert!(text.contains("✗ edit notes.txt: Could not find oldString"), "{text}");
+    assert!(
+        text.contains("- notes.txt (edit 1, read 1, write 1, 1 failed)"),
+        "{text}"
+    );
+    assert!(text.contains("✓ bash `echo hello && ls`"), "{text}");
+    let status = v["note_status"].as_str().unwrap();
+    assert!(
+        ["written", "current summary"].contains(&status) || status.starts_with("rejected"),
+        "{status}"
+    );
+    if status == "written" || status == "current summary" {
+        assert!(text.contains("(local model, unverified)"), "{text}");
+    }
+
+    // A deadline that has passed gives the facts alone, at once.
+    let (status, v) = post(
+        &server,
+        &format!("/v1/hud/{session}/compaction"),
+        &json!({ "deadline_ms": 0 }),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let note = v["note_status"].as_str().unwrap();
+    assert!(note == "rejected: timed out" || note == "current summary", "{note}");
+    assert!(v["text"]
+        .as_str()
+        .unwrap()
+        .contains("- Open problem: bash `false` exited 1"));
+
+    // Unknown sessions and bad deadlines are refused.
+    assert_eq!(post(&server, "/v1/hud/nope/compaction", &json!({})).await.0, 404);
+    let (status, v) = post(
+        &server,
+        &format!("/v1/hud/{session}/compaction"),
+        &json!({ "deadline_ms": 10_000_000 }),
+    )
+    .await;
+    assert_eq!(status, 400, "{v}");
+    assert_eq!(
+        post(
+            &server,
+            &format!("/v1/hud/{session}/compaction"),
+            &json!({ "deadline": 5 })
+        )
+        .await
+        .0,
+        400
+    );
+}
+
+#[tokio::test]
+async fn heartbeat_names_the_open_problem_of_a_session() {
+    let server = Server::start(&[]);
+    let messages = transform(7);
+    let session = session_of(&messages);
+    sync(
+        &server,
+        &json!({ "session_id": session, "messages": messages, "full": true }),
+    )
+    .await;
+    // A second, quieter session with no problem; and the heartbeat's own session, excluded.
+    let other = json!([{ "info": { "id": "m1", "sessionID": "ses_other", "role": "user", "time": { "created": 1.0 } },
+                         "parts": [{ "type": "text", "text": "write the docs" }] }]);
+    sync(
+        &server,
+        &json!({ "session_id": "ses_other", "messages": other, "full": true }),
+    )
+    .await;
+    sync(
+        &server,
+        &json!({ "session_id": "ses_beat", "messages": [], "full": true }),
+    )
+    .await;
+    event(&server, &json!({ "type": "session.idle", "session_id": session })).await;
+
+    let (status, v) = post(
+        &server,
+        "/v1/heartbeat",
+        &json!({ "exclude": ["ses_beat"], "deadline_ms": 20_000 }),
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    let user = v["user"].as_str().unwrap();
+    assert!(user.starts_with("[heartbeat] "), "{user}");
+    assert!(
+        user.contains(&format!("Session {session} has an open problem: bash `false` exited 1")),
+        "{user}"
+    );
+    assert!(user.contains("idle for"), "{user}");
+    let system = v["system"].as_array().unwrap();
+    assert_eq!(system.len(), 2);
+    let facts = system[1].as_str().unwrap();
+    assert!(facts.contains("ses_other: write the docs"), "{facts}");
+    assert!(!facts.contains("ses_beat"), "{facts}");
+    assert_eq!(v["sessions"][0], json!(session));
+    assert_eq!(post(&server, "/v1/heartbeat", &json!({ "exclude": "x" })).await.0, 400);
+}

@@ -75,6 +75,38 @@ fn compacted_session_snapshot() {
 }
 
 #[test]
+fn a_compaction_starts_the_hud_from_the_summary() {
+    // Syncing step by step across the compaction ends where a full sync of
+    // the post-compaction transcript does: the calls before it are dropped.
+    let all = transforms("compact");
+    let mut incremental = SessionState::new("ses_test");
+    let mut saw_write = false;
+    for messages in &all {
+        incremental.merge(&parse(messages), &Limits::default());
+        saw_write |= hud(&incremental).contains("✓ write notes.txt");
+    }
+    assert!(saw_write, "the pre-compaction write was shown before the compaction");
+    // Only the goal differs: the incremental state still knows the user's
+    // request from before the compaction.
+    let without_goal = |s: &SessionState| {
+        hud(s)
+            .replace(&format!("v={}", s.version), "v=_")
+            .lines()
+            .filter(|l| !l.starts_with("Goal"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let full = merged(all.last().unwrap());
+    assert_eq!(without_goal(&incremental), without_goal(&full));
+    assert!(hud(&incremental).contains("Goal (latest user request): do the task"));
+    assert!(!hud(&incremental).contains("write notes.txt"));
+    // Resending pre-compaction messages does not bring their calls back.
+    let version = incremental.version;
+    assert!(!incremental.merge(&parse(&all[2]), &Limits::default()));
+    assert_eq!(incremental.version, version);
+}
+
+#[test]
 fn incremental_sync_equals_full_sync_and_resync_changes_nothing() {
     let all = transforms("basic");
     let mut incremental = SessionState::new("ses_test");

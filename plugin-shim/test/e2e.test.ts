@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import { EvolveHudPlugin } from "../evolve-hud.ts";
-import { FakeModel, type ToolStep } from "./fake-model.ts";
+import { FakeModel, type Scenario, type ToolStep } from "./fake-model.ts";
 import { clone, deadPort, repoRoot, transforms } from "./helpers.ts";
 
 const { createShim, isHud } = EvolveHudPlugin.internals;
@@ -93,6 +93,7 @@ interface RunResult {
   seconds: number;
   output: string;
   main: any[];
+  summary: any[];
 }
 
 interface RunOptions {
@@ -101,10 +102,25 @@ interface RunOptions {
   /** Install the shim with `evolve-hud install-shim` instead. */
   installShim?: boolean;
   env?: Record<string, string>;
+  scenario?: Scenario;
+  /** The main model's context and output limits. */
+  limit?: { context: number; output: number };
 }
 
-async function runOpencode({ plugin, installShim, env: extraEnv = {} }: RunOptions = {}): Promise<RunResult> {
-  const model = await FakeModel.start(script);
+interface Prepared {
+  model: FakeModel;
+  env: Record<string, string>;
+}
+
+/** A fresh project and home with opencode.json pointing at a new fake model. */
+async function prepare({
+  plugin,
+  installShim,
+  env: extraEnv = {},
+  scenario = { script },
+  limit = { context: 32000, output: 4096 },
+}: RunOptions): Promise<Prepared> {
+  const model = await FakeModel.start(scenario);
   const home = join(base, "home");
   for (const dir of [project, home]) rmSync(dir, { recursive: true, force: true });
   mkdirSync(project, { recursive: true });
@@ -136,7 +152,7 @@ async function runOpencode({ plugin, installShim, env: extraEnv = {} }: RunOptio
         npm: "@ai-sdk/openai-compatible",
         name: "Fake",
         options: { baseURL: model.url, apiKey: "dummy" },
-        models: { "fake-model": { name: "Fake", tool_call: true, limit: { context: 32000, output: 4096 } } },
+        models: { "fake-model": { name: "Fake", tool_call: true, limit } },
       },
     },
     plugin: plugin ? [[pathToFileURL(shimPath).href, plugin]] : [],
@@ -151,6 +167,11 @@ async function runOpencode({ plugin, installShim, env: extraEnv = {} }: RunOptio
     npm_config_offline: "true",
     ...extraEnv,
   };
+  return { model, env };
+}
+
+async function runOpencode(options: RunOptions = {}): Promise<RunResult> {
+  const { model, env } = await prepare(options);
   const started = performance.now();
   const child = spawn(opencode, ["run"], { cwd: project, env, stdio: ["pipe", "pipe", "pipe"] });
   let output = "";
@@ -162,7 +183,7 @@ async function runOpencode({ plugin, installShim, env: extraEnv = {} }: RunOptio
   clearTimeout(timer);
   const seconds = (performance.now() - started) / 1000;
   await model.stop();
-  return { code, seconds, output, main: model.main() };
+  return { code, seconds, output, main: model.main(), summary: model.of("summary") };
 }
 
 // --- Reading the requests ----------------------------------------------------------
@@ -256,6 +277,72 @@ test("installed with `evolve-hud install-shim` in a fresh project and pointed at
   assert.equal(last.messages.filter(isHudMessage).length, 1);
   assert.match(textOf(last.messages.at(-1)), /✗ bash `cat missing\.txt` → exit 1/);
   assert.deepEqual(withoutHud(last), baseline.main.at(-1));
+});
+
+test("auto-compaction: the summary request carries the sidecar's compaction text and no HUD", async (t) => {
+  const scenario: Scenario = { script, bigUsageAt: 2 };
+  const run = await runOpencode({ plugin: { url: sidecar.url, compactionDeadlineMs: 3000 }, scenario, limit: { context: 8000, output: 1000 } });
+  assert.equal(run.code, 0, run.output);
+  assert.equal(run.summary.length, 1, "OpenCode compacted once");
+  const prompt = JSON.stringify(run.summary[0].messages);
+  assert.ok(!prompt.includes("<evolve-hud"), "the compaction transcript has no HUD");
+  for (const section of ["## Goal", "## Instructions", "## Discoveries", "## Accomplished", "## Relevant files / directories"]) {
+    assert.ok(prompt.includes(section), `${section} in the compaction request`);
+  }
+  assert.ok(prompt.includes("Facts recorded by evolve-hud"), prompt);
+  assert.ok(prompt.includes("✓ write notes.txt"), prompt);
+  // Work goes on after the compaction, with the HUD back.
+  const last = run.main.at(-1);
+  assert.ok(isHudMessage(last.messages.at(-1)));
+  t.diagnostic(`compaction request tail: ${textOf(run.summary[0].messages.at(-1)).slice(-600)}`);
+});
+
+test("heartbeat under opencode serve: a sidecar-written [heartbeat] prompt arrives, never while a session is busy", async (t) => {
+  const { model, env } = await prepare({
+    plugin: { url: sidecar.url, heartbeatMs: 1000, heartbeatModel: "fake/fake-model", compactionDeadlineMs: 2000 },
+  });
+  const port = await deadPort();
+  const server = spawn(opencode, ["serve", "--port", String(port), "--hostname", "127.0.0.1"], {
+    cwd: project,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  server.stderr.on("data", (d) => (output += d));
+  t.after(() => {
+    server.kill("SIGKILL");
+    return model.stop();
+  });
+  await new Promise<void>((ok, fail) => {
+    const timer = setTimeout(() => fail(new Error(`opencode serve did not start: ${output}`)), 60_000);
+    createInterface({ input: server.stdout! }).on("line", (line) => {
+      output += line + "\n";
+      if (line.includes("opencode server listening")) {
+        clearTimeout(timer);
+        ok();
+      }
+    });
+  });
+  const api = `http://127.0.0.1:${port}`;
+  const session = await (await fetch(`${api}/session`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).json();
+  const busyFrom = Date.now();
+  const reply = await fetch(`${api}/session/${session.id}/message`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: { providerID: "fake", modelID: "fake-model" }, parts: [{ type: "text", text: "Do the task." }] }),
+  });
+  assert.equal(reply.status, 200, output);
+  await reply.text();
+  const busyUntil = Date.now();
+  assert.equal(model.main().length, script.length + 1, output);
+
+  const beat = await model.waitFor("heartbeat", 60_000);
+  const beats = model.requests.filter((r) => r.kind === "heartbeat");
+  for (const b of beats) assert.ok(b.at < busyFrom || b.at > busyUntil, "no heartbeat while the main session was busy");
+  const text = JSON.stringify(beat.body.messages);
+  assert.ok(text.includes("periodic heartbeat from evolve-hud"), text);
+  assert.ok(text.includes(`Session ${session.id} has an open problem: bash \`cat missing.txt\` exited 1`), text);
+  t.diagnostic(`heartbeat ${beat.at - busyUntil} ms after the session went idle (${busyUntil - busyFrom} ms busy)`);
 });
 
 test("time the shim adds per step against the real sidecar", async (t) => {

@@ -1,7 +1,8 @@
 // A scripted OpenAI-compatible main model for driving the real OpenCode:
-// each main-agent request gets the next tool call of the script (chosen by how
-// many tool results the conversation already holds), then a final answer.
-// Every request body is recorded.
+// main-agent request N gets tool call N of the script, then a final answer;
+// title and compaction-summary requests get fixed text. Every request body is
+// recorded. `bigUsageAt` reports a near-full context once, at that main
+// request, which makes OpenCode compact.
 
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -12,18 +13,22 @@ export interface ToolStep {
 }
 
 export interface ModelRequest {
-  kind: "main" | "title";
+  kind: "main" | "title" | "summary" | "heartbeat";
   body: any;
+  at: number;
+}
+
+export interface Scenario {
+  script: ToolStep[];
+  answer?: string;
+  bigUsageAt?: number;
 }
 
 export class FakeModel {
   requests: ModelRequest[] = [];
   private server: Server;
 
-  private constructor(
-    private script: ToolStep[],
-    private answer: string,
-  ) {
+  private constructor(private scenario: Scenario) {
     this.server = createServer((req, res) => {
       let raw = "";
       req.on("data", (c) => (raw += c));
@@ -34,14 +39,20 @@ export class FakeModel {
         }
         const body = JSON.parse(raw || "{}");
         const main = Array.isArray(body.tools) && body.tools.length > 0;
-        this.requests.push({ kind: main ? "main" : "title", body });
-        const step = main ? body.messages.filter((m: any) => m.role === "tool").length : -1;
-        const call = main && step < this.script.length ? this.script[step] : undefined;
+        const system = String(body.messages?.[0]?.content ?? "");
+        const heartbeat = JSON.stringify(body.messages ?? []).includes("[heartbeat]");
+        const kind = heartbeat ? "heartbeat" : main ? "main" : system.includes("summarization agent") ? "summary" : "title";
+        const step = kind === "main" ? this.main().length : -1;
+        this.requests.push({ kind, body, at: Date.now() });
+        const { script, answer = "done", bigUsageAt } = this.scenario;
+        const call = kind === "main" && step < script.length ? script[step] : undefined;
+        const text = { main: answer, summary: "## Goal\nThe summary.", heartbeat: "Nothing needs doing.", title: "Fake session title" };
         const reply = call
           ? { tool_calls: [{ index: 0, id: `call_step_${step}`, type: "function", function: { name: call.tool, arguments: JSON.stringify(call.args) } }] }
-          : { content: main ? this.answer : "Fake session title" };
+          : { content: text[kind] };
         const finish = call ? "tool_calls" : "stop";
-        const usage = { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 };
+        const prompt = step === bigUsageAt ? 7900 : 100;
+        const usage = { prompt_tokens: prompt, completion_tokens: 10, total_tokens: prompt + 10 };
         if (body.stream) {
           res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
           const chunk = (delta: unknown, finish_reason: string | null, extra = {}) =>
@@ -66,8 +77,8 @@ export class FakeModel {
     });
   }
 
-  static async start(script: ToolStep[], answer = "done"): Promise<FakeModel> {
-    const model = new FakeModel(script, answer);
+  static async start(scenario: Scenario): Promise<FakeModel> {
+    const model = new FakeModel(scenario);
     await new Promise<void>((ok) => model.server.listen(0, "127.0.0.1", ok));
     return model;
   }
@@ -77,7 +88,22 @@ export class FakeModel {
   }
 
   main(): any[] {
-    return this.requests.filter((r) => r.kind === "main").map((r) => r.body);
+    return this.of("main");
+  }
+
+  of(kind: ModelRequest["kind"]): any[] {
+    return this.requests.filter((r) => r.kind === kind).map((r) => r.body);
+  }
+
+  /** Waits until `kind` has been requested; rejects after `ms`. */
+  async waitFor(kind: ModelRequest["kind"], ms: number): Promise<ModelRequest> {
+    const until = Date.now() + ms;
+    for (;;) {
+      const found = this.requests.find((r) => r.kind === kind);
+      if (found) return found;
+      if (Date.now() > until) throw new Error(`no ${kind} request within ${ms} ms`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
 
   async stop(): Promise<void> {

@@ -6,13 +6,14 @@
 //! model; a change schedules a debounced, coalesced summary refresh on the
 //! model thread, which keeps the session's prompt cache in a KV slot of its own.
 
+pub mod compose;
 pub mod opencode;
 pub mod render;
 pub mod session;
 pub mod summary;
 pub mod text;
 
-use crate::model::{Event, GenerateRequest, ModelHandle, Prompt, SamplingParams};
+use crate::model::{ChatMessage, Event, GenerateRequest, ModelHandle, Prompt, SamplingParams};
 use opencode::SessionEvent;
 use render::{Budget, SummaryLine};
 use serde::Serialize;
@@ -101,6 +102,27 @@ pub struct HudView {
     pub skipped: usize,
 }
 
+/// What `POST /v1/hud/{session}/compaction` returns.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompactionView {
+    pub session_id: String,
+    pub text: String,
+    /// `current summary`, `written`, `rejected: why`, `summaries off` or `no model`.
+    pub note_status: String,
+    pub ms: u64,
+}
+
+/// What `POST /v1/heartbeat` returns.
+#[derive(Debug, Clone, Serialize)]
+pub struct HeartbeatView {
+    pub system: Vec<String>,
+    pub user: String,
+    /// The sessions it describes, the one needing attention first.
+    pub sessions: Vec<String>,
+    pub note_status: String,
+    pub ms: u64,
+}
+
 /// A session as listed.
 #[derive(Debug, Clone, Serialize)]
 pub struct SessionListing {
@@ -127,6 +149,8 @@ pub enum HudError {
 struct Summary {
     text: String,
     at: Instant,
+    /// The state version the summary describes.
+    version: u64,
 }
 
 #[derive(Default, Clone, Copy, PartialEq, Eq)]
@@ -382,12 +406,13 @@ impl Hud {
             let Some(entry) = sessions.get_mut(&id) else { return };
             match outcome {
                 Some(Ok(text)) => {
+                    entry.state.version += 1;
                     entry.summary = Some(Summary {
                         text,
                         at: Instant::now(),
+                        version: entry.state.version,
                     });
                     entry.summary_status = "ready".into();
-                    entry.state.version += 1;
                 }
                 Some(Err(why)) => entry.summary_status = format!("rejected: {why}"),
                 None => {}
@@ -411,18 +436,35 @@ impl Hud {
 
     /// One generation. `None` when it was skipped or cancelled as stale.
     async fn refresh_once(&self, id: &str) -> Option<Result<String, String>> {
-        let model = self.model.as_ref()?;
-        let (messages, version, state) = {
+        let (version, state) = {
             let sessions = self.lock();
             let entry = sessions.get(id)?;
             if matches!(entry.refresh, Refresh::Busy { dirty: true }) {
                 // More is coming; wait for it rather than summarise stale facts.
                 return None;
             }
-            (summary::prompt(&entry.state), entry.state.version, entry.state.clone())
+            (entry.state.version, entry.state.clone())
         };
+        // Facts changed meanwhile: the generation is dropped, which cancels it.
+        let stale = || self.lock().get(id).is_none_or(|e| e.state.version != version);
+        let deadline = tokio::time::Instant::now() + self.config.summary_timeout;
+        self.note(summary::prompt(&state), id, &state, deadline, &stale).await
+    }
+
+    /// Has the model write a note from `prompt` in the session's KV slot, and
+    /// guards it against `state`. `None` when there is no model or `stale()`
+    /// turned true while generating (which cancels the generation).
+    async fn note(
+        &self,
+        prompt: Vec<ChatMessage>,
+        id: &str,
+        state: &SessionState,
+        deadline: tokio::time::Instant,
+        stale: &(dyn Fn() -> bool + Sync),
+    ) -> Option<Result<String, String>> {
+        let model = self.model.as_ref()?;
         let request = GenerateRequest {
-            prompt: Prompt::Chat(messages),
+            prompt: Prompt::Chat(prompt),
             params: SamplingParams {
                 max_tokens: 80,
                 temperature: 0.0,
@@ -436,7 +478,6 @@ impl Hud {
             Ok(rx) => rx,
             Err(e) => return Some(Err(format!("model busy: {e}"))),
         };
-        let deadline = tokio::time::Instant::now() + self.config.summary_timeout;
         let mut text = String::new();
         loop {
             let event = match tokio::time::timeout_at(deadline, rx.recv()).await {
@@ -452,18 +493,115 @@ impl Hud {
                         cached = done.cached_tokens,
                         prompt = done.prompt_tokens,
                         ms = done.prompt_ms + done.generation_ms,
-                        "summary generated"
+                        "note generated"
                     );
                     break;
                 }
                 Event::Failed(e) => return Some(Err(e.to_string())),
             }
-            // Facts changed meanwhile: dropping `rx` cancels the generation.
-            let stale = self.lock().get(id).is_none_or(|e| e.state.version != version);
-            if stale {
+            if stale() {
                 return None;
             }
         }
-        Some(summary::guard(&text, &state).map_err(|r| r.to_string()))
+        Some(summary::guard(&text, state).map_err(|r| r.to_string()))
+    }
+
+    /// The session's status note: the current summary when it describes the
+    /// current facts, else one written now if it passes the guard before
+    /// `until`. Returns the note and what happened (`current summary`,
+    /// `written`, `rejected: why`, `summaries off`, `no model`, `no session`).
+    async fn session_note(&self, id: &str, until: tokio::time::Instant) -> (Option<String>, String) {
+        let (state, cached) = {
+            let sessions = self.lock();
+            let Some(entry) = sessions.get(id) else {
+                return (None, "no session".into());
+            };
+            let cached = entry
+                .summary
+                .as_ref()
+                .filter(|s| s.version == entry.state.version)
+                .map(|s| s.text.clone());
+            (entry.state.clone(), cached)
+        };
+        match cached {
+            Some(text) => (Some(text), "current summary".into()),
+            None if !self.config.summaries => (None, "summaries off".into()),
+            None => match self.note(summary::prompt(&state), id, &state, until, &|| false).await {
+                Some(Ok(text)) => (Some(text), "written".into()),
+                Some(Err(why)) => (None, format!("rejected: {why}")),
+                None => (None, "no model".into()),
+            },
+        }
+    }
+
+    /// The compaction context for a session: its facts in the sections of
+    /// OpenCode's compaction template, plus the model's note when a current
+    /// one exists or can be written before `deadline`.
+    pub async fn compaction(&self, id: &str, deadline: Duration) -> Result<CompactionView, HudError> {
+        let started = Instant::now();
+        let until = tokio::time::Instant::now() + deadline;
+        let state = self
+            .lock()
+            .get(id)
+            .map(|e| e.state.clone())
+            .ok_or_else(|| HudError::NotFound(id.to_owned()))?;
+        let (note, note_status) = self.session_note(id, until).await;
+        Ok(CompactionView {
+            session_id: id.to_owned(),
+            text: compose::compaction(&state, note.as_deref()),
+            note_status,
+            ms: started.elapsed().as_millis() as u64,
+        })
+    }
+
+    /// The heartbeat prompt from the most recently active sessions (all but
+    /// `exclude`): facts for the system prompt, and a user text leading with
+    /// what needs attention, plus the model's note when it passes the guard
+    /// before `deadline`.
+    pub async fn heartbeat(&self, exclude: &[String], deadline: Duration) -> HeartbeatView {
+        const SESSIONS: usize = 5;
+        let started = Instant::now();
+        let until = tokio::time::Instant::now() + deadline;
+        let mut recent: Vec<(SessionState, u64, bool)> = {
+            let sessions = self.lock();
+            let mut list: Vec<_> = sessions
+                .values()
+                .filter(|e| !exclude.contains(&e.state.id))
+                .map(|e| {
+                    let quiet = e.idle_since.unwrap_or(e.last_used).elapsed().as_secs();
+                    (e.state.clone(), quiet, e.idle_since.is_some())
+                })
+                .collect();
+            list.sort_by_key(|(_, quiet, _)| *quiet);
+            list.truncate(SESSIONS);
+            list
+        };
+        // The session that needs attention first leads; the note is about it.
+        if let Some(i) = recent
+            .iter()
+            .position(|(s, _, _)| !render::open_problems(&s.ordered_calls()).is_empty())
+        {
+            recent[..=i].rotate_right(1);
+        }
+        let quiet: Vec<compose::Quiet> = recent
+            .iter()
+            .map(|(state, quiet_secs, agent_idle)| compose::Quiet {
+                state,
+                quiet_secs: *quiet_secs,
+                agent_idle: *agent_idle,
+            })
+            .collect();
+        let system = compose::heartbeat_system(&quiet);
+        let (note, note_status) = match quiet.first() {
+            None => (None, "no sessions".to_owned()),
+            Some(lead) => self.session_note(&lead.state.id, until).await,
+        };
+        HeartbeatView {
+            user: compose::heartbeat_user(&quiet, note.as_deref()),
+            system,
+            sessions: quiet.iter().map(|q| q.state.id.clone()).collect(),
+            note_status,
+            ms: started.elapsed().as_millis() as u64,
+        }
     }
 }

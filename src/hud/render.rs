@@ -123,18 +123,23 @@ fn compose(
         None if state.compacted_at.is_some() => out.push_str("Goal: (stated before the last compaction)\n"),
         None => out.push_str("Goal: (no user request seen yet)\n"),
     }
+    let since = if state.compacted_at.is_some() {
+        " since the last compaction"
+    } else {
+        ""
+    };
     if calls.is_empty() {
-        out.push_str("Tool calls: none yet\n");
+        out.push_str(&format!("Tool calls{since}: none yet\n"));
     } else {
         let earlier = calls.len() - shown_calls + state.dropped_calls;
         if shown_calls == 0 {
-            out.push_str(&format!("Tool calls: {earlier} (not shown)\n"));
+            out.push_str(&format!("Tool calls{since}: {earlier} (not shown)\n"));
         } else if earlier > 0 {
             out.push_str(&format!(
-                "Last {shown_calls} tool calls ({earlier} earlier not shown):\n"
+                "Last {shown_calls} tool calls{since} ({earlier} earlier not shown):\n"
             ));
         } else {
-            out.push_str(&format!("Tool calls ({}):\n", calls.len()));
+            out.push_str(&format!("Tool calls{since} ({}):\n", calls.len()));
         }
         for call in &calls[calls.len() - shown_calls..] {
             out.push_str(&format!("  {}\n", call_line(call)));
@@ -184,7 +189,7 @@ fn compose(
 }
 
 /// `✓ bash `cargo test` (exit 0, 120 lines)`, `✗ edit src/a.rs: oldString not found`.
-fn call_line(call: &ToolCall) -> String {
+pub(super) fn call_line(call: &ToolCall) -> String {
     let mark = match call.status {
         ToolStatus::Pending | ToolStatus::Running => "…",
         _ if call.failed() => "✗",
@@ -222,7 +227,7 @@ fn call_line(call: &ToolCall) -> String {
 }
 
 /// `notes.txt (write 1, read 1, edit 2, 1 failed)`, ordered by last use.
-fn file_lines(calls: &[&ToolCall]) -> Vec<String> {
+pub(super) fn file_lines(calls: &[&ToolCall]) -> Vec<String> {
     let mut files: BTreeMap<&str, (usize, BTreeMap<&str, usize>, usize)> = BTreeMap::new();
     for (i, call) in calls.iter().enumerate() {
         if !matches!(call.tool.as_str(), "read" | "write" | "edit" | "patch" | "multiedit") || !call.finished() {
@@ -252,7 +257,7 @@ fn file_lines(calls: &[&ToolCall]) -> Vec<String> {
 
 /// Failures that no later call of the same tool on the same subject has fixed,
 /// newest first.
-fn open_problems(calls: &[&ToolCall]) -> Vec<String> {
+pub(super) fn open_problems(calls: &[&ToolCall]) -> Vec<String> {
     let mut out = Vec::new();
     let mut reported = std::collections::HashSet::new();
     for (i, call) in calls.iter().enumerate().rev() {

@@ -161,13 +161,35 @@ impl SessionState {
         true
     }
 
-    /// Records a compaction at `at` (ms) unless a later one is known.
+    /// Records a compaction at `at` (ms, from `session.compacted`) unless a
+    /// later one is known; returns whether it changed anything.
     pub fn set_compacted(&mut self, at: f64) -> bool {
+        let changed = self.mark_compaction(at);
+        if changed {
+            self.version += 1;
+        }
+        changed
+    }
+
+    /// A compaction boundary: the transcript now starts at OpenCode's summary,
+    /// so the calls before it are dropped and resends of them ignored.
+    fn mark_compaction(&mut self, at: f64) -> bool {
         if self.compacted_at.is_some_and(|c| c >= at) {
             return false;
         }
         self.compacted_at = Some(at);
-        self.version += 1;
+        self.dropped_before = self.dropped_before.max(at);
+        let before: Vec<String> = self
+            .calls
+            .values()
+            .filter(|c| c.start < at)
+            .map(|c| c.call_id.clone())
+            .collect();
+        for id in before {
+            if let Some(c) = self.calls.remove(&id) {
+                self.bytes -= c.bytes();
+            }
+        }
         true
     }
 
@@ -207,10 +229,7 @@ impl SessionState {
                     } => {
                         changed |= self.merge_tool(call_id, tool, state, created, limits);
                     }
-                    Part::Compaction { .. } if self.compacted_at.is_none_or(|c| created > c) => {
-                        self.compacted_at = Some(created);
-                        changed = true;
-                    }
+                    Part::Compaction { .. } => changed |= self.mark_compaction(created),
                     _ => {}
                 }
             }

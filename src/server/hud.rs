@@ -1,15 +1,17 @@
 //! The HUD API: `POST /v1/hud/sync`, `POST /v1/hud/event`, `GET /v1/hud`,
-//! `GET` and `DELETE /v1/hud/{session}`.
+//! `GET` and `DELETE /v1/hud/{session}`, and the texts built from session
+//! state: `POST /v1/hud/{session}/compaction` and `POST /v1/heartbeat`.
 
 use super::error::{ApiError, JsonBody};
 use super::AppState;
 use crate::hud::opencode::SessionEvent;
-use crate::hud::HudView;
+use crate::hud::{CompactionView, HeartbeatView, HudView};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
+use std::time::Duration;
 
 /// Longest accepted session id.
 const MAX_SESSION_ID: usize = 256;
@@ -72,4 +74,54 @@ pub async fn delete(State(state): State<AppState>, Path(session): Path<String>) 
     } else {
         Err(ApiError::NotFound(format!("no session {session}")))
     }
+}
+
+/// Default and longest deadline for the model's part of a compaction or
+/// heartbeat text; past it, the facts-only text is returned.
+const DEFAULT_DEADLINE_MS: u64 = 8_000;
+const MAX_DEADLINE_MS: u64 = 120_000;
+
+fn deadline(ms: Option<u64>) -> Result<Duration, ApiError> {
+    match ms.unwrap_or(DEFAULT_DEADLINE_MS) {
+        ms if ms <= MAX_DEADLINE_MS => Ok(Duration::from_millis(ms)),
+        _ => Err(ApiError::InvalidRequest(format!(
+            "`deadline_ms` must be at most {MAX_DEADLINE_MS}"
+        ))),
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompactionRequest {
+    #[serde(default)]
+    pub deadline_ms: Option<u64>,
+}
+
+/// The compaction context for a session (404 for unknown sessions).
+pub async fn compaction(
+    State(state): State<AppState>,
+    Path(session): Path<String>,
+    JsonBody(request): JsonBody<CompactionRequest>,
+) -> Result<Json<CompactionView>, ApiError> {
+    let deadline = deadline(request.deadline_ms)?;
+    Ok(Json(state.hud.compaction(&session, deadline).await?))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeartbeatRequest {
+    /// Sessions to leave out, such as the heartbeat's own.
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    #[serde(default)]
+    pub deadline_ms: Option<u64>,
+}
+
+/// The heartbeat's system prompt and user text.
+pub async fn heartbeat(
+    State(state): State<AppState>,
+    JsonBody(request): JsonBody<HeartbeatRequest>,
+) -> Result<Json<HeartbeatView>, ApiError> {
+    let deadline = deadline(request.deadline_ms)?;
+    Ok(Json(state.hud.heartbeat(&request.exclude, deadline).await))
 }

@@ -94,6 +94,8 @@ pub fn router(state: AppState, max_body: usize) -> Router {
         .route("/v1/hud/event", post(hud::event))
         .route("/v1/hud", get(hud::list))
         .route("/v1/hud/{session}", get(hud::get).delete(hud::delete))
+        .route("/v1/hud/{session}/compaction", post(hud::compaction))
+        .route("/v1/heartbeat", post(hud::heartbeat))
         .fallback(|| async { ApiError::NotFound("no such route; see the README for the API".into()) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(axum::middleware::from_fn(metrics::track))

@@ -1,0 +1,186 @@
+//! Longer texts built from session state: the compaction context OpenCode
+//! appends to its summary prompt, and the heartbeat prompt. As in the HUD,
+//! every fact comes from the events through [`render`](super::render)'s fact
+//! functions; model text is an optional, labelled extra that passed the
+//! summary guard.
+
+use super::render::{call_line, file_lines, open_problems};
+use super::session::SessionState;
+use super::text::clean_line;
+
+/// Completed calls listed under "Accomplished".
+const ACCOMPLISHED_CALLS: usize = 12;
+
+/// The compaction context, in the sections of OpenCode's own compaction
+/// template. `note` is the model's guarded status note, if any.
+pub fn compaction(state: &SessionState, note: Option<&str>) -> String {
+    let calls = state.ordered_calls();
+    let mut out =
+        String::from("Facts recorded by evolve-hud from this session's tool calls (verbatim, deterministic):\n\n");
+
+    out.push_str("## Goal\n");
+    match &state.goal {
+        Some((_, goal)) => out.push_str(&format!("{}\n", clean_line(goal, 600))),
+        None => out.push_str("(stated before an earlier compaction)\n"),
+    }
+
+    out.push_str("\n## Instructions\n");
+    let remaining: Vec<_> = state
+        .todos
+        .iter()
+        .flatten()
+        .filter(|t| t.status != "completed" && t.status != "cancelled")
+        .collect();
+    let problems = open_problems(&calls);
+    if problems.is_empty() && remaining.is_empty() {
+        out.push_str("- Continue toward the goal; nothing is recorded as open.\n");
+    }
+    if !problems.is_empty() {
+        out.push_str("- Resolve the open problems listed under Discoveries before moving on.\n");
+    }
+    for todo in remaining {
+        out.push_str(&format!(
+            "- Todo ({}): {}\n",
+            todo.status,
+            clean_line(&todo.content, 200)
+        ));
+    }
+
+    out.push_str("\n## Discoveries\n");
+    if problems.is_empty() {
+        out.push_str("- No open problems: every failed command or tool call has passed since.\n");
+    }
+    for p in &problems {
+        out.push_str(&format!("- Open problem: {p}\n"));
+    }
+    for call in calls.iter().filter(|c| c.failed()).rev().take(3) {
+        out.push_str(&format!("- Failure seen: {}\n", call_line(call)));
+    }
+    if let Some(note) = note {
+        out.push_str(&format!("- (local model, unverified) {}\n", clean_line(note, 300)));
+    }
+
+    out.push_str("\n## Accomplished\n");
+    let finished: Vec<_> = calls.iter().filter(|c| c.finished()).collect();
+    let failed = finished.iter().filter(|c| c.failed()).count();
+    out.push_str(&format!(
+        "- {} tool calls finished ({} succeeded, {failed} failed){}\n",
+        finished.len(),
+        finished.len() - failed,
+        if state.dropped_calls > 0 {
+            format!("; {} older calls not kept", state.dropped_calls)
+        } else {
+            String::new()
+        }
+    ));
+    for todo in state.todos.iter().flatten().filter(|t| t.status == "completed") {
+        out.push_str(&format!("- Todo done: {}\n", clean_line(&todo.content, 200)));
+    }
+    let succeeded: Vec<_> = finished.iter().filter(|c| !c.failed()).collect();
+    for call in &succeeded[succeeded.len().saturating_sub(ACCOMPLISHED_CALLS)..] {
+        out.push_str(&format!("- {}\n", call_line(call)));
+    }
+
+    out.push_str("\n## Relevant files / directories\n");
+    let files = file_lines(&calls);
+    if files.is_empty() {
+        out.push_str("- none touched\n");
+    }
+    if let Some(root) = &state.root {
+        out.push_str(&format!("- project: {}\n", clean_line(root, 200)));
+    }
+    for f in files.iter().rev() {
+        out.push_str(&format!("- {f}\n"));
+    }
+    out
+}
+
+/// A session as the heartbeat sees it: its state and how long it has been
+/// quiet.
+pub struct Quiet<'a> {
+    pub state: &'a SessionState,
+    pub quiet_secs: u64,
+    pub agent_idle: bool,
+}
+
+/// The heartbeat's system prompt: what it is for, and the facts of the
+/// recent sessions.
+pub fn heartbeat_system(sessions: &[Quiet]) -> Vec<String> {
+    let mut facts = String::from("Recent sessions (facts recorded by evolve-hud):\n");
+    if sessions.is_empty() {
+        facts.push_str("- none\n");
+    }
+    for s in sessions {
+        facts.push_str(&format!("- {}\n", session_line(s)));
+    }
+    vec![
+        "This is a periodic heartbeat from evolve-hud, not a request from the user. \
+Review the recent sessions below. If an open problem or unfinished todo needs attention, \
+state the single most useful next step; otherwise answer briefly that nothing needs doing."
+            .to_owned(),
+        facts,
+    ]
+}
+
+/// The heartbeat's user text: the first thing needing attention, from the
+/// facts, and the model's note when it passed the guard.
+pub fn heartbeat_user(sessions: &[Quiet], note: Option<&str>) -> String {
+    let lead = sessions
+        .iter()
+        .find_map(|s| {
+            let calls = s.state.ordered_calls();
+            open_problems(&calls)
+                .into_iter()
+                .next()
+                .map(|p| format!("Session {} has an open problem: {p} ({}).", s.state.id, quiet(s)))
+        })
+        .unwrap_or_else(|| match sessions.first() {
+            Some(s) => format!(
+                "No open problems recorded; the latest session {} is {}.",
+                s.state.id,
+                quiet(s)
+            ),
+            None => "No sessions recorded yet.".to_owned(),
+        });
+    match note {
+        Some(note) => format!(
+            "[heartbeat] {lead}\nLocal model's note (unverified): {}",
+            clean_line(note, 300)
+        ),
+        None => format!("[heartbeat] {lead}"),
+    }
+}
+
+fn quiet(s: &Quiet) -> String {
+    let time = match s.quiet_secs {
+        t if t < 120 => format!("{t} s"),
+        t if t < 7200 => format!("{} min", t / 60),
+        t => format!("{} h", t / 3600),
+    };
+    if s.agent_idle {
+        format!("idle for {time}")
+    } else {
+        format!("last active {time} ago")
+    }
+}
+
+fn session_line(s: &Quiet) -> String {
+    let calls = s.state.ordered_calls();
+    let goal = s
+        .state
+        .goal
+        .as_ref()
+        .map_or_else(|| "(goal unknown)".to_owned(), |g| clean_line(&g.1, 120));
+    let mut line = format!("{}: {goal}; {} tool calls; {}", s.state.id, calls.len(), quiet(s));
+    let problems = open_problems(&calls);
+    if problems.is_empty() {
+        line.push_str("; no open problems");
+    } else {
+        line.push_str(&format!("; open: {}", problems.join(" | ")));
+    }
+    if let Some(todos) = &s.state.todos {
+        let done = todos.iter().filter(|t| t.status == "completed").count();
+        line.push_str(&format!("; todos {done}/{} done", todos.len()));
+    }
+    line
+}

@@ -409,18 +409,6 @@ function hudText(reply: unknown): string {
   return text;
 }
 
-/** The compaction prompt for `prompt` mode: OpenCode's sections, with the facts. */
-function compactionPrompt(facts: string): string {
-  return [
-    "Summarize the conversation above so the work can continue from the summary alone.",
-    "Use the sections Goal, Instructions, Discoveries, Accomplished and Relevant files / directories,",
-    "as terse bullets. Keep exact paths, commands and error strings. The facts below were recorded",
-    "from the session's tool calls; carry them over verbatim.",
-    "",
-    facts,
-  ].join("\n");
-}
-
 // ---------------------------------------------------------------------------
 // The heartbeat: a timer that, while no session is busy, sends a prompt the
 // sidecar writes from the recent sessions to one dedicated session.
@@ -670,8 +658,8 @@ function createShim(options: Source = {}, deps: ShimDeps = {}, client?: PluginIn
           // The sidecar answers with the facts at the deadline; allow for the trip.
           config.compactionDeadlineMs + config.timeoutMs,
         );
-        if (!isObject(reply) || typeof reply.text !== "string" || reply.text.trim() === "") return;
-        if (config.compaction === "prompt") output.prompt = compactionPrompt(reply.text);
+        if (!isObject(reply) || typeof reply.text !== "string" || typeof reply.prompt !== "string") return;
+        if (config.compaction === "prompt") output.prompt = reply.prompt;
         else if (Array.isArray(output.context)) output.context.push(reply.text);
       } catch {}
     },

@@ -19,6 +19,40 @@ pub enum Command {
     Serve(ServeConfig),
     /// Install the OpenCode plugin that shows the HUD to the agent.
     InstallShim(InstallShimArgs),
+    /// Answer an opencode-evolve hook (JSON on stdin, JSONL on stdout) by
+    /// asking the running sidecar.
+    Hook(HookArgs),
+}
+
+/// `evolve-hud hook <name>`.
+#[derive(Debug, Clone, Args)]
+pub struct HookArgs {
+    /// The hook: discover, heartbeat, compacting, tool_after,
+    /// observe_message or execute_tool (others answer nothing).
+    pub hook: String,
+
+    /// The sidecar. Defaults to http://127.0.0.1:$EVOLVE_HUD_PORT, else :8377.
+    #[arg(long, env = "EVOLVE_HUD_URL")]
+    pub url: Option<String>,
+
+    /// Bearer token for the sidecar.
+    #[arg(long, env = "EVOLVE_HUD_AUTH_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+
+    /// Longest the sidecar's model may work on a heartbeat or compaction text.
+    #[arg(long, env = "EVOLVE_HUD_DEADLINE_MS", default_value_t = 8000)]
+    pub deadline_ms: u64,
+}
+
+impl HookArgs {
+    pub fn url(&self) -> String {
+        self.url.clone().unwrap_or_else(|| {
+            let port = std::env::var("EVOLVE_HUD_PORT")
+                .ok()
+                .filter(|p| p.parse::<u16>().is_ok());
+            format!("http://127.0.0.1:{}", port.as_deref().unwrap_or("8377"))
+        })
+    }
 }
 
 /// Where `install-shim` puts the plugin.

@@ -8,9 +8,11 @@
 //! - [`server`]: the HTTP API (axum).
 //! - [`logging`]: tracing set-up, llama.cpp's log included.
 //! - [`install`]: `install-shim`, which writes the embedded OpenCode plugin.
+//! - [`hook`]: `hook`, the opencode-evolve hook protocol over the sidecar's API.
 
 pub mod cli;
 pub mod gguf;
+pub mod hook;
 pub mod hud;
 pub mod install;
 pub mod logging;

@@ -17,6 +17,7 @@ fn main() -> std::process::ExitCode {
                 Err(err) => fail(&err),
             }
         }
+        Command::Hook(args) => evolve_hud::hook::run(&args),
         Command::InstallShim(args) => match evolve_hud::install::run(&args) {
             Ok(()) => std::process::ExitCode::SUCCESS,
             Err(err) => fail(&err),

@@ -95,6 +95,17 @@ pub fn compaction(state: &SessionState, note: Option<&str>) -> String {
     out
 }
 
+/// A whole compaction prompt around [`compaction`]'s text, for clients that
+/// replace OpenCode's own prompt with it.
+pub fn compaction_prompt(facts: &str) -> String {
+    format!(
+        "Summarize the conversation above so the work can continue from the summary alone. \
+Use the sections Goal, Instructions, Discoveries, Accomplished and Relevant files / directories, \
+as terse bullets. Keep exact paths, commands and error strings. The facts below were recorded \
+from the session's tool calls; carry them over verbatim.\n\n{facts}"
+    )
+}
+
 /// A session as the heartbeat sees it: its state and how long it has been
 /// quiet.
 pub struct Quiet<'a> {

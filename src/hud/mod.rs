@@ -106,7 +106,10 @@ pub struct HudView {
 #[derive(Debug, Clone, Serialize)]
 pub struct CompactionView {
     pub session_id: String,
+    /// The facts (and note) in the template's sections, to add to a prompt.
     pub text: String,
+    /// A complete compaction prompt holding `text`, to replace one.
+    pub prompt: String,
     /// `current summary`, `written`, `rejected: why`, `summaries off` or `no model`.
     pub note_status: String,
     pub ms: u64,
@@ -546,9 +549,11 @@ impl Hud {
             .map(|e| e.state.clone())
             .ok_or_else(|| HudError::NotFound(id.to_owned()))?;
         let (note, note_status) = self.session_note(id, until).await;
+        let text = compose::compaction(&state, note.as_deref());
         Ok(CompactionView {
             session_id: id.to_owned(),
-            text: compose::compaction(&state, note.as_deref()),
+            prompt: compose::compaction_prompt(&text),
+            text,
             note_status,
             ms: started.elapsed().as_millis() as u64,
         })

@@ -1,0 +1,202 @@
+//! `evolve-hud hook`, driven the way opencode-evolve drives a workspace hook:
+//! the example executable in `examples/evolve-workspace/hooks/`, the hook name
+//! in argv, one JSON object on stdin, JSONL on stdout; against the real
+//! sidecar with the real model, and against a stopped one.
+
+mod common;
+
+use common::Server;
+use serde_json::{json, Map, Value};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+struct Run {
+    code: i32,
+    result: Map<String, Value>,
+    logs: Vec<String>,
+    stderr: String,
+}
+
+/// Runs the example hook as evolve does (`spawn(hookPath, [name])`, stdin piped).
+fn hook(name: &str, stdin: &str, url: &str) -> Run {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let bin_dir = PathBuf::from(env!("CARGO_BIN_EXE_evolve-hud"))
+        .parent()
+        .unwrap()
+        .to_owned();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let mut child = Command::new(root.join("examples/evolve-workspace/hooks/evolve-hud"))
+        .arg(name)
+        .current_dir(root.join("examples/evolve-workspace"))
+        .env("PATH", path)
+        .env("EVOLVE_HUD_URL", url)
+        .env("EVOLVE_HUD_DEADLINE_MS", "15000")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("running the example hook");
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    // Evolve's parser: every line is JSON; {log} lines are debug, the rest merge.
+    let mut result = Map::new();
+    let mut logs = Vec::new();
+    for line in String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+    {
+        let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSONL: {line}: {e}"));
+        match v.get("log") {
+            Some(l) => logs.push(l.as_str().unwrap().to_owned()),
+            None => result.extend(v.as_object().unwrap().clone()),
+        }
+    }
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        result,
+        logs,
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn fixture(n: usize) -> Vec<Value> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("../shared/fixtures/opencode-1.18.33/basic/transform-{n}.json"));
+    let v: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    v["output"]["messages"].as_array().unwrap().clone()
+}
+
+/// The fixture as evolve's `history` (`{role, agent, parts}` per message).
+fn history(messages: &[Value]) -> Value {
+    messages
+        .iter()
+        .map(|m| json!({ "role": m["info"]["role"], "agent": m["info"]["agent"], "parts": m["parts"] }))
+        .collect()
+}
+
+#[test]
+fn every_hook_against_the_real_sidecar() {
+    let server = Server::start(&[]);
+    let url = server.url("");
+    let messages = fixture(7);
+    let session = messages[0]["info"]["sessionID"].as_str().unwrap().to_owned();
+
+    let discover = hook("discover", r#"{"hook":"discover","prompts":{}}"#, &url);
+    assert_eq!(discover.code, 0);
+    assert_eq!(discover.result["name"], json!("evolve-hud"));
+    let tools: Vec<&str> = discover.result["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["hud_show", "hud_sessions"]);
+
+    // compacting brings the session in from evolve's history and answers with a prompt.
+    let ctx =
+        json!({ "hook": "compacting", "prompts": {}, "session": { "id": session }, "history": history(&messages) });
+    let compacting = hook("compacting", &ctx.to_string(), &url);
+    assert_eq!(compacting.code, 0, "{}", compacting.stderr);
+    let prompt = compacting.result["prompt"].as_str().unwrap();
+    for section in [
+        "## Goal",
+        "## Instructions",
+        "## Discoveries",
+        "## Accomplished",
+        "## Relevant files / directories",
+    ] {
+        assert!(prompt.contains(section), "{prompt}");
+    }
+    assert!(
+        prompt.contains("- Open problem: bash `false` exited 1; no pass since"),
+        "{prompt}"
+    );
+    assert!(
+        compacting
+            .logs
+            .iter()
+            .any(|l| l.starts_with("compacting: synced 7 messages")),
+        "{:?}",
+        compacting.logs
+    );
+
+    let beat = hook("heartbeat", r#"{"hook":"heartbeat","sessions":[],"prompts":{}}"#, &url);
+    assert_eq!(beat.code, 0, "{}", beat.stderr);
+    assert!(
+        beat.result["user"]
+            .as_str()
+            .unwrap()
+            .contains("open problem: bash `false` exited 1"),
+        "{:?}",
+        beat.result
+    );
+    assert_eq!(beat.result["system"].as_array().unwrap().len(), 2);
+
+    // Observational hooks feed the HUD.
+    let after = json!({ "hook": "tool_after", "session": { "id": session }, "tool": "bash", "callID": "call_evolve_1",
+                        "title": "make", "output": "make: *** [all] Error 2", "args": { "command": "make" } });
+    let r = hook("tool_after", &after.to_string(), &url);
+    assert_eq!(r.code, 0);
+    assert!(r.logs[0].contains("forwarded (session known: true)"), "{:?}", r.logs);
+    let observed = json!({ "hook": "observe_message", "session": { "id": session, "agent": "build" }, "answer": "",
+        "calls": [{ "type": "tool", "callID": "call_evolve_2", "tool": "bash",
+                    "state": { "status": "completed", "input": { "command": "cargo check" }, "output": "ok", "metadata": { "exit": 0 } } }] });
+    let r = hook("observe_message", &observed.to_string(), &url);
+    assert_eq!(r.code, 0);
+    assert!(r.logs[0].contains("1 calls forwarded (200)"), "{:?}", r.logs);
+
+    let show = json!({ "hook": "execute_tool", "tool": "hud_show", "args": {}, "session": { "id": session } });
+    let r = hook("execute_tool", &show.to_string(), &url);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let hud = r.result["result"].as_str().unwrap();
+    assert!(hud.starts_with("<evolve-hud"), "{hud}");
+    assert!(hud.contains("✓ bash `make`"), "{hud}");
+    assert!(hud.contains("✓ bash `cargo check`"), "{hud}");
+    let r = hook("execute_tool", r#"{"tool":"hud_sessions","args":{}}"#, &url);
+    assert!(
+        r.result["result"].as_str().unwrap().contains(&session),
+        "{:?}",
+        r.result
+    );
+    let r = hook("execute_tool", r#"{"tool":"nope","args":{}}"#, &url);
+    assert_eq!(r.result["result"], json!("unknown tool: nope"));
+
+    // Hooks evolve-hud does not handle answer nothing, successfully.
+    let r = hook("mutate_request", "{}", &url);
+    assert_eq!((r.code, r.result.len()), (0, 0));
+
+    // Garbage on stdin: observational hooks log and succeed, others fail with one line.
+    let r = hook("tool_after", "{not json", &url);
+    assert_eq!(r.code, 0);
+    assert!(r.logs[0].contains("stdin is not JSON"), "{:?}", r.logs);
+    let r = hook("compacting", "[1,2]", &url);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    assert!(r.stderr.contains("one JSON object"), "{}", r.stderr);
+}
+
+#[test]
+fn a_stopped_sidecar_fails_only_the_hooks_that_need_it() {
+    let url = "http://127.0.0.1:9"; // discard port: nothing listens
+    let discover = hook("discover", "{}", url);
+    assert_eq!(discover.code, 0);
+    for name in ["tool_after", "observe_message"] {
+        let ctx = json!({ "session": { "id": "s" }, "tool": "bash", "callID": "c", "calls": [] });
+        let r = hook(name, &ctx.to_string(), url);
+        assert_eq!(r.code, 0, "{name}");
+        assert!(r.logs.iter().any(|l| l.contains("unreachable")), "{name}: {:?}", r.logs);
+    }
+    for (name, ctx) in [
+        ("heartbeat", json!({ "sessions": [] })),
+        ("compacting", json!({ "session": { "id": "s" } })),
+        ("execute_tool", json!({ "tool": "hud_show", "session": { "id": "s" } })),
+    ] {
+        let r = hook(name, &ctx.to_string(), url);
+        assert_eq!(r.code, 1, "{name}");
+        assert_eq!(r.stderr.lines().count(), 1, "{name}: {}", r.stderr);
+        assert!(r.stderr.contains("unreachable"), "{name}: {}", r.stderr);
+        assert!(r.result.is_empty(), "{name}");
+    }
+}

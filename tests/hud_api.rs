@@ -123,7 +123,8 @@ async fn sync_protocol_get_list_drop_and_restart() {
 
 #[tokio::test]
 async fn real_model_summary_is_labelled_and_capped() {
-    let server = Server::start(&["--hud-debounce-ms", "50"]);
+    // A generous timeout: other tests share the two cores with this one.
+    let server = Server::start(&["--hud-debounce-ms", "50", "--hud-summary-timeout-ms", "120000"]);
     let messages = transform(7);
     let id = session_of(&messages);
     let (status, first) = sync(

@@ -2,7 +2,8 @@
 //! 1. sync-and-render latency over HTTP, p50/p99, with the model idle and
 //!    with the model busy generating;
 //! 2. the summary refresh after one new tool call on a ~2k-token session,
-//!    with the session's KV prefix reused versus a full re-prompt.
+//!    with the session's KV prefix reused versus a full re-prompt;
+//! 3. the compaction and heartbeat texts for that session, note included.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -11,6 +12,7 @@ use evolve_hud::cli::{FlashAttn, ModelConfig};
 use evolve_hud::hud::opencode::Message;
 use evolve_hud::hud::session::{Limits, SessionState};
 use evolve_hud::hud::summary;
+use evolve_hud::hud::{Hud, HudConfig, TokenCounter};
 use evolve_hud::model::{Event, GenerateRequest, ModelHandle, Prompt, SamplingParams};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -187,6 +189,40 @@ async fn main() {
         mean(&reuse),
         mean(&full),
         mean(&full) / mean(&reuse)
+    );
+
+    // 3. Compaction and heartbeat texts, the model's note written each time.
+    let hud_config = HudConfig {
+        debounce: Duration::from_secs(3600), // no background refreshes meanwhile
+        ..HudConfig::default()
+    };
+    let hud = Hud::new(hud_config, TokenCounter::Model(model.clone()), Some(model.clone()));
+    let mut all = messages.clone();
+    all.extend((121..=125).map(tool));
+    hud.sync("bench", all, true).unwrap();
+    for i in 0..3 {
+        let started = Instant::now();
+        let c = hud.compaction("bench", Duration::from_secs(60)).await.unwrap();
+        println!(
+            "  compaction {i}: {:.0} ms, {} chars, note {}",
+            started.elapsed().as_secs_f64() * 1000.0,
+            c.text.len(),
+            c.note_status
+        );
+        let started = Instant::now();
+        let h = hud.heartbeat(&[], Duration::from_secs(60)).await;
+        println!(
+            "  heartbeat {i}: {:.0} ms, note {}",
+            started.elapsed().as_secs_f64() * 1000.0,
+            h.note_status
+        );
+    }
+    let started = Instant::now();
+    let c = hud.compaction("bench", Duration::ZERO).await.unwrap();
+    println!(
+        "  compaction past its deadline: {:.1} ms, note {}",
+        started.elapsed().as_secs_f64() * 1000.0,
+        c.note_status
     );
     thread.shutdown().await;
 }

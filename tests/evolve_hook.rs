@@ -100,15 +100,7 @@ fn every_hook_against_the_real_sidecar() {
     let compacting = hook("compacting", &ctx.to_string(), &url);
     assert_eq!(compacting.code, 0, "{}", compacting.stderr);
     let prompt = compacting.result["prompt"].as_str().unwrap();
-    for section in [
-        "## Goal",
-        "## Instructions",
-        "## Discoveries",
-        "## Accomplished",
-        "## Relevant files / directories",
-    ] {
-        assert!(prompt.contains(section), "{prompt}");
-    }
+    common::assert_compaction_sections(prompt);
     assert!(
         prompt.contains("- Open problem: bash `false` exited 1; no pass since"),
         "{prompt}"

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{client, Server};
+use common::{assert_compaction_sections, client, post_json, Server};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -19,13 +19,7 @@ fn session_of(messages: &[Value]) -> String {
 }
 
 async fn sync(server: &Server, body: &Value) -> (u16, Value) {
-    let r = client()
-        .post(server.url("/v1/hud/sync"))
-        .json(body)
-        .send()
-        .await
-        .unwrap();
-    (r.status().as_u16(), r.json().await.unwrap())
+    post_json(server, "/v1/hud/sync", body).await
 }
 
 async fn get(server: &Server, path: &str) -> (u16, Value) {
@@ -245,13 +239,7 @@ async fn bad_hud_requests_get_clear_4xx() {
 }
 
 async fn event(server: &Server, body: &Value) -> (u16, Value) {
-    let r = client()
-        .post(server.url("/v1/hud/event"))
-        .json(body)
-        .send()
-        .await
-        .unwrap();
-    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+    post_json(server, "/v1/hud/event", body).await
 }
 
 #[tokio::test]
@@ -308,25 +296,27 @@ async fn forwarded_events_update_the_hud() {
     assert_eq!(get(&server, &format!("/v1/hud/{session}")).await.0, 404);
 }
 
-async fn post(server: &Server, path: &str, body: &Value) -> (u16, Value) {
-    let r = client().post(server.url(path)).json(body).send().await.unwrap();
-    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
-}
-
-#[tokio::test]
-async fn compaction_text_has_the_sections_and_the_facts_within_the_deadline() {
+/// A server holding the session of fixture step `n`, synced in full.
+async fn server_with_session(n: usize) -> (Server, String) {
     let server = Server::start(&[]);
-    let messages = transform(7);
+    let messages = transform(n);
     let session = session_of(&messages);
-    sync(
+    let (status, _) = sync(
         &server,
         &json!({ "session_id": session, "messages": messages, "full": true }),
     )
     .await;
+    assert_eq!(status, 200);
+    (server, session)
+}
+
+#[tokio::test]
+async fn compaction_text_has_the_sections_and_the_facts_within_the_deadline() {
+    let (server, session) = server_with_session(7).await;
 
     let deadline = 20_000;
     let started = Instant::now();
-    let (status, v) = post(
+    let (status, v) = post_json(
         &server,
         &format!("/v1/hud/{session}/compaction"),
         &json!({ "deadline_ms": deadline }),
@@ -336,15 +326,7 @@ async fn compaction_text_has_the_sections_and_the_facts_within_the_deadline() {
     assert_eq!(status, 200, "{v}");
     assert!(took < Duration::from_millis(deadline + 2_000), "{took:?}");
     let text = v["text"].as_str().unwrap();
-    for section in [
-        "## Goal",
-        "## Instructions",
-        "## Discoveries",
-        "## Accomplished",
-        "## Relevant files / directories",
-    ] {
-        assert!(text.contains(section), "{section} missing:\n{text}");
-    }
+    assert_compaction_sections(text);
     // Verbatim facts: the failing command, the failed edit, the files.
     assert!(
         text.contains("- Open problem: bash `false` exited 1; no pass since"),
@@ -366,7 +348,7 @@ async fn compaction_text_has_the_sections_and_the_facts_within_the_deadline() {
     }
 
     // A deadline that has passed gives the facts alone, at once.
-    let (status, v) = post(
+    let (status, v) = post_json(
         &server,
         &format!("/v1/hud/{session}/compaction"),
         &json!({ "deadline_ms": 0 }),
@@ -381,8 +363,8 @@ async fn compaction_text_has_the_sections_and_the_facts_within_the_deadline() {
         .contains("- Open problem: bash `false` exited 1"));
 
     // Unknown sessions and bad deadlines are refused.
-    assert_eq!(post(&server, "/v1/hud/nope/compaction", &json!({})).await.0, 404);
-    let (status, v) = post(
+    assert_eq!(post_json(&server, "/v1/hud/nope/compaction", &json!({})).await.0, 404);
+    let (status, v) = post_json(
         &server,
         &format!("/v1/hud/{session}/compaction"),
         &json!({ "deadline_ms": 10_000_000 }),
@@ -390,7 +372,7 @@ async fn compaction_text_has_the_sections_and_the_facts_within_the_deadline() {
     .await;
     assert_eq!(status, 400, "{v}");
     assert_eq!(
-        post(
+        post_json(
             &server,
             &format!("/v1/hud/{session}/compaction"),
             &json!({ "deadline": 5 })
@@ -403,14 +385,7 @@ async fn compaction_text_has_the_sections_and_the_facts_within_the_deadline() {
 
 #[tokio::test]
 async fn heartbeat_names_the_open_problem_of_a_session() {
-    let server = Server::start(&[]);
-    let messages = transform(7);
-    let session = session_of(&messages);
-    sync(
-        &server,
-        &json!({ "session_id": session, "messages": messages, "full": true }),
-    )
-    .await;
+    let (server, session) = server_with_session(7).await;
     // A second, quieter session with no problem; and the heartbeat's own session, excluded.
     let other = json!([{ "info": { "id": "m1", "sessionID": "ses_other", "role": "user", "time": { "created": 1.0 } },
                          "parts": [{ "type": "text", "text": "write the docs" }] }]);
@@ -426,7 +401,7 @@ async fn heartbeat_names_the_open_problem_of_a_session() {
     .await;
     event(&server, &json!({ "type": "session.idle", "session_id": session })).await;
 
-    let (status, v) = post(
+    let (status, v) = post_json(
         &server,
         "/v1/heartbeat",
         &json!({ "exclude": ["ses_beat"], "deadline_ms": 20_000 }),
@@ -446,5 +421,8 @@ async fn heartbeat_names_the_open_problem_of_a_session() {
     assert!(facts.contains("ses_other: write the docs"), "{facts}");
     assert!(!facts.contains("ses_beat"), "{facts}");
     assert_eq!(v["sessions"][0], json!(session));
-    assert_eq!(post(&server, "/v1/heartbeat", &json!({ "exclude": "x" })).await.0, 400);
+    assert_eq!(
+        post_json(&server, "/v1/heartbeat", &json!({ "exclude": "x" })).await.0,
+        400
+    );
 }

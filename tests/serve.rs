@@ -17,14 +17,7 @@ fn chat(content: &str, extra: Value) -> Value {
 }
 
 async fn post(server: &Server, body: &Value) -> (u16, Value) {
-    let r = client()
-        .post(server.url("/v1/chat/completions"))
-        .json(body)
-        .send()
-        .await
-        .expect("request");
-    let status = r.status().as_u16();
-    (status, r.json().await.expect("JSON body"))
+    common::post_json(server, "/v1/chat/completions", body).await
 }
 
 /// Collects a streamed completion: (text, finish_reason, final chunk, saw [DONE] last).

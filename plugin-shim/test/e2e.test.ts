@@ -13,7 +13,7 @@ import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import { EvolveHudPlugin } from "../evolve-hud.ts";
 import { FakeModel, type Scenario, type ToolStep } from "./fake-model.ts";
-import { clone, deadPort, repoRoot, transforms } from "./helpers.ts";
+import { clone, deadPort, repoRoot, timeSteps, transforms } from "./helpers.ts";
 
 const { createShim, isHud } = EvolveHudPlugin.internals;
 
@@ -347,19 +347,8 @@ test("heartbeat under opencode serve: a sidecar-written [heartbeat] prompt arriv
 
 test("time the shim adds per step against the real sidecar", async (t) => {
   const hooks = createShim({ url: sidecar.url }, { log: () => {}, env: {} });
-  const transform = hooks["experimental.chat.messages.transform"]!;
-  const steps = transforms();
-  const times: number[] = [];
-  for (let round = 0; round < 20; round++) {
-    for (const step of steps) {
-      const output = { messages: clone(step.messages) as any[] };
-      const started = performance.now();
-      await transform({}, output);
-      times.push(performance.now() - started);
-      assert.ok(isHud(output.messages.at(-1)));
-    }
-  }
-  times.sort((a, b) => a - b);
-  const pct = (p: number) => times[Math.round((times.length - 1) * p)].toFixed(2);
-  t.diagnostic(`real sidecar up: p50 ${pct(0.5)} ms, p99 ${pct(0.99)} ms per step (${times.length} steps)`);
+  const steps = transforms().map((s) => s.messages);
+  const rounds = Array.from({ length: 20 }, () => steps).flat();
+  const { report } = await timeSteps(hooks["experimental.chat.messages.transform"]!, rounds, isHud);
+  t.diagnostic(`real sidecar up: ${report}`);
 });

@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { EvolveHudPlugin, type Log } from "../evolve-hud.ts";
-import { clone, deadPort, FakeSidecar, transforms, type Behaviour } from "./helpers.ts";
+import { clone, deadPort, FakeSidecar, timeSteps, transforms, type Behaviour } from "./helpers.ts";
 
 const { createShim, isHud } = EvolveHudPlugin.internals;
 
@@ -134,15 +134,7 @@ test("sidecar up: the time one step adds", async (t) => {
   const sidecar = await FakeSidecar.start();
   t.after(() => sidecar.stop());
   const hooks = createShim({ url: sidecar.url }, { log: () => {}, env: {} });
-  const transform = hooks["experimental.chat.messages.transform"]!;
-  const times: number[] = [];
-  for (let i = 0; i < 50; i++) {
-    const output = { messages: clone(step.messages) as any[] };
-    const started = performance.now();
-    await transform({}, output);
-    times.push(performance.now() - started);
-    assert.ok(isHud(output.messages.at(-1)));
-  }
-  times.sort((a, b) => a - b);
-  t.diagnostic(`fake sidecar up: p50 ${ms(times[25])}, max ${ms(times.at(-1)!)} per step`);
+  const arrays = Array.from({ length: 50 }, () => step.messages);
+  const { report } = await timeSteps(hooks["experimental.chat.messages.transform"]!, arrays, isHud);
+  t.diagnostic(`fake sidecar up: ${report}`);
 });

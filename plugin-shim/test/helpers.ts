@@ -142,3 +142,26 @@ export async function deadPort(): Promise<number> {
   await new Promise<void>((ok) => server.close(() => ok()));
   return port;
 }
+
+/**
+ * Runs the shim's transform hook on each array (a fresh copy each time),
+ * checks that the HUD came out last, and returns the times per step, sorted,
+ * with their p50/p99/max for reports.
+ */
+export async function timeSteps(
+  transform: (input: {}, output: { messages: any[] }) => Promise<void>,
+  arrays: unknown[][],
+  isHud: (m: unknown) => boolean,
+): Promise<{ times: number[]; report: string }> {
+  const times: number[] = [];
+  for (const messages of arrays) {
+    const output = { messages: clone(messages) as any[] };
+    const started = performance.now();
+    await transform({}, output);
+    times.push(performance.now() - started);
+    if (!isHud(output.messages.at(-1))) throw new Error("no HUD after the step");
+  }
+  times.sort((a, b) => a - b);
+  const at = (p: number) => times[Math.round((times.length - 1) * p)].toFixed(2);
+  return { times, report: `p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms per step (${times.length} steps)` };
+}

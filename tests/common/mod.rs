@@ -167,3 +167,29 @@ pub fn client() -> reqwest::Client {
         .build()
         .expect("client")
 }
+
+/// POSTs JSON to the server; returns the status and the JSON answer (`Null`
+/// when the body is not JSON).
+pub async fn post_json(server: &Server, path: &str, body: &serde_json::Value) -> (u16, serde_json::Value) {
+    let r = client()
+        .post(server.url(path))
+        .json(body)
+        .send()
+        .await
+        .expect("request");
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap_or(serde_json::Value::Null))
+}
+
+/// Asserts that a compaction text has every section of OpenCode's template.
+pub fn assert_compaction_sections(text: &str) {
+    for section in [
+        "## Goal",
+        "## Instructions",
+        "## Discoveries",
+        "## Accomplished",
+        "## Relevant files / directories",
+    ] {
+        assert!(text.contains(section), "{section} missing:\n{text}");
+    }
+}

@@ -83,6 +83,10 @@ export class FakeSidecar {
     return this.requests.filter((r) => r.path === "/v1/hud/sync");
   }
 
+  compactions(): Recorded[] {
+    return this.requests.filter((r) => r.path.endsWith("/compaction"));
+  }
+
   private handle(req: IncomingMessage, res: ServerResponse): void {
     let raw = "";
     req.on("data", (c) => (raw += c));
@@ -92,6 +96,10 @@ export class FakeSidecar {
       const b = this.behaviour;
       const answer = () => {
         if (req.url === "/v1/hud/event") return send(res, 202, { accepted: true });
+        if (req.url?.endsWith("/compaction")) {
+          const text = "## Goal\nfake compaction facts";
+          return send(res, 200, { text, prompt: `Summarize.\n\n${text}`, note_status: "written" });
+        }
         send(res, 200, {
           session_id: body.session_id,
           version: this.syncs().length,

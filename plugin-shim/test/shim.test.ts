@@ -127,7 +127,12 @@ test("the compaction transcript gets no HUD, and the next step does", async (t) 
   const sessionID = sessionOf(step.messages)!;
   assert.equal(compacting.input.sessionID, sessionID);
 
-  await hooks["experimental.session.compacting"]!(compacting.input, compacting.output);
+  const output = clone(compacting.output);
+  await hooks["experimental.session.compacting"]!(compacting.input, output);
+  // The sidecar's compaction text goes onto OpenCode's context list.
+  assert.deepEqual(output.context, ["## Goal\nfake compaction facts"]);
+  assert.equal(sidecar.compactions().length, 1);
+  assert.equal(sidecar.compactions()[0].path, `/v1/hud/${sessionID}/compaction`);
   const transcript = { messages: clone(step.messages) as any[] };
   await hooks["experimental.chat.messages.transform"]!({}, transcript);
   assert.deepEqual(transcript.messages, step.messages);
@@ -137,6 +142,26 @@ test("the compaction transcript gets no HUD, and the next step does", async (t) 
   await hooks["experimental.chat.messages.transform"]!({}, next);
   assert.ok(isHud(next.messages.at(-1)));
   assert.equal(sidecar.syncs().length, 1);
+});
+
+test("compaction modes: prompt replaces OpenCode's prompt, off leaves it alone, a down sidecar changes nothing", async (t) => {
+  const sidecar = await FakeSidecar.start();
+  t.after(() => sidecar.stop());
+  const input = { sessionID: "ses_x" };
+  const run = async (options: Record<string, unknown>) => {
+    const output: { context: string[]; prompt?: string } = { context: [] };
+    await createShim(options, { log: quiet, env: {} })["experimental.session.compacting"]!(input, output);
+    return output;
+  };
+  assert.deepEqual(await run({ url: sidecar.url, compaction: "prompt" }), {
+    context: [],
+    prompt: "Summarize.\n\n## Goal\nfake compaction facts",
+  });
+  assert.deepEqual(await run({ url: sidecar.url, compaction: "off" }), { context: [] });
+  sidecar.behaviour = { kind: "status", status: 404 };
+  assert.deepEqual(await run({ url: sidecar.url }), { context: [] });
+  sidecar.behaviour = { kind: "garbage" };
+  assert.deepEqual(await run({ url: sidecar.url }), { context: [] });
 });
 
 test("tool results and session events are forwarded without waiting", async (t) => {

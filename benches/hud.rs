@@ -144,7 +144,9 @@ async fn main() {
     // 2. Summary refresh after one new tool call, in-process on the model thread.
     let config = ModelConfig {
         model: common::test_model(),
-        ctx: 4096,
+        ctx: None,
+        registry: None,
+        offline: false,
         threads: None,
         gpu_layers: 0,
         flash_attn: FlashAttn::Off,

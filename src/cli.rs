@@ -19,9 +19,75 @@ pub enum Command {
     Serve(ServeConfig),
     /// Install the OpenCode plugin that shows the HUD to the agent.
     InstallShim(InstallShimArgs),
+    /// Download a registry model (or hf:owner/repo/file.gguf) into the
+    /// Hugging Face cache, resuming a partial download, and check its sha256.
+    Pull(PullArgs),
+    /// List the registry's models and which are on disk.
+    Models(ModelsArgs),
+    /// Measure token throughput (llama-bench's pp and tg) and the chat API's
+    /// time to first token.
+    Bench(BenchArgs),
     /// Answer an opencode-evolve hook (JSON on stdin, JSONL on stdout) by
     /// asking the running sidecar.
     Hook(HookArgs),
+}
+
+/// `evolve-hud pull`.
+#[derive(Debug, Clone, Args)]
+pub struct PullArgs {
+    /// Registry name, or hf:owner/repo/file.gguf[@revision].
+    pub name: String,
+
+    /// Download even when the registry pins no sha256 (it is printed).
+    #[arg(long)]
+    pub allow_unpinned: bool,
+
+    /// Use only the cache (also HF_HUB_OFFLINE=1).
+    #[arg(long)]
+    pub offline: bool,
+
+    /// Registry file to use instead of the built-in models.toml.
+    #[arg(long, env = "EVOLVE_HUD_REGISTRY")]
+    pub registry: Option<PathBuf>,
+}
+
+/// `evolve-hud models`.
+#[derive(Debug, Clone, Args)]
+pub struct ModelsArgs {
+    /// Registry file to use instead of the built-in models.toml.
+    #[arg(long, env = "EVOLVE_HUD_REGISTRY")]
+    pub registry: Option<PathBuf>,
+}
+
+/// `evolve-hud bench`.
+#[derive(Debug, Clone, Args)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub model: ModelConfig,
+
+    /// Prompt tokens per pp test (0 skips it).
+    #[arg(short = 'p', long = "n-prompt", default_value_t = 512)]
+    pub prompt: u32,
+
+    /// Generated tokens per tg test (0 skips it).
+    #[arg(short = 'n', long = "n-gen", default_value_t = 128)]
+    pub gen: u32,
+
+    /// Measured runs per test.
+    #[arg(short = 'r', long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub reps: u32,
+
+    /// Unmeasured runs before them.
+    #[arg(long, default_value_t = 1)]
+    pub warmup: u32,
+
+    /// Streamed chat requests for the end-to-end numbers (0 skips them).
+    #[arg(long, default_value_t = 3)]
+    pub e2e_requests: u32,
+
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `evolve-hud hook <name>`.
@@ -160,14 +226,24 @@ pub const DEFAULT_GPU_LAYERS: u32 = if cfg!(any(feature = "cuda", feature = "met
 /// How the model is loaded and run.
 #[derive(Debug, Clone, Args)]
 pub struct ModelConfig {
-    /// Path to a GGUF model file.
+    /// A GGUF file, a registry name (`evolve-hud models`), or a hub file as
+    /// hf:owner/repo/file.gguf[@revision]. Names and hub files are downloaded
+    /// into the Hugging Face cache when missing.
     #[arg(long, short = 'm', env = "EVOLVE_HUD_MODEL")]
     pub model: PathBuf,
 
-    /// Context size in tokens, shared by all cached sequences. 0 uses the
-    /// model's training context.
-    #[arg(long, env = "EVOLVE_HUD_CTX", default_value_t = 4096)]
-    pub ctx: u32,
+    /// Context tokens per prompt (each KV slot holds this many). 0 uses the
+    /// model's training context. Default: the registry entry's, else 4096.
+    #[arg(long, env = "EVOLVE_HUD_CTX")]
+    pub ctx: Option<u32>,
+
+    /// Registry file to use instead of the built-in models.toml.
+    #[arg(long, env = "EVOLVE_HUD_REGISTRY")]
+    pub registry: Option<PathBuf>,
+
+    /// Use only models already on disk (also HF_HUB_OFFLINE=1).
+    #[arg(long)]
+    pub offline: bool,
 
     /// CPU threads for decoding. Defaults to the number of available cores.
     #[arg(long, env = "EVOLVE_HUD_THREADS")]
@@ -206,6 +282,26 @@ pub struct ModelConfig {
 }
 
 impl ModelConfig {
+    /// Context tokens per prompt: the flag, else 4096.
+    pub fn ctx(&self) -> u32 {
+        self.ctx.unwrap_or(4096)
+    }
+
+    /// Resolves `--model` to a file on disk (fetching registry models and hub
+    /// files when needed) and takes the registry entry's context length
+    /// unless `--ctx` was given.
+    pub fn resolve_model(&mut self) -> anyhow::Result<()> {
+        let spec = self.model.to_string_lossy().into_owned();
+        let registry = crate::registry::Registry::load(self.registry.as_deref())?;
+        let spec = crate::registry::resolve(&spec, &registry)?;
+        if let (crate::registry::ModelSpec::Entry(e), None) = (&spec, self.ctx) {
+            self.ctx = Some(e.ctx);
+        }
+        let options = crate::pull::Options::from_env(self.offline, false);
+        self.model = crate::pull::fetch(&spec, &options)?.path().to_owned();
+        Ok(())
+    }
+
     /// Threads to use: the flag, or every available core.
     pub fn threads(&self) -> u32 {
         self.threads

@@ -8,8 +8,12 @@
 //! - [`server`]: the HTTP API (axum).
 //! - [`logging`]: tracing set-up, llama.cpp's log included.
 //! - [`install`]: `install-shim`, which writes the embedded OpenCode plugin.
+//! - [`registry`]: models.toml, and what `--model` names.
+//! - [`pull`]: downloads through hf-hub, checked by sha256.
+//! - [`bench`]: `bench`, throughput as llama-bench measures it.
 //! - [`hook`]: `hook`, the opencode-evolve hook protocol over the sidecar's API.
 
+pub mod bench;
 pub mod cli;
 pub mod gguf;
 pub mod hook;
@@ -17,4 +21,6 @@ pub mod hud;
 pub mod install;
 pub mod logging;
 pub mod model;
+pub mod pull;
+pub mod registry;
 pub mod server;

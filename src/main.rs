@@ -6,8 +6,11 @@ use evolve_hud::cli::{Cli, Command};
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve(config) => {
+        Command::Serve(mut config) => {
             evolve_hud::logging::init(config.server.log_format);
+            if let Err(err) = config.model.resolve_model() {
+                return fail(&err);
+            }
             let runtime = match tokio::runtime::Runtime::new() {
                 Ok(rt) => rt,
                 Err(err) => return fail(&anyhow::Error::new(err).context("starting the async runtime")),
@@ -18,11 +21,61 @@ fn main() -> std::process::ExitCode {
             }
         }
         Command::Hook(args) => evolve_hud::hook::run(&args),
+        Command::Pull(args) => match pull(&args) {
+            Ok(()) => std::process::ExitCode::SUCCESS,
+            Err(err) => fail(&err),
+        },
+        Command::Models(args) => match evolve_hud::registry::Registry::load(args.registry.as_deref()) {
+            Ok(registry) => {
+                print!("{}", evolve_hud::pull::list(&registry));
+                std::process::ExitCode::SUCCESS
+            }
+            Err(err) => fail(&err),
+        },
+        Command::Bench(mut args) => {
+            evolve_hud::logging::init(evolve_hud::cli::LogFormat::Text);
+            if let Err(err) = args.model.resolve_model() {
+                return fail(&err);
+            }
+            let report = tokio::runtime::Runtime::new()
+                .map_err(anyhow::Error::from)
+                .and_then(|rt| rt.block_on(evolve_hud::bench::run(&args)));
+            match report {
+                Ok(r) if args.json => {
+                    println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
+                    std::process::ExitCode::SUCCESS
+                }
+                Ok(r) => {
+                    print!("{}", evolve_hud::bench::markdown(&r));
+                    std::process::ExitCode::SUCCESS
+                }
+                Err(err) => fail(&err),
+            }
+        }
         Command::InstallShim(args) => match evolve_hud::install::run(&args) {
             Ok(()) => std::process::ExitCode::SUCCESS,
             Err(err) => fail(&err),
         },
     }
+}
+
+/// `evolve-hud pull`: fetch, check, and say where the file is.
+fn pull(args: &evolve_hud::cli::PullArgs) -> anyhow::Result<()> {
+    use evolve_hud::pull::{fetch, Fetched, Options};
+    let registry = evolve_hud::registry::Registry::load(args.registry.as_deref())?;
+    let spec = evolve_hud::registry::resolve(&args.name, &registry)?;
+    if let evolve_hud::registry::ModelSpec::Path(p) = &spec {
+        anyhow::bail!(
+            "`{}` is a file path; pull takes a registry name or hf:owner/repo/file.gguf",
+            p.display()
+        );
+    }
+    match fetch(&spec, &Options::from_env(args.offline, args.allow_unpinned))? {
+        Fetched::Cached(p) => println!("already present (checked): {}", p.display()),
+        Fetched::Downloaded(p) => println!("downloaded and checked: {}", p.display()),
+        Fetched::Local(p) => println!("{}", p.display()),
+    }
+    Ok(())
 }
 
 /// Prints the error chain on one line each, the way a user reads it, and exits non-zero.

@@ -153,6 +153,8 @@ pub struct ModelInfo {
     pub name: String,
     pub architecture: Option<String>,
     pub size_bytes: u64,
+    /// Bytes of the model's tensors (llama-bench's "size").
+    pub tensor_bytes: u64,
     pub params: u64,
     pub layers: u32,
     pub ctx: u32,
@@ -214,7 +216,20 @@ enum Command {
         request: GenerateRequest,
         events: mpsc::UnboundedSender<Event>,
     },
+    Bench {
+        test: BenchTest,
+        reply: oneshot::Sender<Result<std::time::Duration, ModelError>>,
+    },
     Shutdown,
+}
+
+/// One throughput measurement, as llama-bench makes it: `Prompt(n)` decodes
+/// `n` tokens as prompt batches, `Generate(n)` decodes `n` tokens one at a
+/// time; into an empty KV sequence, with no tokenizing or sampling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BenchTest {
+    Prompt(u32),
+    Generate(u32),
 }
 
 /// The async side's handle to the model thread. Cheap to clone.
@@ -314,6 +329,17 @@ impl ModelHandle {
                 mpsc::error::TrySendError::Closed(_) => ModelError::Unavailable("the model thread has stopped".into()),
             })?;
         Ok(rx)
+    }
+
+    /// Runs one [`BenchTest`] on the model thread and returns its decode time.
+    pub async fn bench(&self, test: BenchTest) -> Result<std::time::Duration, ModelError> {
+        let (reply, rx) = oneshot::channel();
+        self.tx
+            .send(Command::Bench { test, reply })
+            .await
+            .map_err(|_| ModelError::Unavailable("the model thread has stopped".into()))?;
+        rx.await
+            .map_err(|_| ModelError::Unavailable("the model thread has stopped".into()))?
     }
 
     /// Cancels the running generation and refuses new ones, so that open

@@ -4,8 +4,8 @@
 
 use super::text::{StopMatcher, Utf8Stream};
 use super::{
-    ChatMessage, Command, Completion, Event, FinishReason, GenerateRequest, Health, LoadError, ModelError, ModelInfo,
-    Prompt, SamplingParams, TemplateSource,
+    BenchTest, ChatMessage, Command, Completion, Event, FinishReason, GenerateRequest, Health, LoadError, ModelError,
+    ModelInfo, Prompt, SamplingParams, TemplateSource,
 };
 use crate::cli::{FlashAttn, ModelConfig};
 use crate::gguf::GgufSummary;
@@ -113,6 +113,9 @@ pub(super) fn run(
                 )));
             }
             Command::Generate { request, events } => worker.generate(request, &events, &stopping),
+            Command::Bench { test, reply } => {
+                let _ = reply.send(worker.bench(test));
+            }
         }
     }
 }
@@ -148,7 +151,10 @@ impl<'m> Worker<'m> {
         summary: &GgufSummary,
     ) -> Result<Self, LoadError> {
         let ctx_train = model.n_ctx_train();
-        let ctx_size = if config.ctx == 0 { ctx_train } else { config.ctx };
+        let ctx_size = match config.ctx() {
+            0 => ctx_train,
+            n => n,
+        };
         if ctx_size > ctx_train && ctx_train > 0 {
             tracing::warn!(
                 ctx = ctx_size,
@@ -208,6 +214,7 @@ impl<'m> Worker<'m> {
             name,
             architecture: summary.architecture.clone(),
             size_bytes: summary.file_size,
+            tensor_bytes: model.size(),
             params: model.n_params(),
             layers: model.n_layer(),
             ctx: ctx.n_ctx() / config.kv_slots,
@@ -460,6 +467,33 @@ impl<'m> Worker<'m> {
             at += piece.len();
         }
         Ok(())
+    }
+
+    /// Times one llama-bench style test in slot 0, which is cleared before
+    /// and after: random tokens, no tokenizing or sampling.
+    fn bench(&mut self, test: BenchTest) -> Result<std::time::Duration, ModelError> {
+        self.clear_slot(0);
+        let n_vocab = self.model.n_vocab().max(1) as u64;
+        // A fixed linear congruential sequence: the same tokens every run.
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut token = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            LlamaToken::new(((state >> 33) % n_vocab) as i32)
+        };
+        let started = Instant::now();
+        let result = match test {
+            BenchTest::Prompt(n) => {
+                let tokens: Vec<LlamaToken> = (0..n).map(|_| token()).collect();
+                self.decode(0, 0, &tokens)
+            }
+            BenchTest::Generate(n) => (0..n as usize).try_for_each(|pos| self.decode(0, pos, &[token()])),
+        };
+        self.ctx.synchronize();
+        let elapsed = started.elapsed();
+        self.clear_slot(0);
+        result.map(|()| elapsed)
     }
 
     fn batch_capacity(&self) -> usize {

@@ -1,0 +1,253 @@
+//! Getting registry models and hub files onto disk with `hf-hub`: the
+//! standard cache (`HF_HOME`), `HF_ENDPOINT`, offline mode (`HF_HUB_OFFLINE`
+//! or `--offline`), a progress bar, retries that resume where a dropped
+//! connection left off (and a later `pull` resumes the partial file too), and
+//! a sha256 check so a bad file is never used.
+
+use crate::registry::{Entry, ModelSpec, Registry};
+use anyhow::{anyhow, bail, Context};
+use hf_hub::api::sync::ApiBuilder;
+use hf_hub::{Cache, Repo, RepoType};
+use sha2::{Digest, Sha256};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// How to fetch.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Never touch the network; use the cache or fail.
+    pub offline: bool,
+    /// Download files whose sha256 is not pinned (and print it).
+    pub allow_unpinned: bool,
+    /// Draw a progress bar on stderr.
+    pub progress: bool,
+}
+
+impl Options {
+    /// Offline when asked, or when `HF_HUB_OFFLINE` says so.
+    pub fn from_env(offline: bool, allow_unpinned: bool) -> Options {
+        let env_offline =
+            std::env::var("HF_HUB_OFFLINE").is_ok_and(|v| matches!(v.trim(), "1" | "true" | "yes" | "on"));
+        Options {
+            offline: offline || env_offline,
+            allow_unpinned,
+            progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        }
+    }
+}
+
+/// What a fetch found or did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fetched {
+    Cached(PathBuf),
+    Downloaded(PathBuf),
+    Local(PathBuf),
+}
+
+impl Fetched {
+    pub fn path(&self) -> &Path {
+        match self {
+            Fetched::Cached(p) | Fetched::Downloaded(p) | Fetched::Local(p) => p,
+        }
+    }
+}
+
+/// A hub file and how to check it.
+struct HubFile<'a> {
+    repo: &'a str,
+    file: &'a str,
+    revision: &'a str,
+    sha256: Option<&'a str>,
+    size: Option<u64>,
+    /// The registry name, for messages.
+    name: Option<&'a str>,
+}
+
+/// The local file for `spec`, downloading it when needed.
+pub fn fetch(spec: &ModelSpec, options: &Options) -> anyhow::Result<Fetched> {
+    match spec {
+        ModelSpec::Path(p) => Ok(Fetched::Local(p.clone())),
+        ModelSpec::Entry(e) => fetch_file(&hub_file(e), options),
+        ModelSpec::Hub { repo, file, revision } => fetch_file(
+            &HubFile {
+                repo,
+                file,
+                revision,
+                sha256: None,
+                size: None,
+                name: None,
+            },
+            &Options {
+                allow_unpinned: true,
+                ..options.clone()
+            },
+        ),
+    }
+}
+
+fn hub_file(e: &Entry) -> HubFile<'_> {
+    HubFile {
+        repo: &e.repo,
+        file: &e.file,
+        revision: &e.revision,
+        sha256: e.sha256.as_deref(),
+        size: e.size,
+        name: Some(&e.name),
+    }
+}
+
+/// Where a registry entry sits in the cache, if it is there.
+pub fn cached(e: &Entry) -> Option<PathBuf> {
+    cache_lookup(&hub_file(e))
+}
+
+fn repo(f: &HubFile) -> Repo {
+    Repo::with_revision(f.repo.to_owned(), RepoType::Model, f.revision.to_owned())
+}
+
+fn cache_lookup(f: &HubFile) -> Option<PathBuf> {
+    Cache::from_env().repo(repo(f)).get(f.file).filter(|p| p.exists())
+}
+
+fn fetch_file(f: &HubFile, options: &Options) -> anyhow::Result<Fetched> {
+    let label = f
+        .name
+        .map_or_else(|| format!("{}/{}", f.repo, f.file), |n| format!("`{n}`"));
+    if let Some(path) = cache_lookup(f) {
+        verify(&path, f).with_context(|| format!("the cached copy of {label} is bad"))?;
+        return Ok(Fetched::Cached(path));
+    }
+    if options.offline {
+        bail!(
+            "{label} is not in the cache ({}) and offline mode is on (HF_HUB_OFFLINE or --offline): \
+run `evolve-hud pull {}` where the Hub is reachable, or pass --model PATH to a GGUF file",
+            Cache::from_env().path().display(),
+            f.name.unwrap_or("<name>")
+        );
+    }
+    if f.sha256.is_none() && !options.allow_unpinned {
+        bail!(
+            "{label} has no pinned sha256 in the registry, so its download cannot be checked; \
+pass --allow-unpinned to download it anyway (the sha256 is printed, to pin in models.toml)"
+        );
+    }
+    let api = ApiBuilder::from_env()
+        .with_progress(options.progress)
+        .with_retries(5)
+        .build()
+        .context("setting up the Hub client")?;
+    let path = api
+        .repo(repo(f))
+        .download(f.file)
+        .map_err(|e| explain(e, f))
+        .with_context(|| format!("downloading {label} from {}", endpoint()))?;
+    if let Err(e) = verify(&path, f) {
+        remove_download(&path);
+        return Err(e.context(format!("the download of {label} was removed")));
+    }
+    Ok(Fetched::Downloaded(path))
+}
+
+fn endpoint() -> String {
+    std::env::var("HF_ENDPOINT").unwrap_or_else(|_| "https://huggingface.co".into())
+}
+
+/// Turns hf-hub's errors into what to do.
+fn explain(e: hf_hub::api::sync::ApiError, f: &HubFile) -> anyhow::Error {
+    let text = e.to_string();
+    let io_kind = std::error::Error::source(&e)
+        .and_then(|s| s.downcast_ref::<std::io::Error>())
+        .map(std::io::Error::kind);
+    if io_kind == Some(std::io::ErrorKind::StorageFull) || text.contains("No space left") {
+        return anyhow!(
+            "the disk is full under {}: free some space, or point HF_HOME at a larger disk (a partial download resumes on the next pull)",
+            Cache::from_env().path().display()
+        );
+    }
+    if text.contains("404") {
+        return anyhow!(
+            "{}/{} at revision {} is not on the Hub ({text})",
+            f.repo,
+            f.file,
+            f.revision
+        );
+    }
+    if text.contains("Connection refused")
+        || text.contains("dns")
+        || text.contains("timed out")
+        || text.contains("Network")
+    {
+        return anyhow!(
+            "cannot reach the Hub ({text}); check the network or HF_ENDPOINT, or set HF_HUB_OFFLINE=1 to use cached models only"
+        );
+    }
+    anyhow!(text)
+}
+
+/// Checks size and sha256 against the registry; prints the sha256 of an
+/// unpinned file so it can be pinned.
+fn verify(path: &Path, f: &HubFile) -> anyhow::Result<()> {
+    let size = std::fs::metadata(path)
+        .with_context(|| format!("reading {}", path.display()))?
+        .len();
+    if let Some(expected) = f.size {
+        if size != expected {
+            bail!("size mismatch: expected {expected} bytes, found {size}");
+        }
+    }
+    let actual = sha256_file(path)?;
+    match f.sha256 {
+        Some(expected) if expected != actual => {
+            bail!("sha256 mismatch: expected {expected}, got {actual}; the upstream file changed or was corrupted")
+        }
+        Some(_) => Ok(()),
+        None => {
+            eprintln!("sha256 {actual}  {} ({size} bytes; not pinned in the registry)", f.file);
+            Ok(())
+        }
+    }
+}
+
+pub fn sha256_file(path: &Path) -> anyhow::Result<String> {
+    let mut file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file
+            .read(&mut buf)
+            .with_context(|| format!("reading {}", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Removes a bad download: the snapshot link and the blob it points to.
+fn remove_download(pointer: &Path) {
+    if let Ok(blob) = std::fs::canonicalize(pointer) {
+        let _ = std::fs::remove_file(blob);
+    }
+    let _ = std::fs::remove_file(pointer);
+}
+
+/// `evolve-hud models`: the registry, with what is present locally.
+pub fn list(registry: &Registry) -> String {
+    let mut out =
+        String::from("| name | size | license | ctx | local | note |\n| --- | ---: | --- | ---: | --- | --- |\n");
+    for m in &registry.models {
+        let size = m
+            .size
+            .map_or_else(|| "?".to_owned(), |s| format!("{:.0} MB", s as f64 / 1e6));
+        let local = match cached(m) {
+            Some(p) => p.display().to_string(),
+            None => "-".to_owned(),
+        };
+        out.push_str(&format!(
+            "| {} | {size} | {} | {} | {local} | {} |\n",
+            m.name, m.license, m.ctx, m.note
+        ));
+    }
+    out
+}

@@ -134,6 +134,7 @@ async fn end_to_end(model: &ModelHandle, max_tokens: u32, requests: u32) -> anyh
     );
     let state = crate::server::AppState {
         model: model.clone(),
+        access: Default::default(),
         hud,
         model_name: "bench".into(),
         metrics,

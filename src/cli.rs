@@ -338,9 +338,62 @@ pub struct ServerConfig {
     #[arg(long, env = "EVOLVE_HUD_MAX_BODY", default_value_t = 4 * 1024 * 1024)]
     pub max_body: usize,
 
+    /// Allow binding an address other than loopback (then any Host header is
+    /// accepted; set a token).
+    #[arg(long)]
+    pub allow_remote: bool,
+
+    /// File holding a bearer token that every request but /health must send.
+    #[arg(long, env = "EVOLVE_HUD_AUTH_TOKEN_FILE")]
+    pub auth_token_file: Option<PathBuf>,
+
+    /// The bearer token itself (prefer the file; a flag shows in `ps`).
+    #[arg(long, env = "EVOLVE_HUD_AUTH_TOKEN", hide_env_values = true, value_parser = Secret::parse)]
+    pub auth_token: Option<Secret>,
+
     /// Log format on stderr. The level comes from `RUST_LOG`.
     #[arg(long, env = "EVOLVE_HUD_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+}
+
+/// A secret that never shows in `Debug` output or logs.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn parse(s: &str) -> Result<Secret, String> {
+        let s = s.trim();
+        if s.is_empty() {
+            return Err("the token is empty".into());
+        }
+        Ok(Secret(s.to_owned()))
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret([redacted])")
+    }
+}
+
+impl ServerConfig {
+    /// The token from `--auth-token-file` or `--auth-token`/`EVOLVE_HUD_AUTH_TOKEN`.
+    pub fn token(&self) -> anyhow::Result<Option<Secret>> {
+        match (&self.auth_token_file, &self.auth_token) {
+            (Some(path), _) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| anyhow::anyhow!("reading the token file {}: {e}", path.display()))?;
+                Secret::parse(&text)
+                    .map(Some)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+            }
+            (None, token) => Ok(token.clone()),
+        }
+    }
 }
 
 /// Log output format.

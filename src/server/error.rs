@@ -18,6 +18,10 @@ pub enum ApiError {
     NotFound(String),
     #[error("method not allowed")]
     MethodNotAllowed,
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("missing or wrong bearer token; send `Authorization: Bearer <token>`")]
+    Unauthorized,
     #[error(transparent)]
     Model(#[from] ModelError),
     #[error(transparent)]
@@ -31,6 +35,8 @@ impl ApiError {
             ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
             ApiError::Hud(crate::hud::HudError::ResyncRequired(_)) => StatusCode::CONFLICT,
             ApiError::Hud(crate::hud::HudError::NotFound(_)) => StatusCode::NOT_FOUND,
             ApiError::Model(e) => match e {
@@ -49,6 +55,8 @@ impl ApiError {
             ApiError::PayloadTooLarge(_) => "payload_too_large",
             ApiError::NotFound(_) => "not_found",
             ApiError::MethodNotAllowed => "method_not_allowed",
+            ApiError::Forbidden(_) => "forbidden",
+            ApiError::Unauthorized => "unauthorized",
             ApiError::Hud(crate::hud::HudError::ResyncRequired(_)) => "resync_required",
             ApiError::Hud(crate::hud::HudError::NotFound(_)) => "not_found",
             ApiError::Model(e) => match e {
@@ -81,6 +89,11 @@ impl IntoResponse for ApiError {
             response
                 .headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        if matches!(self, ApiError::Unauthorized) {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
         response
     }

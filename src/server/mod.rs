@@ -1,6 +1,7 @@
 //! The HTTP server: start-up in order (check and load the model, bind, warm
 //! up, serve), the routes, and graceful shutdown.
 
+pub mod access;
 mod error;
 mod hud;
 mod metrics;
@@ -24,6 +25,7 @@ use serde_json::json;
 #[derive(Clone)]
 pub struct AppState {
     pub model: ModelHandle,
+    pub access: std::sync::Arc<access::Access>,
     pub hud: std::sync::Arc<crate::hud::Hud>,
     pub model_name: String,
     pub metrics: PrometheusHandle,
@@ -33,12 +35,46 @@ pub struct AppState {
 
 /// Runs `evolve-hud serve` until SIGINT or SIGTERM.
 pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
+    // Access rules first: refuse a bad binding before loading anything.
+    let access = access::Access {
+        token: config.server.token()?,
+        any_host: !config.server.host.is_loopback(),
+    };
+    if !config.server.host.is_loopback() {
+        if !config.server.allow_remote {
+            anyhow::bail!(
+                "refusing to listen on {}, which other machines can reach; pass --allow-remote to do it anyway (and set a token)",
+                config.server.host
+            );
+        }
+        tracing::warn!(
+            host = %config.server.host,
+            token = access.token.is_some(),
+            "listening beyond loopback: other machines can reach the API and read session contents"
+        );
+    }
     let metrics = metrics::install().context("installing the metrics recorder")?;
     tracing::info!(model = %config.model.model.display(), "loading model");
     let (model, thread) = crate::model::ModelHandle::start(&config.model)
         .await
         .with_context(|| format!("cannot serve {}", config.model.model.display()))?;
 
+    // Whatever happens from here on, the model thread is stopped before
+    // returning: a process exiting under a running llama.cpp thread crashes.
+    let served = serve(&config, access, metrics, &model).await;
+    thread.shutdown().await;
+    served?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Binds, builds the state and serves until the shutdown signal.
+async fn serve(
+    config: &ServeConfig,
+    access: access::Access,
+    metrics: PrometheusHandle,
+    model: &ModelHandle,
+) -> anyhow::Result<()> {
     let address = std::net::SocketAddr::new(config.server.host, config.server.port);
     let listener = tokio::net::TcpListener::bind(address)
         .await
@@ -58,6 +94,7 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
     let hud = crate::hud::Hud::new(config.hud.config(), counter, Some(model.clone()));
     let state = AppState {
         model: model.clone(),
+        access: std::sync::Arc::new(access),
         hud,
         model_name,
         metrics,
@@ -76,11 +113,10 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
             model.begin_shutdown();
         }
     };
-    let served = axum::serve(listener, app).with_graceful_shutdown(shutdown).await;
-    thread.shutdown().await;
-    served.context("serving HTTP")?;
-    tracing::info!("stopped");
-    Ok(())
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await
+        .context("serving HTTP")
 }
 
 /// All routes, with the body limit and request metrics applied.
@@ -98,6 +134,10 @@ pub fn router(state: AppState, max_body: usize) -> Router {
         .route("/v1/heartbeat", post(hud::heartbeat))
         .fallback(|| async { ApiError::NotFound("no such route; see the README for the API".into()) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        .layer(axum::middleware::from_fn_with_state(
+            state.access.clone(),
+            access::guard,
+        ))
         .layer(axum::middleware::from_fn(metrics::track))
         .layer(DefaultBodyLimit::max(max_body))
         .layer(Extension(BodyLimit(max_body)))

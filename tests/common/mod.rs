@@ -41,6 +41,8 @@ pub struct Server {
     pub base: String,
     /// stderr lines after "listening", for tests that read the log.
     pub log: mpsc::Receiver<String>,
+    /// What the server logged up to its "listening" line.
+    pub startup_log: Vec<String>,
 }
 
 impl Server {
@@ -82,14 +84,22 @@ impl Server {
             }
         });
         let deadline = Instant::now() + Duration::from_secs(120);
+        let mut startup_log = Vec::new();
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match rx.recv_timeout(left) {
                 Ok(line) => {
                     if let Some(at) = line.find("listening on http://") {
                         let base = line[at + "listening on ".len()..].trim().to_owned();
-                        return Server { child, base, log: rx };
+                        startup_log.push(line);
+                        return Server {
+                            child,
+                            base,
+                            log: rx,
+                            startup_log,
+                        };
                     }
+                    startup_log.push(line);
                 }
                 Err(_) => {
                     let _ = child.kill();

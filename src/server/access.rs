@@ -1,0 +1,118 @@
+//! Who may talk to the sidecar. It serves one local user: requests must name
+//! a loopback host (which defeats DNS rebinding from a web page in the
+//! user's browser), and when a token is configured they must carry it as
+//! `Authorization: Bearer <token>`. `/health` needs no token. No CORS
+//! headers are ever sent, so browsers keep cross-origin pages out.
+
+use super::error::ApiError;
+use crate::cli::Secret;
+use axum::extract::{Request, State};
+use axum::http::header;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use std::net::IpAddr;
+use std::sync::Arc;
+
+/// The access rules of a running server.
+#[derive(Debug, Clone, Default)]
+pub struct Access {
+    pub token: Option<Secret>,
+    /// Bound to a non-loopback address on purpose: any Host is accepted.
+    pub any_host: bool,
+}
+
+/// Whether a `Host` header value names this machine's loopback.
+pub fn loopback_host(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        // [::1]:8377
+        Some(rest) => rest.split(']').next().unwrap_or_default(),
+        None => match host.rsplit_once(':') {
+            Some((name, port)) if port.chars().all(|c| c.is_ascii_digit()) => name,
+            _ => host,
+        },
+    };
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    name == "localhost" || name.ends_with(".localhost") || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Compares without stopping at the first differing byte.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// The middleware: 403 for a foreign Host, 401 for a missing or wrong token.
+pub async fn guard(State(access): State<Arc<Access>>, request: Request, next: Next) -> Response {
+    if !access.any_host {
+        let host = request
+            .headers()
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .or_else(|| request.uri().authority().map(|a| a.as_str()));
+        match host {
+            Some(h) if loopback_host(h) => {}
+            Some(_) => {
+                return ApiError::Forbidden(
+                    "the Host header must name a loopback address (localhost, 127.0.0.1, [::1])".into(),
+                )
+                .into_response()
+            }
+            None => return ApiError::Forbidden("a Host header is required".into()).into_response(),
+        }
+    }
+    if let Some(token) = &access.token {
+        if request.uri().path() != "/health" {
+            let sent = request
+                .headers()
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.strip_prefix("Bearer "))
+                .map(str::trim);
+            if !sent.is_some_and(|s| same(s.as_bytes(), token.expose().as_bytes())) {
+                return ApiError::Unauthorized.into_response();
+            }
+        }
+    }
+    next.run(request).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_names_and_addresses() {
+        for ok in [
+            "localhost",
+            "localhost:8377",
+            "LOCALHOST.",
+            "app.localhost:1",
+            "127.0.0.1",
+            "127.0.0.1:8377",
+            "127.9.9.9:80",
+            "[::1]",
+            "[::1]:8377",
+            "::1",
+        ] {
+            assert!(loopback_host(ok), "{ok}");
+        }
+        for bad in [
+            "evil.example",
+            "evil.example:8377",
+            "localhost.evil.example",
+            "10.0.0.1:8377",
+            "0.0.0.0",
+            "[::]:1",
+            "",
+            "127.0.0.1.nip.io",
+        ] {
+            assert!(!loopback_host(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn comparison_is_exact() {
+        assert!(same(b"abc", b"abc"));
+        assert!(!same(b"abc", b"abd"));
+        assert!(!same(b"abc", b"abcd"));
+    }
+}

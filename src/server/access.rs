@@ -23,6 +23,10 @@ pub struct Access {
 
 /// Whether a `Host` header value names this machine's loopback.
 pub fn loopback_host(host: &str) -> bool {
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        // A bare address, IPv6 included (`::1`).
+        return ip.is_loopback();
+    }
     let name = match host.strip_prefix('[') {
         // [::1]:8377
         Some(rest) => rest.split(']').next().unwrap_or_default(),

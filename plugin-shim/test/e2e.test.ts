@@ -336,7 +336,8 @@ test("heartbeat under opencode serve: a sidecar-written [heartbeat] prompt arriv
   const busyUntil = Date.now();
   assert.equal(model.main().length, script.length + 1, output);
 
-  const beat = await model.waitFor("heartbeat", 60_000);
+  // Earlier heartbeats may describe other tests' sessions; take the first after this turn.
+  const beat = await model.waitFor("heartbeat", 60_000, busyUntil);
   const beats = model.requests.filter((r) => r.kind === "heartbeat");
   for (const b of beats) assert.ok(b.at < busyFrom || b.at > busyUntil, "no heartbeat while the main session was busy");
   const text = JSON.stringify(beat.body.messages);

@@ -95,11 +95,11 @@ export class FakeModel {
     return this.requests.filter((r) => r.kind === kind).map((r) => r.body);
   }
 
-  /** Waits until `kind` has been requested; rejects after `ms`. */
-  async waitFor(kind: ModelRequest["kind"], ms: number): Promise<ModelRequest> {
+  /** Waits for a request of `kind` (received after `after`); rejects after `ms`. */
+  async waitFor(kind: ModelRequest["kind"], ms: number, after = 0): Promise<ModelRequest> {
     const until = Date.now() + ms;
     for (;;) {
-      const found = this.requests.find((r) => r.kind === kind);
+      const found = this.requests.find((r) => r.kind === kind && r.at > after);
       if (found) return found;
       if (Date.now() > until) throw new Error(`no ${kind} request within ${ms} ms`);
       await new Promise((r) => setTimeout(r, 100));

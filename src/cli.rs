@@ -102,8 +102,8 @@ pub struct HookArgs {
     pub url: Option<String>,
 
     /// Bearer token for the sidecar.
-    #[arg(long, env = "EVOLVE_HUD_AUTH_TOKEN", hide_env_values = true)]
-    pub token: Option<String>,
+    #[arg(long, env = "EVOLVE_HUD_AUTH_TOKEN", hide_env_values = true, value_parser = Secret::parse)]
+    pub token: Option<Secret>,
 
     /// Longest the sidecar's model may work on a heartbeat or compaction text.
     #[arg(long, env = "EVOLVE_HUD_DEADLINE_MS", default_value_t = 8000)]

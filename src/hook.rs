@@ -9,7 +9,7 @@
 //! non-zero with one line on stderr. Hooks this adapter does not handle
 //! answer nothing and exit 0, as evolve expects.
 
-use crate::cli::HookArgs;
+use crate::cli::{HookArgs, Secret};
 use anyhow::{anyhow, bail, Context};
 use serde_json::{json, Map, Value};
 use std::io::{Read, Write};
@@ -51,7 +51,7 @@ impl Output {
 /// The sidecar, over blocking HTTP.
 struct Sidecar {
     url: String,
-    token: Option<String>,
+    token: Option<Secret>,
     agent: ureq::Agent,
 }
 
@@ -68,24 +68,25 @@ impl Sidecar {
         }
     }
 
-    /// A request; returns the status and the JSON body (`Null` when empty).
-    fn call(&self, method: &str, path: &str, body: Option<&Value>) -> anyhow::Result<(u16, Value)> {
+    /// A GET, or a POST of `body`; returns the status and the JSON answer
+    /// (`Null` when empty).
+    fn call(&self, path: &str, body: Option<&Value>) -> anyhow::Result<(u16, Value)> {
         let url = format!("{}{path}", self.url);
-        let auth = self.token.as_ref().map(|t| format!("Bearer {t}"));
-        let response = match (method, body) {
-            ("GET", _) => {
+        let auth = self.token.as_ref().map(|t| format!("Bearer {}", t.expose()));
+        let response = match body {
+            None => {
                 let mut r = self.agent.get(&url);
                 if let Some(a) = &auth {
                     r = r.header("authorization", a);
                 }
                 r.call()
             }
-            (_, body) => {
+            Some(body) => {
                 let mut r = self.agent.post(&url);
                 if let Some(a) = &auth {
                     r = r.header("authorization", a);
                 }
-                r.send_json(body.cloned().unwrap_or_else(|| json!({})))
+                r.send_json(body)
             }
         };
         let mut response =
@@ -103,8 +104,9 @@ impl Sidecar {
         Ok((status, value))
     }
 
-    fn ok(&self, method: &str, path: &str, body: Option<&Value>) -> anyhow::Result<Value> {
-        let (status, value) = self.call(method, path, body)?;
+    /// [`Sidecar::call`], with any non-2xx answer as an error.
+    fn ok(&self, path: &str, body: Option<&Value>) -> anyhow::Result<Value> {
+        let (status, value) = self.call(path, body)?;
         if !(200..300).contains(&status) {
             let why = value.get("error").and_then(Value::as_str).unwrap_or("no reason given");
             bail!("the sidecar answered {path} with {status}: {why}");
@@ -142,11 +144,8 @@ pub fn handle(args: &HookArgs, ctx: &Value) -> anyhow::Result<Output> {
             out.set("tools", tools());
         }
         "heartbeat" => {
-            let reply = Sidecar::new(args, slow).ok(
-                "POST",
-                "/v1/heartbeat",
-                Some(&json!({ "deadline_ms": args.deadline_ms })),
-            )?;
+            let reply =
+                Sidecar::new(args, slow).ok("/v1/heartbeat", Some(&json!({ "deadline_ms": args.deadline_ms })))?;
             out.log(format!(
                 "heartbeat: note {}",
                 reply["note_status"].as_str().unwrap_or("?")
@@ -160,14 +159,13 @@ pub fn handle(args: &HookArgs, ctx: &Value) -> anyhow::Result<Output> {
             if let Some(history) = ctx.get("history").and_then(Value::as_array) {
                 let messages = history_messages(id, history);
                 let (status, _) = sidecar.call(
-                    "POST",
                     "/v1/hud/sync",
                     Some(&json!({ "session_id": id, "messages": messages, "full": true })),
                 )?;
                 out.log(format!("compacting: synced {} messages ({status})", messages.len()));
             }
             let path = format!("/v1/hud/{id}/compaction");
-            let reply = sidecar.ok("POST", &path, Some(&json!({ "deadline_ms": args.deadline_ms })))?;
+            let reply = sidecar.ok(&path, Some(&json!({ "deadline_ms": args.deadline_ms })))?;
             out.log(format!(
                 "compacting: note {}",
                 reply["note_status"].as_str().unwrap_or("?")
@@ -186,7 +184,7 @@ pub fn handle(args: &HookArgs, ctx: &Value) -> anyhow::Result<Output> {
                 "args": ctx.get("args").cloned().unwrap_or(json!({})),
                 "output": ctx.get("output").cloned().unwrap_or(Value::Null),
             });
-            match Sidecar::new(args, Duration::from_secs(2)).ok("POST", "/v1/hud/event", Some(&event)) {
+            match Sidecar::new(args, Duration::from_secs(2)).ok("/v1/hud/event", Some(&event)) {
                 Ok(v) => out.log(format!("tool_after: forwarded (session known: {})", v["known"])),
                 Err(e) => out.log(format!("tool_after: not forwarded: {e:#}")),
             }
@@ -201,7 +199,6 @@ pub fn handle(args: &HookArgs, ctx: &Value) -> anyhow::Result<Output> {
             let sidecar = Sidecar::new(args, Duration::from_secs(2));
             let sync = |full: bool| {
                 sidecar.call(
-                    "POST",
                     "/v1/hud/sync",
                     Some(&json!({ "session_id": id, "messages": [message], "full": full })),
                 )
@@ -218,14 +215,14 @@ pub fn handle(args: &HookArgs, ctx: &Value) -> anyhow::Result<Output> {
             let result = match tool {
                 "hud_show" => {
                     let id = session.ok_or_else(|| anyhow!("hud_show needs session.id"))?;
-                    match sidecar.call("GET", &format!("/v1/hud/{id}"), None)? {
+                    match sidecar.call(&format!("/v1/hud/{id}"), None)? {
                         (200, v) => v["hud"].as_str().unwrap_or_default().to_owned(),
                         (404, _) => format!("no HUD for session {id} yet"),
                         (status, v) => bail!("the sidecar answered {status}: {v}"),
                     }
                 }
                 "hud_sessions" => {
-                    let v = sidecar.ok("GET", "/v1/hud", None)?;
+                    let v = sidecar.ok("/v1/hud", None)?;
                     let sessions = v["sessions"].as_array().cloned().unwrap_or_default();
                     if sessions.is_empty() {
                         "no sessions tracked".to_owned()

@@ -174,6 +174,16 @@ struct Entry {
     idle_since: Option<Instant>,
 }
 
+impl Entry {
+    /// The summary, when it describes the current facts.
+    fn current_summary(&self) -> Option<String> {
+        self.summary
+            .as_ref()
+            .filter(|s| s.version == self.state.version)
+            .map(|s| s.text.clone())
+    }
+}
+
 /// All sessions. Cheap to share as `Arc<Hud>`.
 pub struct Hud {
     config: HudConfig,
@@ -509,27 +519,21 @@ impl Hud {
         Some(summary::guard(&text, state).map_err(|r| r.to_string()))
     }
 
-    /// The session's status note: the current summary when it describes the
-    /// current facts, else one written now if it passes the guard before
+    /// The session's status note: `current` (the summary, when it describes
+    /// the current facts), else one written now if it passes the guard before
     /// `until`. Returns the note and what happened (`current summary`,
-    /// `written`, `rejected: why`, `summaries off`, `no model`, `no session`).
-    async fn session_note(&self, id: &str, until: tokio::time::Instant) -> (Option<String>, String) {
-        let (state, cached) = {
-            let sessions = self.lock();
-            let Some(entry) = sessions.get(id) else {
-                return (None, "no session".into());
-            };
-            let cached = entry
-                .summary
-                .as_ref()
-                .filter(|s| s.version == entry.state.version)
-                .map(|s| s.text.clone());
-            (entry.state.clone(), cached)
-        };
-        match cached {
+    /// `written`, `rejected: why`, `summaries off`, `no model`).
+    async fn session_note(
+        &self,
+        id: &str,
+        state: &SessionState,
+        current: Option<String>,
+        until: tokio::time::Instant,
+    ) -> (Option<String>, String) {
+        match current {
             Some(text) => (Some(text), "current summary".into()),
             None if !self.config.summaries => (None, "summaries off".into()),
-            None => match self.note(summary::prompt(&state), id, &state, until, &|| false).await {
+            None => match self.note(summary::prompt(state), id, state, until, &|| false).await {
                 Some(Ok(text)) => (Some(text), "written".into()),
                 Some(Err(why)) => (None, format!("rejected: {why}")),
                 None => (None, "no model".into()),
@@ -543,12 +547,12 @@ impl Hud {
     pub async fn compaction(&self, id: &str, deadline: Duration) -> Result<CompactionView, HudError> {
         let started = Instant::now();
         let until = tokio::time::Instant::now() + deadline;
-        let state = self
-            .lock()
-            .get(id)
-            .map(|e| e.state.clone())
-            .ok_or_else(|| HudError::NotFound(id.to_owned()))?;
-        let (note, note_status) = self.session_note(id, until).await;
+        let (state, current) = {
+            let sessions = self.lock();
+            let entry = sessions.get(id).ok_or_else(|| HudError::NotFound(id.to_owned()))?;
+            (entry.state.clone(), entry.current_summary())
+        };
+        let (note, note_status) = self.session_note(id, &state, current, until).await;
         let text = compose::compaction(&state, note.as_deref());
         Ok(CompactionView {
             session_id: id.to_owned(),
@@ -567,30 +571,28 @@ impl Hud {
         const SESSIONS: usize = 5;
         let started = Instant::now();
         let until = tokio::time::Instant::now() + deadline;
-        let mut recent: Vec<(SessionState, u64, bool)> = {
+        // (state, quiet seconds, agent idle, current summary) of the most
+        // recently active sessions; only those are copied out of the lock.
+        let mut recent: Vec<(SessionState, u64, bool, Option<String>)> = {
             let sessions = self.lock();
-            let mut list: Vec<_> = sessions
-                .values()
-                .filter(|e| !exclude.contains(&e.state.id))
-                .map(|e| {
-                    let quiet = e.idle_since.unwrap_or(e.last_used).elapsed().as_secs();
-                    (e.state.clone(), quiet, e.idle_since.is_some())
-                })
-                .collect();
-            list.sort_by_key(|(_, quiet, _)| *quiet);
+            let quiet = |e: &Entry| e.idle_since.unwrap_or(e.last_used).elapsed().as_secs();
+            let mut list: Vec<&Entry> = sessions.values().filter(|e| !exclude.contains(&e.state.id)).collect();
+            list.sort_by_key(|e| quiet(e));
             list.truncate(SESSIONS);
-            list
+            list.into_iter()
+                .map(|e| (e.state.clone(), quiet(e), e.idle_since.is_some(), e.current_summary()))
+                .collect()
         };
         // The session that needs attention first leads; the note is about it.
         if let Some(i) = recent
             .iter()
-            .position(|(s, _, _)| !render::open_problems(&s.ordered_calls()).is_empty())
+            .position(|(s, ..)| !render::open_problems(&s.ordered_calls()).is_empty())
         {
             recent[..=i].rotate_right(1);
         }
         let quiet: Vec<compose::Quiet> = recent
             .iter()
-            .map(|(state, quiet_secs, agent_idle)| compose::Quiet {
+            .map(|(state, quiet_secs, agent_idle, _)| compose::Quiet {
                 state,
                 quiet_secs: *quiet_secs,
                 agent_idle: *agent_idle,
@@ -599,7 +601,10 @@ impl Hud {
         let system = compose::heartbeat_system(&quiet);
         let (note, note_status) = match quiet.first() {
             None => (None, "no sessions".to_owned()),
-            Some(lead) => self.session_note(&lead.state.id, until).await,
+            Some(lead) => {
+                let current = recent[0].3.clone();
+                self.session_note(&lead.state.id, lead.state, current, until).await
+            }
         };
         HeartbeatView {
             user: compose::heartbeat_user(&quiet, note.as_deref()),

@@ -336,6 +336,12 @@ class Breaker {
   }
 }
 
+interface PostOptions {
+  expected?: number[];
+  timeoutMs?: number;
+  modelBound?: boolean;
+}
+
 class Sidecar {
   readonly breaker: Breaker;
 
@@ -350,9 +356,16 @@ class Sidecar {
   /**
    * POSTs JSON, or returns undefined at once while the circuit is open.
    * `expected` statuses (such as 409) come back as errors without counting
-   * as failures.
+   * as failures. A `modelBound` call waits on the local model (compaction,
+   * heartbeat) with its own `timeoutMs`: its timeout says the model was
+   * slow, not that the sidecar is down, so it leaves a closed circuit closed
+   * and the HUD keeps flowing.
    */
-  async post(path: string, body: unknown, expected: number[] = [], timeoutMs = this.config.timeoutMs): Promise<unknown> {
+  async post(
+    path: string,
+    body: unknown,
+    { expected = [], timeoutMs = this.config.timeoutMs, modelBound = false }: PostOptions = {},
+  ): Promise<unknown> {
     if (!this.breaker.allow()) return undefined;
     try {
       const result = await this.request(path, body, timeoutMs);
@@ -361,7 +374,7 @@ class Sidecar {
     } catch (e) {
       const error = e instanceof SidecarError ? e : new SidecarError(String(e), "unreachable");
       if (error.kind === "status" && expected.includes(error.status!)) this.breaker.success();
-      else this.breaker.failure(error);
+      else if (!(modelBound && error.kind === "timeout" && this.breaker.state === "closed")) this.breaker.failure(error);
       throw error;
     }
   }
@@ -474,17 +487,17 @@ class Heartbeat {
   /** One heartbeat; returns what happened, for tests and logs. */
   async tick(): Promise<"sent" | "busy" | "no-sidecar" | "no-model"> {
     const state = await this.load();
-    const statuses = await call<Record<string, { type?: string }>>(this.client.session.status());
-    if (Object.entries(statuses).some(([id, s]) => id !== state.sessionID && s?.type !== "idle")) return "busy";
+    if (await this.othersBusy(state)) return "busy";
     const model = this.model();
     if (!model) return "no-model";
     const reply = await this.sidecar.post(
       "/v1/heartbeat",
       { exclude: state.sessionID ? [state.sessionID] : [], deadline_ms: this.config.compactionDeadlineMs },
-      [],
-      this.config.compactionDeadlineMs + this.config.timeoutMs,
+      { timeoutMs: this.config.compactionDeadlineMs + this.config.timeoutMs, modelBound: true },
     );
     if (!isObject(reply) || typeof reply.user !== "string" || !Array.isArray(reply.system)) return "no-sidecar";
+    // Writing the text took a while: a session may have started meanwhile.
+    if (await this.othersBusy(state)) return "busy";
     await this.cleanup(state, model);
     if (!state.sessionID) {
       const created = await call<{ id: string }>(this.client.session.create({ body: { title: "[heartbeat]" } }));
@@ -512,6 +525,12 @@ class Heartbeat {
       await this.save({ count: 0, tokens: 0 });
       throw e;
     }
+  }
+
+  /** Whether any session but the heartbeat's own is working. */
+  private async othersBusy(state: HeartbeatState): Promise<boolean> {
+    const statuses = await call<Record<string, { type?: string }>>(this.client.session.status());
+    return Object.entries(statuses).some(([id, s]) => id !== state.sessionID && s?.type !== "idle");
   }
 
   /** Past a threshold: a new session, the old one archived, or compacted. */
@@ -604,7 +623,7 @@ function createShim(options: Source = {}, deps: ShimDeps = {}, client?: PluginIn
     let reply: unknown;
     let sent = batch;
     try {
-      reply = await sidecar.post("/v1/hud/sync", { session_id: sessionID, messages: batch, full }, [409]);
+      reply = await sidecar.post("/v1/hud/sync", { session_id: sessionID, messages: batch, full }, { expected: [409] });
     } catch (e) {
       if (!(e instanceof SidecarError && e.status === 409)) throw e;
       // The sidecar restarted or evicted the session: resend the whole tail.
@@ -654,9 +673,8 @@ function createShim(options: Source = {}, deps: ShimDeps = {}, client?: PluginIn
         const reply = await sidecar.post(
           `/v1/hud/${encodeURIComponent(sessionID)}/compaction`,
           { deadline_ms: config.compactionDeadlineMs },
-          [404],
           // The sidecar answers with the facts at the deadline; allow for the trip.
-          config.compactionDeadlineMs + config.timeoutMs,
+          { expected: [404], timeoutMs: config.compactionDeadlineMs + config.timeoutMs, modelBound: true },
         );
         if (!isObject(reply) || typeof reply.text !== "string" || typeof reply.prompt !== "string") return;
         if (config.compaction === "prompt") output.prompt = reply.prompt;

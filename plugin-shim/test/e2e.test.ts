@@ -336,13 +336,15 @@ test("heartbeat under opencode serve: a sidecar-written [heartbeat] prompt arriv
   const busyUntil = Date.now();
   assert.equal(model.main().length, script.length + 1, output);
 
-  // Earlier heartbeats may describe other tests' sessions; take the first after this turn.
-  const beat = await model.waitFor("heartbeat", 60_000, busyUntil);
+  // A heartbeat written before this turn describes other tests' sessions;
+  // wait for one that describes this session.
+  const beat = await model.waitFor("heartbeat", 60_000, (r) => JSON.stringify(r.body.messages).includes(`Session ${session.id} `));
   const beats = model.requests.filter((r) => r.kind === "heartbeat");
   for (const b of beats) assert.ok(b.at < busyFrom || b.at > busyUntil, "no heartbeat while the main session was busy");
   const text = JSON.stringify(beat.body.messages);
   assert.ok(text.includes("periodic heartbeat from evolve-hud"), text);
-  assert.ok(text.includes(`Session ${session.id} has an open problem: bash \`cat missing.txt\` exited 1`), text);
+  const user = textOf(beat.body.messages.filter((m: any) => m.role === "user").at(-1));
+  assert.ok(text.includes(`Session ${session.id} has an open problem: bash \`cat missing.txt\` exited 1`), `${user}\n(session ${session.id})\n${text.slice(text.indexOf("Recent sessions"), text.indexOf("Recent sessions") + 1500)}`);
   t.diagnostic(`heartbeat ${beat.at - busyUntil} ms after the session went idle (${busyUntil - busyFrom} ms busy)`);
 });
 

@@ -138,3 +138,21 @@ test("sidecar up: the time one step adds", async (t) => {
   const { report } = await timeSteps(hooks["experimental.chat.messages.transform"]!, arrays, isHud);
   t.diagnostic(`fake sidecar up: ${report}`);
 });
+
+test("a slow compaction (model-bound) timeout leaves the circuit closed for the HUD", async (t) => {
+  const sidecar = await FakeSidecar.start();
+  t.after(() => sidecar.stop());
+  sidecar.behaviour = { kind: "hang" };
+  const hooks = createShim(
+    { url: sidecar.url, timeoutMs: TIMEOUT, compactionDeadlineMs: 100 },
+    { log: () => {}, env: {} },
+  );
+  const output: { context: string[]; prompt?: string } = { context: [] };
+  await hooks["experimental.session.compacting"]!({ sessionID: "ses_x" }, output);
+  assert.deepEqual(output.context, []);
+  // The next step still reaches the sidecar (a transport timeout would have opened the circuit).
+  sidecar.behaviour = { kind: "ok" };
+  const step2 = { messages: clone(step.messages) as any[] };
+  await hooks["experimental.chat.messages.transform"]!({}, step2);
+  assert.ok(isHud(step2.messages.at(-1)));
+});

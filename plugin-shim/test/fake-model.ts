@@ -95,11 +95,11 @@ export class FakeModel {
     return this.requests.filter((r) => r.kind === kind).map((r) => r.body);
   }
 
-  /** Waits for a request of `kind` (received after `after`); rejects after `ms`. */
-  async waitFor(kind: ModelRequest["kind"], ms: number, after = 0): Promise<ModelRequest> {
+  /** Waits for a request of `kind` that `matches`; rejects after `ms`. */
+  async waitFor(kind: ModelRequest["kind"], ms: number, matches: (r: ModelRequest) => boolean = () => true): Promise<ModelRequest> {
     const until = Date.now() + ms;
     for (;;) {
-      const found = this.requests.find((r) => r.kind === kind && r.at > after);
+      const found = this.requests.find((r) => r.kind === kind && matches(r));
       if (found) return found;
       if (Date.now() > until) throw new Error(`no ${kind} request within ${ms} ms`);
       await new Promise((r) => setTimeout(r, 100));

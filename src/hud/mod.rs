@@ -575,12 +575,16 @@ impl Hud {
         // recently active sessions; only those are copied out of the lock.
         let mut recent: Vec<(SessionState, u64, bool, Option<String>)> = {
             let sessions = self.lock();
-            let quiet = |e: &Entry| e.idle_since.unwrap_or(e.last_used).elapsed().as_secs();
+            let quiet_since = |e: &Entry| e.idle_since.unwrap_or(e.last_used);
             let mut list: Vec<&Entry> = sessions.values().filter(|e| !exclude.contains(&e.state.id)).collect();
-            list.sort_by_key(|e| quiet(e));
+            // Most recent first, by the instant (whole seconds would tie).
+            list.sort_by_key(|e| std::cmp::Reverse(quiet_since(e)));
             list.truncate(SESSIONS);
             list.into_iter()
-                .map(|e| (e.state.clone(), quiet(e), e.idle_since.is_some(), e.current_summary()))
+                .map(|e| {
+                    let quiet = quiet_since(e).elapsed().as_secs();
+                    (e.state.clone(), quiet, e.idle_since.is_some(), e.current_summary())
+                })
                 .collect()
         };
         // The session that needs attention first leads; the note is about it.

@@ -274,7 +274,7 @@ pub fn run(args: &HookArgs) -> std::process::ExitCode {
         .map_err(anyhow::Error::from)
         .and_then(|_| match input.trim() {
             "" => Ok(json!({})),
-            text => match serde_json::from_str::<Value>(text) {
+            text => match crate::json::from_slice::<Value>(text.as_bytes()) {
                 Ok(v) if v.is_object() => Ok(v),
                 Ok(_) => Err(anyhow!("stdin must hold one JSON object")),
                 Err(e) => Err(anyhow!("stdin is not JSON: {e}")),

@@ -5,6 +5,7 @@
 //! - [`model`]: the one OS thread that owns llama.cpp, and the async handle to it.
 //! - [`hud`]: per-session facts from OpenCode's messages, rendered into the HUD.
 //! - [`gguf`]: a pre-check of GGUF files before they reach llama.cpp.
+//! - [`json`]: request bodies from JavaScript, lone surrogates tolerated.
 //! - [`server`]: the HTTP API (axum).
 //! - [`logging`]: tracing set-up, llama.cpp's log included.
 //! - [`install`]: `install-shim`, which writes the embedded OpenCode plugin.
@@ -19,6 +20,7 @@ pub mod gguf;
 pub mod hook;
 pub mod hud;
 pub mod install;
+pub mod json;
 pub mod logging;
 pub mod model;
 pub mod pull;

@@ -62,10 +62,7 @@ fn hook(name: &str, stdin: &str, url: &str) -> Run {
 }
 
 fn fixture(n: usize) -> Vec<Value> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join(format!("../shared/fixtures/opencode-1.18.33/basic/transform-{n}.json"));
-    let v: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-    v["output"]["messages"].as_array().unwrap().clone()
+    common::transform("basic", n)
 }
 
 /// The fixture as evolve's `history` (`{role, agent, parts}` per message).

@@ -4,14 +4,10 @@ mod common;
 
 use common::{assert_compaction_sections, client, post_json, Server};
 use serde_json::{json, Value};
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 fn transform(n: usize) -> Vec<Value> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join(format!("../shared/fixtures/opencode-1.18.33/basic/transform-{n}.json"));
-    let v: Value = serde_json::from_slice(&std::fs::read(&path).expect("fixture")).unwrap();
-    v["output"]["messages"].as_array().unwrap().clone()
+    common::transform("basic", n)
 }
 
 fn session_of(messages: &[Value]) -> String {

@@ -7,20 +7,10 @@ use evolve_hud::hud::render::{render, Budget};
 use evolve_hud::hud::session::{Limits, SessionState};
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use std::path::PathBuf;
 
-fn fixtures() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/opencode-1.18.33");
-    assert!(dir.exists(), "fixtures missing at {}", dir.display());
-    dir
-}
+mod common;
 
-/// `output.messages` of a transform dump.
-fn transform(case: &str, n: usize) -> Vec<Value> {
-    let path = fixtures().join(case).join(format!("transform-{n}.json"));
-    let v: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-    v["output"]["messages"].as_array().unwrap().clone()
-}
+use common::{fixtures, transform};
 
 fn transforms(case: &str) -> Vec<Vec<Value>> {
     (1..)

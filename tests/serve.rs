@@ -3,18 +3,10 @@
 
 mod common;
 
-use common::{client, serve_expecting_failure, test_model, Server};
+use common::{chat, client, serve_expecting_failure, test_model, Server};
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
-
-fn chat(content: &str, extra: Value) -> Value {
-    let mut body = json!({ "messages": [{ "role": "user", "content": content }], "temperature": 0 });
-    for (k, v) in extra.as_object().expect("object") {
-        body[k] = v.clone();
-    }
-    body
-}
 
 async fn post(server: &Server, body: &Value) -> (u16, Value) {
     common::post_json(server, "/v1/chat/completions", body).await

@@ -190,6 +190,10 @@ pub struct Hud {
     counter: TokenCounter,
     model: Option<ModelHandle>,
     sessions: Mutex<HashMap<String, Entry>>,
+    /// One background summary at a time reaches the model's queue, so chat
+    /// completions and compaction notes wait behind at most one of them,
+    /// however many sessions changed.
+    background: tokio::sync::Semaphore,
 }
 
 impl Hud {
@@ -199,6 +203,7 @@ impl Hud {
             counter,
             model,
             sessions: Mutex::new(HashMap::new()),
+            background: tokio::sync::Semaphore::new(1),
         })
     }
 
@@ -449,6 +454,7 @@ impl Hud {
 
     /// One generation. `None` when it was skipped or cancelled as stale.
     async fn refresh_once(&self, id: &str) -> Option<Result<String, String>> {
+        let _turn = self.background.acquire().await.ok()?;
         let (version, state) = {
             let sessions = self.lock();
             let entry = sessions.get(id)?;

@@ -11,7 +11,7 @@ use crate::cli::ModelConfig;
 use crate::gguf::{self, GgufError};
 use serde::Serialize;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
 
@@ -171,6 +171,8 @@ pub struct ModelInfo {
 pub struct Health {
     state: AtomicU8,
     reason: Mutex<String>,
+    restarts: AtomicU32,
+    last_fault: Mutex<Option<String>>,
 }
 
 /// A snapshot of [`Health`].
@@ -201,6 +203,26 @@ impl Health {
         let _ = self
             .state
             .compare_exchange(Self::LOADING, Self::READY, Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    /// Back to ready after the context was rebuilt.
+    fn set_ready_again(&self) {
+        self.state.store(Self::READY, Ordering::Release);
+    }
+
+    /// Records a fault the model thread recovered from.
+    fn count_restart(&self, reason: &str) {
+        self.restarts.fetch_add(1, Ordering::AcqRel);
+        if let Ok(mut last) = self.last_fault.lock() {
+            *last = Some(reason.to_owned());
+        }
+    }
+
+    /// Times the model thread rebuilt its context after a panic, and why it
+    /// last did.
+    pub fn restarts(&self) -> (u32, Option<String>) {
+        let last = self.last_fault.lock().ok().and_then(|l| l.clone());
+        (self.restarts.load(Ordering::Acquire), last)
     }
 
     fn set_failed(&self, reason: String) {
@@ -309,6 +331,11 @@ impl ModelHandle {
     /// Loading, ready, or failed with a reason.
     pub fn health(&self) -> HealthState {
         self.health.get()
+    }
+
+    /// Context rebuilds after panics, and the last panic's reason.
+    pub fn restarts(&self) -> (u32, Option<String>) {
+        self.health.restarts()
     }
 
     /// Queues a generation. Fails at once when the queue is full or the

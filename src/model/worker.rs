@@ -4,8 +4,8 @@
 
 use super::text::{StopMatcher, Utf8Stream};
 use super::{
-    BenchTest, ChatMessage, Command, Completion, Event, FinishReason, GenerateRequest, Health, LoadError, ModelError,
-    ModelInfo, Prompt, SamplingParams, TemplateSource,
+    BenchTest, ChatMessage, Command, Completion, Event, FinishReason, GenerateRequest, Health, HealthState, LoadError,
+    ModelError, ModelInfo, Prompt, SamplingParams, TemplateSource,
 };
 use crate::cli::{FlashAttn, ModelConfig};
 use crate::gguf::GgufSummary;
@@ -18,10 +18,12 @@ use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::DecodeError;
+use std::collections::VecDeque;
 use std::num::NonZeroU32;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 
 /// Lowers the calling thread's scheduling priority by `nice` (Linux keeps
@@ -52,12 +54,11 @@ pub(super) fn run(
     struct Sentinel(Arc<Health>);
     impl Drop for Sentinel {
         fn drop(&mut self) {
-            let reason = if std::thread::panicking() {
-                "the model thread panicked"
-            } else {
-                "the model thread stopped"
-            };
-            self.0.set_failed(reason.into());
+            if std::thread::panicking() {
+                self.0.set_failed("the model thread panicked".into());
+            } else if !matches!(self.0.get(), HealthState::Failed { .. }) {
+                self.0.set_failed("the model thread stopped".into());
+            }
         }
     }
     let _sentinel = Sentinel(health.clone());
@@ -104,19 +105,103 @@ pub(super) fn run(
         }
     }
 
+    // A panic while serving a command fails that command, drops the context
+    // (its KV cache may be half-written) and builds a fresh one; the model's
+    // weights are read-only and stay. Panics that keep coming mark the model
+    // failed for good.
+    let mut panics = Panics::default();
+    let mut worker = Some(worker);
     while let Some(command) = rx.blocking_recv() {
-        match command {
+        let Some(w) = worker.as_mut() else { break };
+        // /health learns of a panic before the failed request is answered.
+        let verdict = match command {
             Command::Shutdown => break,
             Command::Generate { events, .. } if stopping.load(Ordering::Acquire) => {
                 let _ = events.send(Event::Failed(ModelError::Unavailable(
                     "the server is shutting down".into(),
                 )));
+                continue;
             }
-            Command::Generate { request, events } => worker.generate(request, &events, &stopping),
-            Command::Bench { test, reply } => {
-                let _ = reply.send(worker.bench(test));
+            Command::Generate { request, events } => {
+                let Err(panic) = catch_unwind(AssertUnwindSafe(|| w.generate(request, &events, &stopping))) else {
+                    continue;
+                };
+                let (verdict, error) = panics.record(&health, &*panic);
+                let _ = events.send(Event::Failed(error));
+                verdict
+            }
+            Command::Bench { test, reply } => match catch_unwind(AssertUnwindSafe(|| w.bench(test))) {
+                Ok(result) => {
+                    let _ = reply.send(result);
+                    continue;
+                }
+                Err(panic) => {
+                    let (verdict, error) = panics.record(&health, &*panic);
+                    let _ = reply.send(Err(error));
+                    verdict
+                }
+            },
+        };
+        if verdict == Verdict::GiveUp {
+            break;
+        }
+        // Free the old context before allocating the new one.
+        drop(worker.take());
+        match Worker::new(&backend, &model, &config, &summary) {
+            Ok(w) => {
+                tracing::warn!("model context rebuilt after a panic");
+                worker = Some(w);
+                health.set_ready_again();
+            }
+            Err(e) => {
+                health.set_failed(format!("rebuilding the model context after a panic failed: {e}"));
+                break;
             }
         }
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Verdict {
+    Rebuild,
+    GiveUp,
+}
+
+/// Recent panics of the model thread: up to [`Panics::MAX`] within
+/// [`Panics::WINDOW`] are recovered from, then the model is failed for good.
+#[derive(Default)]
+struct Panics(VecDeque<Instant>);
+
+impl Panics {
+    const MAX: usize = 3;
+    const WINDOW: Duration = Duration::from_secs(600);
+
+    /// Logs a panic, marks /health and says what to do; the error is the
+    /// failed request's answer.
+    fn record(&mut self, health: &Health, panic: &(dyn std::any::Any + Send)) -> (Verdict, ModelError) {
+        let message = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "(no message)".to_owned());
+        let reason = format!("the model thread panicked: {message}");
+        tracing::error!(%reason, "model command failed");
+        self.0.retain(|t| t.elapsed() < Self::WINDOW);
+        self.0.push_back(Instant::now());
+        let verdict = if self.0.len() >= Self::MAX {
+            health.set_failed(format!(
+                "{reason} ({} panics within {} minutes); model requests are refused until \
+                 evolve-hud is restarted, HUD facts are still served",
+                Self::MAX,
+                Self::WINDOW.as_secs() / 60
+            ));
+            Verdict::GiveUp
+        } else {
+            health.set_failed(format!("{reason}; rebuilding its context"));
+            health.count_restart(&reason);
+            Verdict::Rebuild
+        };
+        (verdict, ModelError::Backend(reason))
     }
 }
 
@@ -252,6 +337,10 @@ impl<'m> Worker<'m> {
     }
 
     fn generate(&mut self, request: GenerateRequest, events: &mpsc::UnboundedSender<Event>, stopping: &AtomicBool) {
+        if events.is_closed() {
+            // Given up on while queued (a client that left, a stale summary).
+            return;
+        }
         let span = tracing::debug_span!("generate", cache_key = request.cache_key.as_deref());
         let _enter = span.enter();
         let event = match self.try_generate(&request, events, stopping) {
@@ -293,6 +382,11 @@ impl<'m> Worker<'m> {
         let cached = common_prefix(&self.slots[slot].tokens, &tokens).min(tokens.len() - 1);
         self.truncate_slot(slot, cached);
         self.decode(slot, cached, &tokens[cached..])?;
+        // Tests of the recovery above: a panic with the slot half-written.
+        #[cfg(feature = "fault-injection")]
+        if text.contains("<<evolve-hud:panic>>") {
+            panic!("fault injection: the prompt asked the model thread to panic");
+        }
         let prompt_ms = started.elapsed().as_secs_f64() * 1000.0;
 
         let generation_started = Instant::now();

@@ -120,7 +120,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
                 "the request body is empty; send a JSON object".into(),
             ));
         }
-        serde_json::from_slice(&bytes)
+        crate::json::from_slice(&bytes)
             .map(JsonBody)
             .map_err(|e| ApiError::InvalidRequest(format!("invalid JSON body: {e}")))
     }

@@ -3,7 +3,7 @@
 
 pub mod access;
 mod error;
-mod hud;
+pub mod hud;
 mod metrics;
 mod openai;
 
@@ -154,6 +154,9 @@ async fn health(State(state): State<AppState>) -> Response {
     };
     let mut body = serde_json::to_value(&health).unwrap_or_else(|_| json!({}));
     body["model"] = json!(state.model_name);
+    let (restarts, last_fault) = state.model.restarts();
+    body["restarts"] = json!(restarts);
+    body["last_fault"] = json!(last_fault);
     (status, Json(body)).into_response()
 }
 

@@ -31,6 +31,29 @@ pub fn test_model() -> PathBuf {
     path
 }
 
+/// The real OpenCode 1.18.33 dumps in `../shared/fixtures`.
+pub fn fixtures() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/opencode-1.18.33");
+    assert!(dir.exists(), "fixtures missing at {}", dir.display());
+    dir
+}
+
+/// `output.messages` of transform dump `n` of a fixture case.
+pub fn transform(case: &str, n: usize) -> Vec<serde_json::Value> {
+    let path = fixtures().join(case).join(format!("transform-{n}.json"));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).expect("fixture")).expect("fixture JSON");
+    v["output"]["messages"].as_array().expect("messages").clone()
+}
+
+/// A one-message chat completion request with `extra` fields, greedy.
+pub fn chat(content: &str, extra: serde_json::Value) -> serde_json::Value {
+    let mut body = serde_json::json!({ "messages": [{ "role": "user", "content": content }], "temperature": 0 });
+    for (k, v) in extra.as_object().expect("object") {
+        body[k] = v.clone();
+    }
+    body
+}
+
 pub fn binary() -> &'static str {
     env!("CARGO_BIN_EXE_evolve-hud")
 }

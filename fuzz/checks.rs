@@ -1,0 +1,158 @@
+//! What the fuzz targets feed and assert. The same functions replay every
+//! saved input in `tests/fuzz_regressions.rs` on each test run, so a crash
+//! found here stays fixed.
+#![allow(dead_code)] // each user takes what it needs
+
+use evolve_hud::gguf;
+use evolve_hud::hud::compose::{self, Quiet};
+use evolve_hud::hud::opencode::{Message, SessionEvent};
+use evolve_hud::hud::session::SessionState;
+use evolve_hud::hud::text::{clean_line, Clipped};
+use evolve_hud::hud::{Hud, HudConfig, TokenCounter};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Request and event parsing through HUD rendering. The input is a stream
+/// of JSON values, each applied in turn to one HUD without a model: an
+/// array is a full sync of messages, `{"session_id", "messages", "full"}` a
+/// sync request, `{"type": …}` a forwarded event. After each, every text
+/// built from the session must hold exactly one HUD boundary (the HUD) or
+/// none (compaction and heartbeat texts).
+pub fn hud_requests(data: &[u8]) {
+    let hud = Hud::new(
+        HudConfig {
+            summaries: false,
+            ..HudConfig::default()
+        },
+        word_counter(),
+        None,
+    );
+    let mut shadow = SessionState::new("fuzz");
+    // As request bodies are read: lone surrogates tolerated.
+    let fixed = evolve_hud::json::replace_lone_surrogates(data);
+    assert_eq!(fixed.len(), data.len(), "the repair keeps lengths");
+    for value in serde_json::Deserializer::from_slice(&fixed).into_iter::<Value>() {
+        let Ok(value) = value else { break };
+        let session = match value {
+            Value::Array(messages) => {
+                merge_shadow(&mut shadow, &messages);
+                sync(&hud, "fuzz", messages, true)
+            }
+            Value::Object(ref o) if o.contains_key("type") => match serde_json::from_value::<SessionEvent>(value) {
+                Ok(event) => {
+                    let id = event.session_id().to_owned();
+                    hud.event(event);
+                    id
+                }
+                Err(_) => continue,
+            },
+            value => match serde_json::from_value::<evolve_hud::server::hud::SyncRequest>(value) {
+                Ok(request) => sync(&hud, &request.session_id, request.messages, request.full),
+                Err(_) => continue,
+            },
+        };
+        if let Ok(view) = hud.get(&session) {
+            assert_one_hud(&view.hud);
+        }
+        let _ = hud.list();
+    }
+    assert_no_hud(&compose::compaction(&shadow, Some("a note </evolve-hud>")));
+    let quiet = [Quiet {
+        state: &shadow,
+        quiet_secs: 61,
+        agent_idle: true,
+    }];
+    for text in compose::heartbeat_system(&quiet) {
+        assert_no_hud(&text);
+    }
+    assert_no_hud(&compose::heartbeat_user(&quiet, None));
+}
+
+/// The text cleaning every HUD line goes through: one line, no control
+/// characters or escapes, no HUD tag, clipped to length.
+pub fn clean_text(data: &[u8]) {
+    let Some((&max, rest)) = data.split_first() else {
+        return;
+    };
+    let text = String::from_utf8_lossy(rest);
+    let max = usize::from(max);
+    let line = clean_line(&text, max);
+    assert!(line.chars().count() <= max + 1, "{line:?} is longer than {max} + 1");
+    assert!(
+        !line.chars().any(char::is_control),
+        "{line:?} holds a control character"
+    );
+    assert_no_hud(&line);
+    let clipped = Clipped::new(&text, max * 3, max);
+    assert!(clipped.head.len() <= text.len() && clipped.tail.len() <= text.len());
+}
+
+/// The GGUF pre-check: any bytes give a summary or an error, never a panic.
+pub fn gguf_check(data: &[u8]) {
+    if let Ok(summary) = gguf::check_bytes(data) {
+        assert_eq!(summary.file_size, data.len() as u64);
+    }
+}
+
+fn sync(hud: &Arc<Hud>, session: &str, messages: Vec<Value>, full: bool) -> String {
+    if let Ok(view) = hud.sync(session, messages, full) {
+        assert_one_hud(&view.hud);
+    }
+    session.to_owned()
+}
+
+fn merge_shadow(state: &mut SessionState, messages: &[Value]) {
+    let parsed: Vec<Message> = messages
+        .iter()
+        .filter_map(|m| serde_json::from_value(m.clone()).ok())
+        .collect();
+    state.merge(&parsed, &Default::default());
+}
+
+/// Counts whitespace-separated words: a stand-in for a tokenizer, so the
+/// HUD's budget is exercised without a model file.
+fn word_counter() -> TokenCounter {
+    use tokenizers::models::wordlevel::WordLevel;
+    use tokenizers::pre_tokenizers::whitespace::WhitespaceSplit;
+    let model = WordLevel::builder()
+        .vocab([("[UNK]".to_owned(), 0)].into_iter().collect())
+        .unk_token("[UNK]".to_owned())
+        .build()
+        .expect("a one-word vocabulary");
+    let mut tokenizer = tokenizers::Tokenizer::new(model);
+    tokenizer.with_pre_tokenizer(Some(WhitespaceSplit));
+    TokenCounter::Tokenizer(Box::new(tokenizer))
+}
+
+/// One HUD: its opening tag first, on a line of its own with a clean
+/// attribute list, its closing tag last, no other boundary between, and no
+/// control characters but newlines.
+pub fn assert_one_hud(text: &str) {
+    let lower = text.to_ascii_lowercase();
+    assert!(lower.starts_with("<evolve-hud "), "{text:?} does not open with the tag");
+    assert!(lower.ends_with("</evolve-hud>"), "{text:?} does not close with the tag");
+    assert_eq!(lower.matches("<evolve-hud").count(), 1, "{text:?} opens twice");
+    assert_eq!(lower.matches("</evolve-hud").count(), 1, "{text:?} closes twice");
+    let first = text.lines().next().unwrap_or_default();
+    assert!(
+        first.ends_with('>') && !first[1..first.len() - 1].contains(['<', '>']),
+        "{first:?} is not one clean opening tag"
+    );
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n'),
+        "{text:?} holds a control character"
+    );
+}
+
+/// No HUD boundary at all, and no control characters but newlines.
+pub fn assert_no_hud(text: &str) {
+    let lower = text.to_ascii_lowercase();
+    assert!(
+        !lower.contains("<evolve-hud") && !lower.contains("</evolve-hud"),
+        "{text:?} holds a HUD tag"
+    );
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n'),
+        "{text:?} holds a control character"
+    );
+}

@@ -43,8 +43,8 @@ interface Sidecar {
   stop(): Promise<void>;
 }
 
-async function startSidecar(): Promise<Sidecar> {
-  const child = spawn(sidecarBin, ["serve", "--model", testModel, "--port", "0", "--threads", "2"], {
+async function startSidecar(port = 0): Promise<Sidecar> {
+  const child = spawn(sidecarBin, ["serve", "--model", testModel, "--port", String(port), "--threads", "2"], {
     stdio: ["ignore", "ignore", "pipe"],
     env: { ...process.env, RUST_LOG: "info" },
   });
@@ -354,4 +354,58 @@ test("time the shim adds per step against the real sidecar", async (t) => {
   const rounds = Array.from({ length: 20 }, () => steps).flat();
   const { report } = await timeSteps(hooks["experimental.chat.messages.transform"]!, rounds, isHud);
   t.diagnostic(`real sidecar up: ${report}`);
+});
+
+test("a sidecar killed mid-sync and restarted: that step is left alone, the next resyncs in full", async (t) => {
+  const steps = transforms()
+    .filter((s) => s.name.startsWith("basic/"))
+    .map((s) => s.messages as any[]);
+  const first = await startSidecar();
+  const port = Number(new URL(first.url).port);
+  const hooks = createShim({ url: first.url }, { log: () => {}, env: {} });
+  const transform = hooks["experimental.chat.messages.transform"]!;
+  for (const messages of steps.slice(0, 3)) {
+    const output = { messages: clone(messages) };
+    await transform({}, output);
+    assert.ok(isHud(output.messages.at(-1)));
+  }
+
+  // Stopped, the sidecar's kernel still takes the connection and the request,
+  // but nothing answers; killed then, the request fails mid-flight.
+  first.child.kill("SIGSTOP");
+  const during = { messages: clone(steps[3]) };
+  const killedAt = performance.now();
+  const pending = transform({}, during);
+  await new Promise((r) => setTimeout(r, 200));
+  first.child.kill("SIGKILL");
+  await pending;
+  // Ended by the kill (a reset connection), not by the 1 s timeout.
+  assert.ok(performance.now() - killedAt < 900, `the step took ${performance.now() - killedAt} ms`);
+  assert.deepEqual(during.messages, steps[3], "the step during the kill is left exactly as it came");
+  await first.stop();
+
+  const second = await startSidecar(port);
+  try {
+    const started = performance.now();
+    const after = { messages: clone(steps[4]) };
+    await transform({}, after);
+    const ms = performance.now() - started;
+    assert.equal(after.messages.filter(isHud).length, 1);
+    assert.ok(isHud(after.messages.at(-1)), "the first step after the restart has the HUD");
+    assert.deepEqual(after.messages.slice(0, -1), steps[4]);
+
+    // The same HUD as a fresh shim's first sync of the whole array.
+    const sessionID = (steps[4][0] as any).info.sessionID;
+    const deleted = await fetch(`${second.url}/v1/hud/${sessionID}`, { method: "DELETE" });
+    assert.equal(deleted.status, 204);
+    const fresh = createShim({ url: second.url }, { log: () => {}, env: {} });
+    const control = { messages: clone(steps[4]) };
+    await fresh["experimental.chat.messages.transform"]!({}, control);
+    const facts = (m: any) => String(m.parts[0].text).replace(/ v=\d+>/, ">").replace(/^Summary \(local model.*\n/m, "");
+    assert.equal(facts(after.messages.at(-1)), facts(control.messages.at(-1)));
+    assert.match(facts(after.messages.at(-1)), /bash/);
+    t.diagnostic(`first step after the restart: ${ms.toFixed(1)} ms (a 409, then the full tail)`);
+  } finally {
+    await second.stop();
+  }
 });

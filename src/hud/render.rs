@@ -4,7 +4,7 @@
 
 use super::opencode::ToolStatus;
 use super::session::{SessionState, ToolCall};
-use super::text::{clean_line, TAG};
+use super::text::{attribute, clean_line, TAG};
 use std::collections::BTreeMap;
 
 /// The model-written summary, with its age.
@@ -110,11 +110,7 @@ fn compose(
         problems: shown_problems,
         goal_chars,
     } = shown;
-    let mut out = format!(
-        "<{TAG} session=\"{}\" v={}>\n",
-        clean_line(&state.id, 64).replace('"', "'"),
-        state.version
-    );
+    let mut out = format!("<{TAG} session=\"{}\" v={}>\n", attribute(&state.id, 64), state.version);
     match &state.goal {
         Some((_, goal)) => out.push_str(&format!(
             "Goal (latest user request): {}\n",

@@ -97,7 +97,7 @@ impl Todo {
                     .filter_map(|t| {
                         Some(Todo {
                             content: t.get("content")?.as_str()?.to_owned(),
-                            status: t.get("status").and_then(Value::as_str).unwrap_or("pending").to_owned(),
+                            status: clean_line(t.get("status").and_then(Value::as_str).unwrap_or("pending"), 24),
                         })
                     })
                     .collect()

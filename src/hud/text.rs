@@ -47,6 +47,20 @@ pub fn clean_line(text: &str, max_chars: usize) -> String {
     defuse_tags(&out)
 }
 
+/// `text` cleaned as [`clean_line`] does, made safe inside a double-quoted
+/// tag attribute: no `"`, `<` or `>`, so it cannot end the tag early.
+pub fn attribute(text: &str, max_chars: usize) -> String {
+    clean_line(text, max_chars)
+        .chars()
+        .map(|c| match c {
+            '"' => '\'',
+            '<' => '‹',
+            '>' => '›',
+            c => c,
+        })
+        .collect()
+}
+
 /// Replaces the `<` of any `<evolve-hud` or `</evolve-hud` (any case) by `‹`.
 pub fn defuse_tags(text: &str) -> String {
     let lower = text.to_ascii_lowercase();

@@ -15,7 +15,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const SESSIONS: usize = 50;
-const CHAT_CLIENTS: usize = 4;
+/// More chat clients than the model queue holds (`--queue 4`), so the
+/// queue fills and some requests are refused.
+const CHAT_CLIENTS: usize = 8;
+const QUEUE: &str = "4";
+/// A refusal must come at once; one slower than this counts as a hang.
+const FAST_REFUSAL: Duration = Duration::from_secs(2);
 /// Longer than any answer may take; a request reaching it counts as hung.
 const HANG: Duration = Duration::from_secs(30);
 
@@ -84,7 +89,7 @@ struct ChatCounts {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifty_sessions_sync_while_the_model_serves_chat() {
-    let server = Server::start(&[]);
+    let server = Server::start(&["--queue", QUEUE]);
     let base: Arc<str> = server.base.clone().into();
     let syncs = syncs_per_session();
     let http = client();
@@ -233,6 +238,11 @@ async fn fifty_sessions_sync_while_the_model_serves_chat() {
     assert_eq!(chat.hung, 0, "chat requests hung");
     assert!(chat.other.is_empty(), "chat errors: {:?}", chat.other);
     assert_eq!(chat.rejected_without_retry_after, 0, "a rejection lacked Retry-After");
+    assert!(
+        chat.slowest_rejection < FAST_REFUSAL,
+        "a refusal took {:?}",
+        chat.slowest_rejection
+    );
     assert!(chat.ok > 0, "no chat completion got through");
     assert_eq!(health_status, 200, "unhealthy after the load");
     let held = listing["sessions"].as_array().expect("sessions").len();

@@ -347,3 +347,61 @@ fn sigterm_stops_the_server_cleanly() {
     let status = server.terminate(Duration::from_secs(20)).expect("exited after SIGTERM");
     assert!(status.success(), "{status:?}");
 }
+
+#[tokio::test]
+async fn sigterm_during_generation_cancels_it_and_exits_cleanly() {
+    let server = Server::start(&[]);
+    let body = chat(
+        "Tell me a very long story about a dragon.",
+        json!({ "max_tokens": 4000, "stream": true, "temperature": 0.9, "seed": 1 }),
+    );
+    let r = client()
+        .post(server.url("/v1/chat/completions"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let mut s = r.bytes_stream();
+    s.next().await.expect("first chunk").expect("bytes");
+    // A request queued behind it is refused, not left waiting.
+    let url = server.url("/v1/chat/completions");
+    let queued = tokio::spawn(async move {
+        let r = client()
+            .post(url)
+            .json(&chat("hi", json!({ "max_tokens": 2 })))
+            .send()
+            .await;
+        // 0: the connection closed without an answer.
+        r.map_or(0, |r| r.status().as_u16())
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+
+    let started = Instant::now();
+    let status = tokio::task::spawn_blocking(move || server.terminate(Duration::from_secs(20)))
+        .await
+        .unwrap()
+        .expect("exited within 20 s of SIGTERM");
+    assert!(status.success(), "{status:?}");
+    // The stream ends (rather than running on for 4000 tokens) ...
+    let rest = tokio::time::timeout(Duration::from_secs(5), async {
+        let mut text = String::new();
+        while let Some(Ok(chunk)) = s.next().await {
+            text.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        text
+    })
+    .await
+    .expect("the stream ended");
+    eprintln!(
+        "exit {:?} after SIGTERM; stream tail: {:?}",
+        started.elapsed(),
+        &rest[rest.len().saturating_sub(200)..]
+    );
+    // ... and the queued request got an answer or a closed connection, not a hang.
+    let code = tokio::time::timeout(Duration::from_secs(5), queued)
+        .await
+        .expect("the queued request ended")
+        .unwrap();
+    assert_ne!(code, 200, "a queued request was served after SIGTERM");
+}

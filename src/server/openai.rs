@@ -283,10 +283,18 @@ fn sse(
         SseEvent::default().data(c.to_string())
     };
     let role = chunk(json!({ "role": "assistant", "content": "" }), None, None);
-    let events = stream::once(async move { first }).chain(UnboundedReceiverStream::new(rest));
+    // A stream that ends without a final event lost the model thread.
+    let gone = Event::Failed(ModelError::Unavailable("the model thread stopped".into()));
+    let events = stream::once(async move { first })
+        .chain(UnboundedReceiverStream::new(rest))
+        .chain(stream::once(async move { gone }));
     let body = events
         .map(move |event| match event {
             Event::Text(t) => (chunk(json!({ "content": t }), None, None), false),
+            Event::Done(done) if done.finish_reason == FinishReason::Cancelled => {
+                let e = ModelError::Unavailable("the server is shutting down".into());
+                (SseEvent::default().data(ApiError::from(e).body().to_string()), true)
+            }
             Event::Done(done) => {
                 record_completion(&done);
                 let extra = Some((usage(&done), timings(&done)));

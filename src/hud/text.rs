@@ -15,36 +15,59 @@ pub fn clean_line(text: &str, max_chars: usize) -> String {
     let mut space = false;
     while let Some(c) = chars.next() {
         if c == '\u{1b}' {
-            // CSI `ESC [ ... final` or a two-character escape.
-            if chars.peek() == Some(&'[') {
-                chars.next();
-                for d in chars.by_ref() {
-                    if ('@'..='~').contains(&d) {
-                        break;
-                    }
-                }
-            } else {
-                chars.next();
-            }
+            skip_escape(&mut chars);
             continue;
         }
         if c.is_whitespace() || c.is_control() {
             space = !out.is_empty();
             continue;
         }
+        // Room for the separating space and this character, else the
+        // ellipsis: at most `max_chars` + 1 characters in all.
+        if count + 1 + usize::from(space) > max_chars {
+            out.push('…');
+            break;
+        }
         if space {
             out.push(' ');
             count += 1;
             space = false;
         }
-        if count >= max_chars {
-            out.push('…');
-            break;
-        }
         out.push(c);
         count += 1;
     }
     defuse_tags(&out)
+}
+
+/// Skips the rest of a terminal escape sequence after its ESC: CSI (`ESC [`,
+/// parameters, a final byte), OSC (`ESC ]` up to BEL or `ESC \`), or any
+/// other (`ESC ( B`: intermediate bytes, a final byte). An ESC inside a
+/// sequence starts a new one, as in a terminal.
+fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    let end: fn(char) -> bool = match chars.peek() {
+        Some('[') => |d| ('@'..='~').contains(&d),
+        Some(']') => |d| d == '\u{7}',
+        // Intermediate bytes (` ` to `/`), then one final character.
+        Some(_) => {
+            while let Some(d) = chars.next() {
+                if !(' '..='/').contains(&d) {
+                    return;
+                }
+            }
+            return;
+        }
+        None => return,
+    };
+    chars.next();
+    while let Some(&d) = chars.peek() {
+        if d == '\u{1b}' {
+            return;
+        }
+        chars.next();
+        if end(d) {
+            return;
+        }
+    }
 }
 
 /// `text` cleaned as [`clean_line`] does, made safe inside a double-quoted
@@ -174,6 +197,19 @@ mod tests {
     fn one_clean_line() {
         assert_eq!(clean_line("a\n\tb\u{0}c  \x1b[31mred\x1b[0m", 100), "a b c red");
         assert_eq!(clean_line("abcdef", 3), "abc…");
+    }
+
+    #[test]
+    fn terminal_escapes_go_whole() {
+        // A window title (OSC, ended by BEL or ESC \), a CSI cut short by a
+        // new ESC, a two-character escape.
+        assert_eq!(
+            clean_line("a\x1b]0;title\x07b\x1b]8;;http://x\x1b\\c\x1b[\x1b[31md\x1b(Be", 100),
+            "abcde"
+        );
+        // The limit holds with a space before the cut: `max` + the ellipsis.
+        assert_eq!(clean_line("abc def", 4), "abc…");
+        assert_eq!(clean_line("abc def", 5), "abc d…");
     }
 
     #[test]

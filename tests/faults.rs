@@ -18,6 +18,13 @@ async fn health(server: &Server) -> (u16, Value) {
     (r.status().as_u16(), r.json().await.expect("health JSON"))
 }
 
+/// A request that panics the model thread; it fails alone, with the reason.
+async fn panic_once(server: &Server) {
+    let (status, body) = post_json(server, "/v1/chat/completions", &chat(PANIC, json!({ "max_tokens": 4 }))).await;
+    assert_eq!(status, 500, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("panicked"), "{body}");
+}
+
 /// Waits out a context rebuild: returns /health once it is ready again or
 /// failed for good.
 async fn settled(server: &Server) -> (u16, Value) {
@@ -51,14 +58,7 @@ async fn hud_still_served(server: &Server) {
 #[tokio::test]
 async fn a_panic_fails_one_request_and_the_context_is_rebuilt() {
     let server = Server::start(&[]);
-    let (status, body) = post_json(
-        &server,
-        "/v1/chat/completions",
-        &chat(PANIC, json!({ "max_tokens": 4 })),
-    )
-    .await;
-    assert_eq!(status, 500, "{body}");
-    assert!(body["error"].as_str().unwrap().contains("panicked"), "{body}");
+    panic_once(&server).await;
 
     // Ready again within moments, with the fault on record.
     let (code, h) = settled(&server).await;
@@ -86,13 +86,7 @@ async fn repeated_panics_fail_the_model_but_not_the_hud() {
     for _ in 0..3 {
         // Each panic is followed by a rebuild; wait for it so the next
         // request reaches the thread rather than the 503 of the rebuild.
-        let (status, body) = post_json(
-            &server,
-            "/v1/chat/completions",
-            &chat(PANIC, json!({ "max_tokens": 4 })),
-        )
-        .await;
-        assert_eq!(status, 500, "{body}");
+        panic_once(&server).await;
         settled(&server).await;
     }
     let (code, h) = health(&server).await;

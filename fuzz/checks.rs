@@ -9,6 +9,8 @@ use evolve_hud::hud::opencode::{Message, SessionEvent};
 use evolve_hud::hud::session::SessionState;
 use evolve_hud::hud::text::{clean_line, Clipped};
 use evolve_hud::hud::{Hud, HudConfig, TokenCounter};
+use evolve_hud::model::{Prompt, StopMatcher, Utf8Stream};
+use evolve_hud::server::openai::ChatRequest;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -85,6 +87,63 @@ pub fn clean_text(data: &[u8]) {
     assert_no_hud(&line);
     let clipped = Clipped::new(&text, max * 3, max);
     assert!(clipped.head.len() <= text.len() && clipped.tail.len() <= text.len());
+}
+
+/// Chat completion requests: parsed and checked as the server does; an
+/// accepted one holds sane parameters, and its text streams through the stop
+/// matcher and the UTF-8 decoder as generated text would, in small pieces.
+pub fn chat_request(data: &[u8]) {
+    const CTX: u32 = 4096;
+    let Ok(request) = evolve_hud::json::from_slice::<ChatRequest>(data) else {
+        return;
+    };
+    let Ok(generate) = request.into_generate(CTX) else {
+        return;
+    };
+    let params = &generate.params;
+    assert!((1..=CTX).contains(&params.max_tokens), "{params:?}");
+    assert!(
+        params.stop.len() <= 4 && (0.0..=2.0).contains(&params.temperature),
+        "{params:?}"
+    );
+    let Prompt::Chat(messages) = &generate.prompt else {
+        panic!("a chat request makes a chat prompt");
+    };
+    let text: String = messages.iter().map(|m| m.content.as_str()).collect();
+
+    let mut stops = StopMatcher::new(&params.stop);
+    let (mut emitted, mut hit) = (String::new(), false);
+    let chars: Vec<char> = text.chars().collect();
+    for piece in chars.chunks(3) {
+        let (out, h) = stops.push(&piece.iter().collect::<String>());
+        emitted.push_str(&out);
+        if h {
+            hit = true;
+            break;
+        }
+    }
+    assert!(text.starts_with(&emitted), "{emitted:?} is not a prefix of {text:?}");
+    if hit {
+        let rest = &text[emitted.len()..];
+        assert!(
+            params
+                .stop
+                .iter()
+                .any(|s| !s.is_empty() && rest.starts_with(s.as_str())),
+            "cut at {rest:?}, which starts with no stop string"
+        );
+    } else {
+        emitted.push_str(&stops.finish());
+        assert_eq!(emitted, text);
+    }
+
+    let mut utf8 = Utf8Stream::default();
+    let mut decoded = String::new();
+    for bytes in text.as_bytes().chunks(2) {
+        decoded.push_str(&utf8.push(bytes));
+    }
+    decoded.push_str(&utf8.finish());
+    assert_eq!(decoded, text);
 }
 
 /// The GGUF pre-check: any bytes give a summary or an error, never a panic.

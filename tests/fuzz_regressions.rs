@@ -31,6 +31,11 @@ fn hud_requests() {
 }
 
 #[test]
+fn chat_request() {
+    replay("chat_request", checks::chat_request);
+}
+
+#[test]
 fn clean_text() {
     replay("clean_text", checks::clean_text);
 }

@@ -2,10 +2,10 @@
 //! up, serve), the routes, and graceful shutdown.
 
 pub mod access;
-mod error;
+pub mod error;
 pub mod hud;
 mod metrics;
-mod openai;
+pub mod openai;
 
 pub use error::ApiError;
 

@@ -22,7 +22,7 @@ fn tool(i: usize) -> Value {
         0 => (
             "bash",
             json!({ "command": format!("cargo test -p crate{} -- case_{i}", i % 7) }),
-            Some((i % 3 == 0) as i64),
+            Some(i.is_multiple_of(3) as i64),
         ),
         1 => (
             "read",

@@ -266,7 +266,8 @@ proptest! {
         let input = serde_json::to_string(&messages).unwrap();
         for line in text.lines().filter(|l| l.starts_with("  ✓") || l.starts_with("  ✗") || l.starts_with("  -")) {
             let words: Vec<&str> = line.split_whitespace().collect();
-            let tool = if line.starts_with("  -") { words[1] } else { words[1] };
+            // "✓ tool …", "✗ tool …" and "- tool …" alike.
+            let tool = words[1];
             prop_assert!(input.contains(&format!("\"tool\":\"{tool}\"")), "tool {tool} not in input: {line}");
             if let Some(cmd) = line.split('`').nth(1) {
                 prop_assert!(input.contains(&format!("\"command\":\"{cmd}\"")), "command {cmd} not in input: {line}");

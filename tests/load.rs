@@ -42,7 +42,7 @@ fn message(s: usize, k: usize) -> Value {
             "parts": [{ "type": "text", "id": format!("prt_{s}_0"), "text": format!("Fix the failing tests of crate {s}.") }],
         });
     }
-    let failed = k % 4 == 0;
+    let failed = k.is_multiple_of(4);
     let output = format!("line {k} of the build log\n").repeat(80);
     json!({
         "info": {

@@ -49,7 +49,7 @@ fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
         Some(']') => |d| d == '\u{7}',
         // Intermediate bytes (` ` to `/`), then one final character.
         Some(_) => {
-            while let Some(d) = chars.next() {
+            for d in chars.by_ref() {
                 if !(' '..='/').contains(&d) {
                     return;
                 }

@@ -228,7 +228,7 @@ pub async fn chat_completions(
             Some(Event::Text(t)) => text.push_str(&t),
             Some(Event::Done(done)) => {
                 if done.finish_reason == FinishReason::Cancelled {
-                    return Err(ModelError::Unavailable("the server is shutting down".into()).into());
+                    return Err(shutting_down().into());
                 }
                 record_completion(&done);
                 return Ok(Json(json!({
@@ -247,14 +247,20 @@ pub async fn chat_completions(
                 .into_response());
             }
             Some(Event::Failed(e)) => return Err(e.into()),
-            None => return Err(model_gone()),
+            None => return Err(model_gone().into()),
         }
         next = Some(events.recv().await.ok_or_else(model_gone)?);
     }
 }
 
-fn model_gone() -> ApiError {
-    ModelError::Unavailable("the model thread stopped".into()).into()
+/// The events ended without a final one: the model thread is gone.
+fn model_gone() -> ModelError {
+    ModelError::Unavailable("the model thread stopped".into())
+}
+
+/// The generation was cancelled because the server is stopping.
+fn shutting_down() -> ModelError {
+    ModelError::Unavailable("the server is shutting down".into())
 }
 
 /// The event stream of a streamed completion: a role chunk, content chunks,
@@ -284,17 +290,17 @@ fn sse(
     };
     let role = chunk(json!({ "role": "assistant", "content": "" }), None, None);
     // A stream that ends without a final event lost the model thread.
-    let gone = Event::Failed(ModelError::Unavailable("the model thread stopped".into()));
+    let gone = Event::Failed(model_gone());
     let events = stream::once(async move { first })
         .chain(UnboundedReceiverStream::new(rest))
         .chain(stream::once(async move { gone }));
     let body = events
         .map(move |event| match event {
             Event::Text(t) => (chunk(json!({ "content": t }), None, None), false),
-            Event::Done(done) if done.finish_reason == FinishReason::Cancelled => {
-                let e = ModelError::Unavailable("the server is shutting down".into());
-                (SseEvent::default().data(ApiError::from(e).body().to_string()), true)
-            }
+            Event::Done(done) if done.finish_reason == FinishReason::Cancelled => (
+                SseEvent::default().data(ApiError::from(shutting_down()).body().to_string()),
+                true,
+            ),
             Event::Done(done) => {
                 record_completion(&done);
                 let extra = Some((usage(&done), timings(&done)));

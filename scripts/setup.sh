@@ -21,6 +21,11 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >&2
 fi
 command -v cargo >/dev/null || { echo "error: cargo not found; install Rust from rustup.rs" >&2; exit 1; }
+# The test runner: every test in its own process under a time limit.
+if ! cargo nextest --version >/dev/null 2>&1; then
+  echo "installing cargo-nextest..." >&2
+  cargo install --locked cargo-nextest >&2
+fi
 
 node_major="$(node -p 'process.versions.node.split(".")[0]')"
 [ "$node_major" -ge 20 ] || { echo "error: the plugin shim's tests need Node.js 20 or newer (found $(node --version))" >&2; exit 1; }

@@ -218,6 +218,59 @@ fn budget_holds_for_huge_inputs() {
     }
 }
 
+/// What the plugin shim sends for a long output: its first `head` and last
+/// `tail` bytes, cut at character boundaries, with the whole one's size.
+fn clipped_by_client(output: &str, head: usize, tail: usize) -> (String, Value) {
+    let mut h = head.min(output.len());
+    while !output.is_char_boundary(h) {
+        h -= 1;
+    }
+    let mut t = output.len() - tail.min(output.len() - h);
+    while !output.is_char_boundary(t) {
+        t += 1;
+    }
+    let sent = format!("{}{}", &output[..h], &output[t..]);
+    let info = json!({ "head": h, "bytes": output.len(), "lines": output.lines().count() });
+    (sent, info)
+}
+
+#[test]
+fn a_client_clipped_output_gives_the_same_facts_as_the_whole() {
+    let limits = Limits::default();
+    let long = format!(
+        "Compiling crate\n{}error[E0308]: mismatched types ü\n  --> src/lib.rs:3:5\n",
+        "warning: unused variable `x` é\n".repeat(3000)
+    );
+    for output in [long.as_str(), "short output\n", "é".repeat(5000).as_str()] {
+        let whole = tool_message(1, "bash", json!({ "command": "cargo build" }), "completed", output, Some(101));
+        let (sent, info) = clipped_by_client(output, limits.output_head, limits.output_tail);
+        let mut clipped = tool_message(1, "bash", json!({ "command": "cargo build" }), "completed", &sent, Some(101));
+        if sent.len() < output.len() {
+            clipped["parts"][0]["state"]["clipped"] = info;
+        }
+        let (a, b) = (merged(&[whole]), merged(&[clipped]));
+        assert_eq!(a.calls["call_1"].output, b.calls["call_1"].output);
+        assert_eq!(hud(&a), hud(&b));
+    }
+    // A client's sizes are checked: a head past the text or off a character
+    // boundary is ignored, claims below what was sent are raised to it, and
+    // a head or tail over this side's limits is clipped again.
+    let sent = "é".repeat(10_000);
+    for info in [
+        json!({ "head": 1, "bytes": 5, "lines": 0 }),
+        json!({ "head": 1_000_000, "bytes": 5, "lines": 0 }),
+        json!({ "head": 10_000, "bytes": 1, "lines": 1_000_000_000 }),
+    ] {
+        let mut m = tool_message(1, "bash", json!({ "command": "x" }), "completed", &sent, Some(1));
+        m["parts"][0]["state"]["clipped"] = info;
+        let s = merged(&[m]);
+        let out = s.calls["call_1"].output.clone().expect("output");
+        assert!(out.head.len() <= limits.output_head && out.tail.len() <= limits.output_tail);
+        assert!(out.total_bytes >= sent.len());
+        assert!(out.lines <= out.total_bytes);
+    }
+}
+
 #[test]
 fn hostile_text_cannot_forge_the_hud() {
     let messages = vec![

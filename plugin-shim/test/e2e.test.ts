@@ -5,27 +5,18 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { homedir, tmpdir } from "node:os";
+import { spawn } from "node:child_process";
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { pathToFileURL } from "node:url";
 import { EvolveHudPlugin } from "../evolve-hud.ts";
-import { FakeModel, type Scenario, type ToolStep } from "./fake-model.ts";
-import { clone, deadPort, repoRoot, timeSteps, transforms } from "./helpers.ts";
+import type { Scenario, ToolStep } from "./fake-model.ts";
+import { clone, deadPort, timeSteps, transforms } from "./helpers.ts";
+import * as harness from "./opencode.ts";
+import { base, isHudMessage, opencode, project, sidecarBin, startSidecar, testModel, textOf, withoutHud } from "./opencode.ts";
+import type { RunOptions, RunResult, Sidecar } from "./opencode.ts";
 
 const { createShim, isHud } = EvolveHudPlugin.internals;
-
-const shimPath = join(repoRoot, "plugin-shim/evolve-hud.ts");
-const opencode = process.env.OPENCODE_BIN ?? join(repoRoot, "plugin-shim/node_modules/opencode-linux-x64/bin/opencode");
-const sidecarBin = process.env.EVOLVE_HUD_BIN ?? join(repoRoot, "target/release/evolve-hud");
-const testModel =
-  process.env.EVOLVE_HUD_TEST_MODEL ??
-  join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "evolve-hud/SmolLM2-135M-Instruct.Q4_1.gguf");
-
-const base = mkdtempSync(join(tmpdir(), "evolve-hud-e2e-"));
-const project = join(base, "project");
 
 const script: ToolStep[] = [
   { tool: "bash", args: { command: "echo hello", description: "Say hello" } },
@@ -35,173 +26,8 @@ const script: ToolStep[] = [
   { tool: "bash", args: { command: "cat missing.txt", description: "Show a missing file" } },
 ];
 
-// --- The sidecar ---------------------------------------------------------------
-
-interface Sidecar {
-  url: string;
-  child: ChildProcess;
-  stop(): Promise<void>;
-}
-
-async function startSidecar(port = 0): Promise<Sidecar> {
-  const child = spawn(sidecarBin, ["serve", "--model", testModel, "--port", String(port), "--threads", "2"], {
-    stdio: ["ignore", "ignore", "pipe"],
-    env: { ...process.env, RUST_LOG: "info" },
-  });
-  const url = await new Promise<string>((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error("the sidecar did not start within 120 s")), 120_000);
-    child.once("exit", (code) => fail(new Error(`the sidecar exited with ${code}`)));
-    createInterface({ input: child.stderr! }).on("line", (line) => {
-      const m = line.match(/listening on (http:\/\/\S+)/);
-      if (m) {
-        clearTimeout(timer);
-        ok(m[1]);
-      }
-    });
-  });
-  for (let i = 0; i < 600; i++) {
-    const ready = await fetch(url + "/health").then((r) => r.ok, () => false);
-    if (ready) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return {
-    url,
-    child,
-    stop: () =>
-      new Promise<void>((ok) => {
-        if (child.exitCode !== null) return ok();
-        child.once("exit", () => ok());
-        child.kill("SIGTERM");
-      }),
-  };
-}
-
-// --- OpenCode --------------------------------------------------------------------
-
-/** Marks a config directory as installed, so OpenCode skips its npm install. */
-function seed(dir: string) {
-  mkdirSync(join(dir, "node_modules"), { recursive: true });
-  writeFileSync(join(dir, "package.json"), JSON.stringify({ dependencies: { "@opencode-ai/plugin": "*" } }));
-  writeFileSync(
-    join(dir, "package-lock.json"),
-    JSON.stringify({ lockfileVersion: 3, packages: { "": { dependencies: { "@opencode-ai/plugin": "*" } } } }),
-  );
-}
-
-interface RunResult {
-  code: number | null;
-  seconds: number;
-  output: string;
-  main: any[];
-  summary: any[];
-}
-
-interface RunOptions {
-  /** Load the shim from opencode.json with these options. */
-  plugin?: Record<string, unknown>;
-  /** Install the shim with `evolve-hud install-shim` instead. */
-  installShim?: boolean;
-  env?: Record<string, string>;
-  scenario?: Scenario;
-  /** The main model's context and output limits. */
-  limit?: { context: number; output: number };
-}
-
-interface Prepared {
-  model: FakeModel;
-  env: Record<string, string>;
-}
-
-/** A fresh project and home with opencode.json pointing at a new fake model. */
-async function prepare({
-  plugin,
-  installShim,
-  env: extraEnv = {},
-  scenario = { script },
-  limit = { context: 32000, output: 4096 },
-}: RunOptions): Promise<Prepared> {
-  const model = await FakeModel.start(scenario);
-  const home = join(base, "home");
-  for (const dir of [project, home]) rmSync(dir, { recursive: true, force: true });
-  mkdirSync(project, { recursive: true });
-  const xdg = {
-    XDG_CONFIG_HOME: join(home, ".config"),
-    XDG_DATA_HOME: join(home, ".local/share"),
-    XDG_CACHE_HOME: join(home, ".cache"),
-    XDG_STATE_HOME: join(home, ".local/state"),
-  };
-  for (const dir of Object.values(xdg)) mkdirSync(dir, { recursive: true });
-  seed(join(xdg.XDG_CONFIG_HOME, "opencode"));
-  seed(join(project, ".opencode"));
-  if (installShim) {
-    const installed = spawnSync(sidecarBin, ["install-shim", "--project", project], { encoding: "utf8" });
-    assert.equal(installed.status, 0, installed.stderr);
-    assert.match(installed.stdout, /^installed /);
-  }
-  const config = {
-    $schema: "https://opencode.ai/config.json",
-    model: "fake/fake-model",
-    small_model: "fake/fake-model",
-    autoupdate: false,
-    share: "disabled",
-    lsp: false,
-    formatter: false,
-    permission: { external_directory: "allow" },
-    provider: {
-      fake: {
-        npm: "@ai-sdk/openai-compatible",
-        name: "Fake",
-        options: { baseURL: model.url, apiKey: "dummy" },
-        models: { "fake-model": { name: "Fake", tool_call: true, limit } },
-      },
-    },
-    plugin: plugin ? [[pathToFileURL(shimPath).href, plugin]] : [],
-  };
-  writeFileSync(join(project, "opencode.json"), JSON.stringify(config, null, 2));
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? "/usr/bin:/bin",
-    HOME: home,
-    ...xdg,
-    OPENCODE_DISABLE_MODELS_FETCH: "1",
-    OPENCODE_DISABLE_AUTOUPDATE: "1",
-    npm_config_offline: "true",
-    ...extraEnv,
-  };
-  return { model, env };
-}
-
-async function runOpencode(options: RunOptions = {}): Promise<RunResult> {
-  const { model, env } = await prepare(options);
-  const started = performance.now();
-  const child = spawn(opencode, ["run"], { cwd: project, env, stdio: ["pipe", "pipe", "pipe"] });
-  let output = "";
-  child.stdout.on("data", (d) => (output += d));
-  child.stderr.on("data", (d) => (output += d));
-  child.stdin.end("Do the task.\n");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 180_000);
-  const code = await new Promise<number | null>((ok) => child.once("exit", ok));
-  clearTimeout(timer);
-  const seconds = (performance.now() - started) / 1000;
-  await model.stop();
-  return { code, seconds, output, main: model.main(), summary: model.of("summary") };
-}
-
-// --- Reading the requests ----------------------------------------------------------
-
-function textOf(message: any): string {
-  if (typeof message?.content === "string") return message.content;
-  if (Array.isArray(message?.content)) return message.content.map((p: any) => p?.text ?? "").join("");
-  return "";
-}
-
-const isHudMessage = (m: any) => m?.role === "user" && textOf(m).includes("<evolve-hud");
-
-/** The request as it would be without the HUD. */
-function withoutHud(body: any): any {
-  const copy = clone(body);
-  copy.messages = copy.messages.filter((m: any) => !isHudMessage(m));
-  return copy;
-}
+const runOpencode = (options: RunOptions = {}) => harness.runOpencode({ scenario: { script }, ...options });
+const prepare = (options: RunOptions) => harness.prepare({ scenario: { script }, ...options });
 
 // --- The runs ----------------------------------------------------------------------
 
@@ -220,12 +46,12 @@ before(async () => {
   baseline = await runOpencode();
   assert.equal(baseline.code, 0, baseline.output);
   assert.equal(baseline.main.length, script.length + 1, "one main request per tool call, plus the final one");
-});
+}, { timeout: 300_000 });
 
 after(async () => {
   await sidecar?.stop();
   rmSync(base, { recursive: true, force: true });
-});
+}, { timeout: 60_000 });
 
 test("with the shim: one HUD, last, reflecting the tool calls; otherwise identical requests", async (t) => {
   const run = await runOpencode({ plugin: { url: sidecar.url } });

@@ -2,7 +2,8 @@
 // main-agent request N gets tool call N of the script, then a final answer;
 // title and compaction-summary requests get fixed text. Every request body is
 // recorded. `bigUsageAt` reports a near-full context once, at that main
-// request, which makes OpenCode compact.
+// request, which makes OpenCode compact. A `null` step answers with text,
+// ending that run; the script goes on in the next run on the same model.
 
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -19,9 +20,13 @@ export interface ModelRequest {
 }
 
 export interface Scenario {
-  script: ToolStep[];
+  script: (ToolStep | null)[];
   answer?: string;
   bigUsageAt?: number;
+  /** Awaited before main request N is answered. */
+  beforeMain?: (step: number) => Promise<void>;
+  /** What is kept of each request body (all of it by default); long runs keep little. */
+  keep?: (body: any) => any;
 }
 
 export class FakeModel {
@@ -32,7 +37,7 @@ export class FakeModel {
     this.server = createServer((req, res) => {
       let raw = "";
       req.on("data", (c) => (raw += c));
-      req.on("end", () => {
+      req.on("end", async () => {
         if (req.method === "GET" && req.url?.endsWith("/models")) {
           res.writeHead(200, { "content-type": "application/json" });
           return void res.end(JSON.stringify({ object: "list", data: [{ id: "fake-model", object: "model" }] }));
@@ -43,9 +48,10 @@ export class FakeModel {
         const heartbeat = JSON.stringify(body.messages ?? []).includes("[heartbeat]");
         const kind = heartbeat ? "heartbeat" : main ? "main" : system.includes("summarization agent") ? "summary" : "title";
         const step = kind === "main" ? this.main().length : -1;
-        this.requests.push({ kind, body, at: Date.now() });
-        const { script, answer = "done", bigUsageAt } = this.scenario;
-        const call = kind === "main" && step < script.length ? script[step] : undefined;
+        const { script, answer = "done", bigUsageAt, beforeMain, keep = (b) => b } = this.scenario;
+        this.requests.push({ kind, body: keep(body), at: Date.now() });
+        if (kind === "main" && beforeMain) await beforeMain(step);
+        const call = kind === "main" && step < script.length ? (script[step] ?? undefined) : undefined;
         const text = { main: answer, summary: "## Goal\nThe summary.", heartbeat: "Nothing needs doing.", title: "Fake session title" };
         const reply = call
           ? { tool_calls: [{ index: 0, id: `call_step_${step}`, type: "function", function: { name: call.tool, arguments: JSON.stringify(call.args) } }] }

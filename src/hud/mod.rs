@@ -165,6 +165,9 @@ enum Refresh {
 }
 
 struct Entry {
+    /// Unique per entry: a refresh loop of an evicted and re-created
+    /// session sees a new epoch and ends.
+    epoch: u64,
     state: SessionState,
     summary: Option<Summary>,
     summary_status: String,
@@ -174,7 +177,23 @@ struct Entry {
     idle_since: Option<Instant>,
 }
 
+/// What a view is rendered from, copied out of the lock (the calls are
+/// shared, so this is cheap) so rendering never holds up other sessions.
+struct Snapshot {
+    state: SessionState,
+    summary: Option<(String, Instant)>,
+    summary_status: String,
+}
+
 impl Entry {
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            state: self.state.clone(),
+            summary: self.summary.as_ref().map(|s| (s.text.clone(), s.at)),
+            summary_status: self.summary_status.clone(),
+        }
+    }
+
     /// The summary, when it describes the current facts.
     fn current_summary(&self) -> Option<String> {
         self.summary
@@ -190,6 +209,7 @@ pub struct Hud {
     counter: TokenCounter,
     model: Option<ModelHandle>,
     sessions: Mutex<HashMap<String, Entry>>,
+    epochs: std::sync::atomic::AtomicU64,
     /// One background summary at a time reaches the model's queue, so chat
     /// completions and compaction notes wait behind at most one of them,
     /// however many sessions changed.
@@ -203,6 +223,7 @@ impl Hud {
             counter,
             model,
             sessions: Mutex::new(HashMap::new()),
+            epochs: std::sync::atomic::AtomicU64::new(0),
             background: tokio::sync::Semaphore::new(1),
         })
     }
@@ -236,6 +257,7 @@ impl Hud {
             sessions.insert(
                 session_id.to_owned(),
                 Entry {
+                    epoch: self.epochs.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
                     state: SessionState::new(session_id),
                     summary: None,
                     summary_status: "none".into(),
@@ -251,9 +273,10 @@ impl Hud {
         if entry.state.merge(&parsed, &self.config.limits) {
             self.schedule_refresh(entry, session_id);
         }
-        let view = self.view(entry, skipped);
+        let snapshot = entry.snapshot();
         Self::evict(&mut sessions, &self.config, session_id);
-        Ok(view)
+        drop(sessions);
+        Ok(self.view(snapshot, skipped))
     }
 
     /// Applies a forwarded OpenCode event. Events for sessions the sidecar
@@ -278,6 +301,7 @@ impl Hud {
                 args,
                 output,
                 metadata,
+                clipped,
             } => {
                 let message = opencode::Message {
                     info: opencode::Info {
@@ -292,7 +316,7 @@ impl Hud {
                         id: None,
                         call_id,
                         tool,
-                        state: opencode::ToolState {
+                        state: Box::new(opencode::ToolState {
                             status: opencode::ToolStatus::Completed,
                             input: args,
                             output,
@@ -302,7 +326,8 @@ impl Hud {
                                 start: Some(now),
                                 end: Some(now),
                             }),
-                        },
+                            clipped,
+                        }),
                     }],
                 };
                 entry.state.merge(&[message], &self.config.limits)
@@ -317,6 +342,7 @@ impl Hud {
         };
         if changed {
             self.schedule_refresh(entry, &id);
+            Self::evict(&mut sessions, &self.config, &id);
         }
         true
     }
@@ -333,7 +359,8 @@ impl Hud {
                 entry.summary_status = "pending".into();
                 let hud = self.clone();
                 let id = session_id.to_owned();
-                tokio::spawn(async move { hud.refresh_loop(id).await });
+                let epoch = entry.epoch;
+                tokio::spawn(async move { hud.refresh_loop(id, epoch).await });
             }
             Refresh::Busy { .. } => entry.refresh = Refresh::Busy { dirty: true },
         }
@@ -341,11 +368,12 @@ impl Hud {
 
     /// The current HUD of a session.
     pub fn get(&self, session_id: &str) -> Result<HudView, HudError> {
-        let sessions = self.lock();
-        let entry = sessions
+        let snapshot = self
+            .lock()
             .get(session_id)
-            .ok_or_else(|| HudError::NotFound(session_id.to_owned()))?;
-        Ok(self.view(entry, 0))
+            .ok_or_else(|| HudError::NotFound(session_id.to_owned()))?
+            .snapshot();
+        Ok(self.view(snapshot, 0))
     }
 
     pub fn list(&self) -> Vec<SessionListing> {
@@ -369,26 +397,26 @@ impl Hud {
         self.lock().remove(session_id).is_some()
     }
 
-    fn view(&self, entry: &Entry, skipped: usize) -> HudView {
-        let summary = entry.summary.as_ref().map(|s| SummaryLine {
-            text: s.text.clone(),
-            age_secs: s.at.elapsed().as_secs(),
+    /// Renders a snapshot; called with the lock released.
+    fn view(&self, snapshot: Snapshot, skipped: usize) -> HudView {
+        let summary = snapshot.summary.as_ref().map(|(text, at)| SummaryLine {
+            text: text.clone(),
+            age_secs: at.elapsed().as_secs(),
         });
-        let rendered = render::render(&entry.state, summary.as_ref(), self.config.budget, &|t| {
+        let rendered = render::render(&snapshot.state, summary.as_ref(), self.config.budget, &|t| {
             self.counter.count(t)
         });
         let shown = summary.is_some() && rendered.text.contains("Summary (local model");
         HudView {
-            session_id: entry.state.id.clone(),
-            version: entry.state.version,
+            session_id: snapshot.state.id,
+            version: snapshot.state.version,
             hud: rendered.text,
             tokens: rendered.tokens,
-            summary_age_ms: entry
+            summary_age_ms: snapshot
                 .summary
-                .as_ref()
                 .filter(|_| shown)
-                .map(|s| s.at.elapsed().as_millis() as u64),
-            summary_status: entry.summary_status.clone(),
+                .map(|(_, at)| at.elapsed().as_millis() as u64),
+            summary_status: snapshot.summary_status,
             skipped,
         }
     }
@@ -416,12 +444,14 @@ impl Hud {
     }
 
     /// Refreshes the session's summary until no change is pending.
-    async fn refresh_loop(self: Arc<Self>, id: String) {
+    async fn refresh_loop(self: Arc<Self>, id: String, epoch: u64) {
         loop {
             tokio::time::sleep(self.config.debounce).await;
-            let outcome = self.refresh_once(&id).await;
+            let outcome = self.refresh_once(&id, epoch).await;
             let mut sessions = self.lock();
-            let Some(entry) = sessions.get_mut(&id) else { return };
+            let Some(entry) = sessions.get_mut(&id).filter(|e| e.epoch == epoch) else {
+                return;
+            };
             match outcome {
                 Some(Ok(text)) => {
                     entry.state.version += 1;
@@ -453,11 +483,11 @@ impl Hud {
     }
 
     /// One generation. `None` when it was skipped or cancelled as stale.
-    async fn refresh_once(&self, id: &str) -> Option<Result<String, String>> {
+    async fn refresh_once(&self, id: &str, epoch: u64) -> Option<Result<String, String>> {
         let _turn = self.background.acquire().await.ok()?;
         let (version, state) = {
             let sessions = self.lock();
-            let entry = sessions.get(id)?;
+            let entry = sessions.get(id).filter(|e| e.epoch == epoch)?;
             if matches!(entry.refresh, Refresh::Busy { dirty: true }) {
                 // More is coming; wait for it rather than summarise stale facts.
                 return None;
@@ -465,7 +495,11 @@ impl Hud {
             (entry.state.version, entry.state.clone())
         };
         // Facts changed meanwhile: the generation is dropped, which cancels it.
-        let stale = || self.lock().get(id).is_none_or(|e| e.state.version != version);
+        let stale = || {
+            self.lock()
+                .get(id)
+                .is_none_or(|e| e.epoch != epoch || e.state.version != version)
+        };
         let deadline = tokio::time::Instant::now() + self.config.summary_timeout;
         self.note(summary::prompt(&state), id, &state, deadline, &stale).await
     }

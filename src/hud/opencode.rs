@@ -61,7 +61,7 @@ pub enum Part {
         #[serde(rename = "callID")]
         call_id: String,
         tool: String,
-        state: ToolState,
+        state: Box<ToolState>,
     },
     Compaction {
         #[serde(default)]
@@ -85,6 +85,20 @@ pub struct ToolState {
     pub metadata: Option<Value>,
     #[serde(default)]
     pub time: Option<ToolTime>,
+    /// Set by a client that sent only the output's head and tail.
+    #[serde(default)]
+    pub clipped: Option<ClipInfo>,
+}
+
+/// How a client clipped a tool output before sending it: `output` is the
+/// first `head` bytes of the original followed by its last bytes; the
+/// original had `bytes` bytes in `lines` lines. Checked against the text
+/// before use ([`crate::hud::text::Clipped::from_client`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub struct ClipInfo {
+    pub head: usize,
+    pub bytes: usize,
+    pub lines: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, serde::Serialize)]
@@ -132,6 +146,8 @@ pub enum SessionEvent {
         output: Option<String>,
         #[serde(default)]
         metadata: Option<Value>,
+        #[serde(default)]
+        clipped: Option<ClipInfo>,
     },
     /// `todo.updated`: the session's whole todo list.
     #[serde(rename = "todo.updated")]

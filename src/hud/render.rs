@@ -42,6 +42,11 @@ const MAX_FILES: usize = 8;
 /// Renders the HUD within `budget.tokens` as counted by `count`: the oldest
 /// tool calls go first, then the least used files, then the summary, then
 /// the goal is shortened.
+///
+/// Each trial is first estimated from per-line counts, which are cached
+/// (most lines stay the same from one trial to the next); the whole text is
+/// counted only once an estimate comes near the budget, so `tokens` is exact
+/// and a render tokenises little more than the text it returns.
 pub fn render(
     state: &SessionState,
     summary: Option<&SummaryLine>,
@@ -49,6 +54,8 @@ pub fn render(
     count: &dyn Fn(&str) -> usize,
 ) -> Rendered {
     let calls = state.ordered_calls();
+    let problems = open_problems(&calls);
+    let mut lines = LineCounts::default();
     let mut shown_calls = calls.len().min(budget.calls);
     let files = file_lines(&calls);
     let mut shown_files = files.len().min(MAX_FILES);
@@ -62,9 +69,16 @@ pub fn render(
             problems: shown_problems,
             goal_chars,
         };
-        let text = compose(state, &calls, &files, shown, summary.filter(|_| with_summary));
-        let tokens = count(&text);
-        if tokens <= budget.tokens {
+        let text = compose(state, &calls, &files, &problems, shown, summary.filter(|_| with_summary));
+        let estimate = lines.estimate(&text, count);
+        // Line sums run a little above whole-text counts: past the margin, the
+        // trial is over budget without counting it whole.
+        let exact = if estimate <= budget.tokens + budget.tokens / 8 + 8 {
+            Some(count(&text))
+        } else {
+            None
+        };
+        if let Some(tokens) = exact.filter(|&t| t <= budget.tokens) {
             return Rendered { text, tokens };
         }
         if shown_calls > 1 {
@@ -83,8 +97,29 @@ pub fn render(
             shown_problems = 0;
         } else {
             // Nothing left to trim: the bare frame, whatever it costs.
+            let tokens = exact.unwrap_or_else(|| count(&text));
             return Rendered { text, tokens };
         }
+    }
+}
+
+/// Token counts of single lines, cached over the trials of one render.
+#[derive(Default)]
+struct LineCounts(std::collections::HashMap<String, usize>);
+
+impl LineCounts {
+    /// The sum of the counts of `text`'s lines (each with its newline).
+    fn estimate(&mut self, text: &str, count: &dyn Fn(&str) -> usize) -> usize {
+        text.split_inclusive('\n')
+            .map(|line| match self.0.get(line) {
+                Some(&n) => n,
+                None => {
+                    let n = count(line);
+                    self.0.insert(line.to_owned(), n);
+                    n
+                }
+            })
+            .sum()
     }
 }
 
@@ -101,6 +136,7 @@ fn compose(
     state: &SessionState,
     calls: &[&ToolCall],
     files: &[String],
+    problems: &[String],
     shown: Shown,
     summary: Option<&SummaryLine>,
 ) -> String {
@@ -149,7 +185,6 @@ fn compose(
         }
         out.push('\n');
     }
-    let problems = open_problems(calls);
     if shown_problems == 0 && !problems.is_empty() {
         out.push_str(&format!("Open problems: {}\n", problems.len()));
     } else if problems.is_empty() {

@@ -5,6 +5,7 @@ use super::opencode::{Message, Part, ToolStatus};
 use super::text::{clean_line, Clipped};
 use serde_json::Value;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Bounds on what one session keeps.
 #[derive(Debug, Clone)]
@@ -112,7 +113,8 @@ pub struct SessionState {
     pub id: String,
     /// The latest request of the user, and when it was made.
     pub goal: Option<(f64, String)>,
-    pub calls: HashMap<String, ToolCall>,
+    /// Shared, so a snapshot of the state for rendering is cheap.
+    pub calls: HashMap<String, Arc<ToolCall>>,
     /// Calls dropped by the limit, and the start time below which resent
     /// calls are ignored.
     pub dropped_calls: usize,
@@ -195,7 +197,7 @@ impl SessionState {
 
     /// Tool calls in the order they started.
     pub fn ordered_calls(&self) -> Vec<&ToolCall> {
-        let mut calls: Vec<&ToolCall> = self.calls.values().collect();
+        let mut calls: Vec<&ToolCall> = self.calls.values().map(Arc::as_ref).collect();
         calls.sort_by(|a, b| a.start.total_cmp(&b.start).then(a.seen.cmp(&b.seen)));
         calls
     }
@@ -333,7 +335,7 @@ impl SessionState {
             output: state
                 .output
                 .as_deref()
-                .map(|o| Clipped::new(o, limits.output_head, limits.output_tail)),
+                .map(|o| Clipped::from_client(o, state.clipped.as_ref(), limits.output_head, limits.output_tail)),
             error: state
                 .error
                 .as_deref()
@@ -341,7 +343,7 @@ impl SessionState {
             start,
             seen,
         };
-        if let Some(old) = self.calls.insert(call_id.to_owned(), call) {
+        if let Some(old) = self.calls.insert(call_id.to_owned(), Arc::new(call)) {
             self.bytes -= old.bytes();
         }
         self.bytes += self.calls[call_id].bytes();

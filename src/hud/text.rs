@@ -1,6 +1,8 @@
 //! Making event text safe and short for the HUD: one line, no control
 //! characters or terminal escapes, no forged HUD tags, clipped by length.
 
+use super::opencode::ClipInfo;
+
 /// The HUD's tag name.
 pub const TAG: &str = "evolve-hud";
 
@@ -141,6 +143,29 @@ impl Clipped {
             tail: tail_text,
             lines: text.lines().count(),
             total_bytes: text.len(),
+        }
+    }
+
+    /// Clips an output that the client already clipped as `info` says. The
+    /// client is not trusted: its head and tail are clipped again to this
+    /// side's limits, and sizes smaller than the text it sent are ignored.
+    /// An `info` that does not fit the text falls back to [`Clipped::new`].
+    pub fn from_client(text: &str, info: Option<&ClipInfo>, head: usize, tail: usize) -> Self {
+        let Some(info) = info.filter(|i| text.is_char_boundary(i.head)) else {
+            return Clipped::new(text, head, tail);
+        };
+        let (start, end) = text.split_at(info.head);
+        let counted = text.lines().count();
+        Clipped {
+            head: Clipped::new(start, head, 0).head,
+            // (`new` puts a text that fits whole into the head.)
+            tail: if end.len() <= tail {
+                end.to_owned()
+            } else {
+                Clipped::new(end, 0, tail).tail
+            },
+            lines: info.lines.clamp(counted.saturating_sub(1), info.bytes.max(text.len())),
+            total_bytes: info.bytes.max(text.len()),
         }
     }
 

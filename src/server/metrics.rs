@@ -1,6 +1,7 @@
 //! Prometheus metrics, all prefixed `evolve_hud_`.
 
 use axum::extract::{MatchedPath, Request, State};
+use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
@@ -44,7 +45,17 @@ pub async fn track(req: Request, next: Next) -> Response {
         .extensions()
         .get::<MatchedPath>()
         .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
-    let method = req.method().to_string();
+    // Label values come from a fixed set: a client cannot create series.
+    let method = match *req.method() {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::DELETE => "DELETE",
+        Method::HEAD => "HEAD",
+        Method::OPTIONS => "OPTIONS",
+        Method::PUT => "PUT",
+        Method::PATCH => "PATCH",
+        _ => "other",
+    };
     let response = next.run(req).await;
     let status = response.status().as_u16().to_string();
     metrics::counter!("evolve_hud_http_requests_total", "path" => path.clone(), "method" => method, "status" => status)

@@ -1,0 +1,126 @@
+// A long session in the real OpenCode: 150 shell calls of about 30 KB of
+// output each, then a second `opencode run --session` on the same session (a
+// new plugin process, so its first sync is a full resync of the whole
+// transcript). Every main request of both runs must carry exactly one HUD,
+// last, counting every call made so far, and no sync may be refused.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import type { ToolStep } from "./fake-model.ts";
+import { isHudMessage, opencodeRun, prepare, startSidecar, textOf, type Sidecar } from "./opencode.ts";
+
+const FIRST_RUN = 150;
+const SECOND_RUN = 5;
+const LIMIT_MS = 900_000;
+
+/** 300 lines of 100 digits: 30,300 bytes, under OpenCode's own output truncation (2,000 lines, 50 KB). */
+const block = (i: number): ToolStep => ({
+  tool: "bash",
+  args: { command: `seq -f '%0100g' ${i * 1000} ${i * 1000 + 299}`, description: `Print block ${i}` },
+});
+
+/** What is kept of each main request: its HUDs and whether one is last. */
+interface Seen {
+  huds: number;
+  last: boolean;
+  hud?: string;
+}
+
+function keep(body: any): Seen {
+  const messages: any[] = Array.isArray(body?.messages) ? body.messages : [];
+  const huds = messages.filter(isHudMessage);
+  return { huds: huds.length, last: isHudMessage(messages.at(-1)), hud: huds.length ? textOf(huds.at(-1)) : undefined };
+}
+
+/** The tool calls a HUD counts: the ones listed plus the earlier ones it mentions. */
+function counted(hud: string): number | undefined {
+  if (/^Tool calls[^:\n]*: none yet$/m.test(hud)) return 0;
+  const last = hud.match(/^Last (\d+) tool calls[^(\n]*\((\d+) earlier not shown\):$/m);
+  if (last) return Number(last[1]) + Number(last[2]);
+  const all = hud.match(/^Tool calls[^(\n]*\((\d+)\):$/m);
+  if (all) return Number(all[1]);
+  const hidden = hud.match(/^Tool calls[^:\n]*: (\d+) \(not shown\)$/m);
+  return hidden ? Number(hidden[1]) : undefined;
+}
+
+/** `/v1/hud/sync` answers by status, from the sidecar's metrics. */
+async function syncStatuses(sidecar: Sidecar): Promise<Record<string, number>> {
+  const metrics = await (await fetch(sidecar.url + "/metrics")).text();
+  const out: Record<string, number> = {};
+  for (const line of metrics.split("\n")) {
+    if (!line.startsWith("evolve_hud_http_requests_total{") || !line.includes('path="/v1/hud/sync"')) continue;
+    const status = line.match(/status="(\d+)"/)![1];
+    out[status] = (out[status] ?? 0) + Number(line.split(" ").at(-1));
+  }
+  return out;
+}
+
+/**
+ * Runs the long session; with `restartAt`, the sidecar is stopped and
+ * started again on the same port just before that main request is answered.
+ */
+async function longSession(t: { diagnostic(s: string): void }, restartAt?: number) {
+  let sidecar = await startSidecar();
+  const port = Number(new URL(sidecar.url).port);
+  const statuses: Record<string, number>[] = [];
+  const script = [
+    ...Array.from({ length: FIRST_RUN }, (_, i) => block(i)),
+    null,
+    ...Array.from({ length: SECOND_RUN }, (_, i) => block(FIRST_RUN + i)),
+  ];
+  const prepared = await prepare({
+    plugin: { url: sidecar.url },
+    scenario: {
+      script,
+      keep,
+      beforeMain: async (step) => {
+        if (step !== restartAt) return;
+        statuses.push(await syncStatuses(sidecar));
+        await sidecar.stop();
+        sidecar = await startSidecar(port);
+      },
+    },
+    limit: { context: 10_000_000, output: 4096 },
+  });
+  try {
+    const first = await opencodeRun(prepared, { timeoutMs: LIMIT_MS / 2 });
+    assert.equal(first.code, 0, first.output.slice(-4000));
+    const main = prepared.model.main() as Seen[];
+    assert.equal(main.length, FIRST_RUN + 1, first.output.slice(-4000));
+    const session = main.at(-1)!.hud?.match(/session="([^"]+)"/)?.[1];
+    assert.ok(session, "the last request of the first run has a HUD naming its session");
+
+    const second = await opencodeRun(prepared, { args: ["--session", session], prompt: "Go on.", timeoutMs: LIMIT_MS / 2 });
+    assert.equal(second.code, 0, second.output.slice(-4000));
+    const all = prepared.model.main() as Seen[];
+    assert.equal(all.length, FIRST_RUN + 1 + SECOND_RUN + 1);
+
+    // Request k of the first run follows k calls; request j of the second, 150 + j.
+    for (const [i, seen] of all.entries()) {
+      const calls = i <= FIRST_RUN ? i : i - 1;
+      assert.equal(seen.huds, 1, `request ${i} has ${seen.huds} HUDs`);
+      assert.ok(seen.last, `request ${i}: the HUD is last`);
+      assert.equal(counted(seen.hud!), calls, `request ${i} should count ${calls} calls:\n${seen.hud}`);
+    }
+    statuses.push(await syncStatuses(sidecar));
+    t.diagnostic(`first run ${first.seconds.toFixed(1)} s, second ${second.seconds.toFixed(1)} s`);
+    t.diagnostic(`sync answers by status, per sidecar: ${JSON.stringify(statuses)}`);
+    t.diagnostic(`HUD of the second run's first request:\n${all[FIRST_RUN + 1].hud}`);
+    return statuses;
+  } finally {
+    await prepared.model.stop();
+    await sidecar.stop();
+  }
+}
+
+test("a 150-call session with 30 KB outputs keeps its HUD across an OpenCode restart; no sync refused", { timeout: LIMIT_MS }, async (t) => {
+  const [statuses] = await longSession(t);
+  assert.deepEqual(Object.keys(statuses), ["200"], "every sync answered 200");
+});
+
+test("the same session with the sidecar restarted in the middle: one resync, and the HUD counts every call", { timeout: LIMIT_MS }, async (t) => {
+  const [before, after] = await longSession(t, 75);
+  assert.deepEqual(Object.keys(before), ["200"]);
+  // The restarted sidecar asks once for the whole tail (409); all else is 200.
+  assert.deepEqual(after, { "200": after["200"], "409": 1 }, JSON.stringify(after));
+});

@@ -1,0 +1,207 @@
+// The real parts for end-to-end tests: the evolve-hud sidecar with the real
+// test model, and the real OpenCode (npm opencode-ai@1.18.33) run offline
+// against a scripted fake main model, with this plugin loaded from
+// opencode.json. Each test file gets its own scratch folder.
+
+import assert from "node:assert/strict";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { pathToFileURL } from "node:url";
+import { FakeModel, type Scenario, type ToolStep } from "./fake-model.ts";
+import { clone, repoRoot } from "./helpers.ts";
+
+const shimPath = join(repoRoot, "plugin-shim/evolve-hud.ts");
+export const opencode = process.env.OPENCODE_BIN ?? join(repoRoot, "plugin-shim/node_modules/opencode-linux-x64/bin/opencode");
+export const sidecarBin = process.env.EVOLVE_HUD_BIN ?? join(repoRoot, "target/release/evolve-hud");
+export const testModel =
+  process.env.EVOLVE_HUD_TEST_MODEL ??
+  join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "evolve-hud/SmolLM2-135M-Instruct.Q4_1.gguf");
+
+export const base = mkdtempSync(join(tmpdir(), "evolve-hud-e2e-"));
+export const project = join(base, "project");
+
+// --- The sidecar ---------------------------------------------------------------
+
+export interface Sidecar {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts `evolve-hud serve` on the test model and waits until `/health` is 200. */
+export async function startSidecar(port = 0): Promise<Sidecar> {
+  const child = spawn(sidecarBin, ["serve", "--model", testModel, "--port", String(port), "--threads", "2"], {
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, RUST_LOG: "info" },
+  });
+  const url = await new Promise<string>((ok, fail) => {
+    const timer = setTimeout(() => fail(new Error("the sidecar did not start within 120 s")), 120_000);
+    child.once("exit", (code, signal) => fail(new Error(`the sidecar exited with ${code ?? signal}`)));
+    createInterface({ input: child.stderr! }).on("line", (line) => {
+      const m = line.match(/listening on (http:\/\/\S+)/);
+      if (m) {
+        clearTimeout(timer);
+        ok(m[1]);
+      }
+    });
+  });
+  for (let i = 0; ; i++) {
+    const ready = await fetch(url + "/health").then((r) => r.ok, () => false);
+    if (ready) break;
+    if (i >= 600) throw new Error(`the sidecar at ${url} was not ready within 60 s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    child,
+    // A process that already ended (by exit or by a signal such as SIGKILL,
+    // which sets `signalCode` and leaves `exitCode` null) fires no more
+    // `exit` events: waiting for one would hang.
+    stop: () =>
+      new Promise<void>((ok) => {
+        if (child.exitCode !== null || child.signalCode !== null) return ok();
+        child.once("exit", () => ok());
+        child.kill("SIGTERM");
+      }),
+  };
+}
+
+// --- OpenCode --------------------------------------------------------------------
+
+/** Marks a config directory as installed, so OpenCode skips its npm install. */
+function seed(dir: string) {
+  mkdirSync(join(dir, "node_modules"), { recursive: true });
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ dependencies: { "@opencode-ai/plugin": "*" } }));
+  writeFileSync(
+    join(dir, "package-lock.json"),
+    JSON.stringify({ lockfileVersion: 3, packages: { "": { dependencies: { "@opencode-ai/plugin": "*" } } } }),
+  );
+}
+
+export interface RunResult {
+  code: number | null;
+  seconds: number;
+  output: string;
+  main: any[];
+  summary: any[];
+}
+
+export interface RunOptions {
+  /** Load the shim from opencode.json with these options. */
+  plugin?: Record<string, unknown>;
+  /** Install the shim with `evolve-hud install-shim` instead. */
+  installShim?: boolean;
+  env?: Record<string, string>;
+  scenario?: Scenario;
+  /** The main model's context and output limits. */
+  limit?: { context: number; output: number };
+}
+
+export interface Prepared {
+  model: FakeModel;
+  env: Record<string, string>;
+}
+
+/** A fresh project and home with opencode.json pointing at a new fake model. */
+export async function prepare({
+  plugin,
+  installShim,
+  env: extraEnv = {},
+  scenario = { script: [] },
+  limit = { context: 32000, output: 4096 },
+}: RunOptions): Promise<Prepared> {
+  const model = await FakeModel.start(scenario);
+  const home = join(base, "home");
+  for (const dir of [project, home]) rmSync(dir, { recursive: true, force: true });
+  mkdirSync(project, { recursive: true });
+  const xdg = {
+    XDG_CONFIG_HOME: join(home, ".config"),
+    XDG_DATA_HOME: join(home, ".local/share"),
+    XDG_CACHE_HOME: join(home, ".cache"),
+    XDG_STATE_HOME: join(home, ".local/state"),
+  };
+  for (const dir of Object.values(xdg)) mkdirSync(dir, { recursive: true });
+  seed(join(xdg.XDG_CONFIG_HOME, "opencode"));
+  seed(join(project, ".opencode"));
+  if (installShim) {
+    const installed = spawnSync(sidecarBin, ["install-shim", "--project", project], { encoding: "utf8" });
+    assert.equal(installed.status, 0, installed.stderr);
+    assert.match(installed.stdout, /^installed /);
+  }
+  const config = {
+    $schema: "https://opencode.ai/config.json",
+    model: "fake/fake-model",
+    small_model: "fake/fake-model",
+    autoupdate: false,
+    share: "disabled",
+    lsp: false,
+    formatter: false,
+    permission: { external_directory: "allow" },
+    provider: {
+      fake: {
+        npm: "@ai-sdk/openai-compatible",
+        name: "Fake",
+        options: { baseURL: model.url, apiKey: "dummy" },
+        models: { "fake-model": { name: "Fake", tool_call: true, limit } },
+      },
+    },
+    plugin: plugin ? [[pathToFileURL(shimPath).href, plugin]] : [],
+  };
+  writeFileSync(join(project, "opencode.json"), JSON.stringify(config, null, 2));
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    ...xdg,
+    OPENCODE_DISABLE_MODELS_FETCH: "1",
+    OPENCODE_DISABLE_AUTOUPDATE: "1",
+    npm_config_offline: "true",
+    ...extraEnv,
+  };
+  return { model, env };
+}
+
+/** One `opencode run` in a prepared project, killed after `timeoutMs`. */
+export async function opencodeRun(
+  { env }: Prepared,
+  { args = [], prompt = "Do the task.", timeoutMs = 180_000 }: { args?: string[]; prompt?: string; timeoutMs?: number } = {},
+): Promise<{ code: number | null; seconds: number; output: string }> {
+  const started = performance.now();
+  const child = spawn(opencode, ["run", ...args], { cwd: project, env, stdio: ["pipe", "pipe", "pipe"] });
+  let output = "";
+  child.stdout.on("data", (d) => (output += d));
+  child.stderr.on("data", (d) => (output += d));
+  child.stdin.end(prompt + "\n");
+  const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+  const code = await new Promise<number | null>((ok) => child.once("exit", ok));
+  clearTimeout(timer);
+  return { code, seconds: (performance.now() - started) / 1000, output };
+}
+
+/** A fresh project, one `opencode run` in it, and what the fake model was asked. */
+export async function runOpencode(options: RunOptions = {}): Promise<RunResult> {
+  const prepared = await prepare(options);
+  const run = await opencodeRun(prepared);
+  await prepared.model.stop();
+  return { ...run, main: prepared.model.main(), summary: prepared.model.of("summary") };
+}
+
+// --- Reading the requests ----------------------------------------------------------
+
+export function textOf(message: any): string {
+  if (typeof message?.content === "string") return message.content;
+  if (Array.isArray(message?.content)) return message.content.map((p: any) => p?.text ?? "").join("");
+  return "";
+}
+
+export const isHudMessage = (m: any) => m?.role === "user" && textOf(m).includes("<evolve-hud");
+
+/** The request as it would be without the HUD. */
+export function withoutHud(body: any): any {
+  const copy = clone(body);
+  copy.messages = copy.messages.filter((m: any) => !isHudMessage(m));
+  return copy;
+}
+

@@ -177,6 +177,12 @@ async fn models_and_metrics() {
     }
     let (status, _) = post(&server, &json!({ "messages": [] })).await;
     assert_eq!(status, 400);
+    // Made-up methods share one label value: a client cannot create series.
+    for i in 0..5 {
+        let method = reqwest::Method::from_bytes(format!("BREW{i}").as_bytes()).unwrap();
+        let r = c.request(method, server.url("/health")).send().await.unwrap();
+        assert_eq!(r.status(), 405);
+    }
     let text = c
         .get(server.url("/metrics"))
         .send()
@@ -197,6 +203,12 @@ async fn models_and_metrics() {
             .unwrap_or(0.0)
     };
     assert_eq!(count("200"), 3.0, "{text}");
+    assert!(!text.contains("BREW"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("evolve_hud_http_requests_total{") && l.contains(r#"method="other""#) && l.ends_with(" 5")),
+        "{text}"
+    );
     assert_eq!(count("400"), 1.0, "{text}");
     assert!(text.contains("evolve_hud_completion_tokens_total"), "{text}");
 }

@@ -659,3 +659,75 @@ impl Hud {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A model-less HUD counting one token per whitespace-separated word.
+    fn hud(config: HudConfig) -> Arc<Hud> {
+        use tokenizers::models::wordlevel::WordLevel;
+        use tokenizers::pre_tokenizers::whitespace::WhitespaceSplit;
+        let model = WordLevel::builder()
+            .vocab([("[UNK]".to_owned(), 0)].into_iter().collect())
+            .unk_token("[UNK]".to_owned())
+            .build()
+            .expect("a one-word vocabulary");
+        let mut tokenizer = tokenizers::Tokenizer::new(model);
+        tokenizer.with_pre_tokenizer(Some(WhitespaceSplit));
+        Hud::new(config, TokenCounter::Tokenizer(Box::new(tokenizer)), None)
+    }
+
+    fn user(session: &str) -> serde_json::Value {
+        json!({ "info": { "id": "u", "sessionID": session, "role": "user", "time": { "created": 1.0 } },
+                "parts": [{ "type": "text", "text": "Fix it." }] })
+    }
+
+    fn tool_event(session: &str, call: &str, output: &str) -> SessionEvent {
+        serde_json::from_value(json!({
+            "type": "tool.execute.after", "session_id": session, "call_id": call, "tool": "bash",
+            "args": { "command": "make" }, "output": output, "metadata": { "exit": 0 },
+        }))
+        .expect("event")
+    }
+
+    #[tokio::test]
+    async fn events_keep_the_byte_and_session_limits() {
+        let hud = hud(HudConfig {
+            max_bytes: 64 << 10,
+            max_sessions: 3,
+            summaries: false,
+            ..HudConfig::default()
+        });
+        for s in ["a", "b", "c"] {
+            hud.sync(s, vec![user(s)], true).expect("sync");
+        }
+        // Only events from here on: each grows session "c" by about 4 KiB.
+        let output = "x".repeat(10_000);
+        for i in 0..40 {
+            assert!(hud.event(tool_event("c", &format!("call_{i}"), &output)));
+            let held: usize = hud.list().iter().map(|s| s.bytes).sum();
+            let sessions = hud.list().len();
+            assert!(sessions <= 3);
+            // The session being written is never evicted, so it alone may
+            // exceed the limit; the others go first.
+            assert!(held <= (64 << 10) || sessions == 1, "{held} bytes in {sessions} sessions");
+        }
+        let left: Vec<String> = hud.list().into_iter().map(|s| s.session_id).collect();
+        assert_eq!(left, ["c"], "the least recently used sessions went");
+    }
+
+    #[tokio::test]
+    async fn a_recreated_session_gets_a_new_epoch() {
+        let hud = hud(HudConfig {
+            summaries: false,
+            ..HudConfig::default()
+        });
+        hud.sync("s", vec![user("s")], true).expect("sync");
+        let first = hud.lock()["s"].epoch;
+        assert!(hud.drop_session("s"));
+        hud.sync("s", vec![user("s")], true).expect("sync");
+        assert_ne!(hud.lock()["s"].epoch, first, "a refresh loop of the old entry would end");
+    }
+}

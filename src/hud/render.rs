@@ -56,6 +56,7 @@ pub fn render(
     let calls = state.ordered_calls();
     let problems = open_problems(&calls);
     let mut lines = LineCounts::default();
+    let mut first = true;
     let mut shown_calls = calls.len().min(budget.calls);
     let files = file_lines(&calls);
     let mut shown_files = files.len().min(MAX_FILES);
@@ -70,14 +71,16 @@ pub fn render(
             goal_chars,
         };
         let text = compose(state, &calls, &files, &problems, shown, summary.filter(|_| with_summary));
-        let estimate = lines.estimate(&text, count);
-        // Line sums run a little above whole-text counts: past the margin, the
-        // trial is over budget without counting it whole.
-        let exact = if estimate <= budget.tokens + budget.tokens / 8 + 8 {
+        // The first trial is counted whole (most HUDs fit at once). Later
+        // ones are estimated from line sums, which run a little above
+        // whole-text counts: past the margin a trial is over budget without
+        // counting it whole.
+        let exact = if first || lines.estimate(&text, count) <= budget.tokens + budget.tokens / 8 + 8 {
             Some(count(&text))
         } else {
             None
         };
+        first = false;
         if let Some(tokens) = exact.filter(|&t| t <= budget.tokens) {
             return Rendered { text, tokens };
         }

@@ -6,7 +6,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { EvolveHudPlugin } from "../evolve-hud.ts";
@@ -199,6 +199,7 @@ test("a sidecar killed mid-sync and restarted: that step is left alone, the next
   // Stopped, the sidecar's kernel still takes the connection and the request,
   // but nothing answers; killed then, the request fails mid-flight.
   first.child.kill("SIGSTOP");
+  await allStopped(first.child.pid!);
   const during = { messages: clone(steps[3]) };
   const killedAt = performance.now();
   const pending = transform({}, during);
@@ -235,3 +236,22 @@ test("a sidecar killed mid-sync and restarted: that step is left alone, the next
     await second.stop();
   }
 });
+
+/**
+ * Waits until every thread of `pid` is stopped. SIGSTOP wakes one thread,
+ * which stops the others when it runs: on busy cores another thread can
+ * still answer a request in between, so the test waits for the whole stop.
+ */
+async function allStopped(pid: number): Promise<void> {
+  const until = Date.now() + 10_000;
+  for (;;) {
+    const states = readdirSync(`/proc/${pid}/task`).map((t) => {
+      // The state follows the command name, which is in parentheses.
+      const stat = readFileSync(`/proc/${pid}/task/${t}/stat`, "utf8");
+      return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    });
+    if (states.every((s) => s === "T" || s === "t")) return;
+    if (Date.now() > until) throw new Error(`threads of ${pid} not stopped after 10 s: ${states.join("")}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}

@@ -290,38 +290,50 @@ pub(super) fn file_lines(calls: &[&ToolCall]) -> Vec<String> {
 }
 
 /// Failures that no later call of the same tool on the same subject has fixed,
-/// newest first.
+/// newest first. One pass over the calls, then one line per open subject.
 pub(super) fn open_problems(calls: &[&ToolCall]) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut reported = std::collections::HashSet::new();
-    for (i, call) in calls.iter().enumerate().rev() {
-        if !call.failed() || !reported.insert((call.tool.as_str(), call.subject())) {
-            continue;
-        }
-        let fixed = calls[i + 1..].iter().any(|later| {
-            later.tool == call.tool && later.subject() == call.subject() && later.finished() && !later.failed()
-        });
-        if fixed {
-            continue;
-        }
-        let subject = call
-            .command
-            .as_deref()
-            .map(|c| format!("`{}`", clean_line(c, 60)))
-            .or_else(|| call.subject().map(|s| clean_line(s, 60)));
-        let what = match call.exit.filter(|&e| e != 0) {
-            Some(exit) => format!("{} {} exited {exit}", call.tool, subject.unwrap_or_default()),
-            None => format!("{} {} failed", call.tool, subject.unwrap_or_default()),
-        };
-        let earlier = calls[..i]
-            .iter()
-            .filter(|c| c.tool == call.tool && c.subject() == call.subject() && c.failed())
-            .count();
-        out.push(if earlier > 0 {
-            format!("{what}; failed {} times, no pass since", earlier + 1)
-        } else {
-            format!("{what}; no pass since")
-        });
+    /// Per (tool, subject): failures so far, the last failure, the last pass.
+    #[derive(Default)]
+    struct Track {
+        failures: usize,
+        last_failure: Option<usize>,
+        last_pass: Option<usize>,
     }
-    out
+    let mut tracks: std::collections::HashMap<(&str, Option<&str>), Track> = std::collections::HashMap::new();
+    for (i, call) in calls.iter().enumerate() {
+        let track = tracks.entry((call.tool.as_str(), call.subject())).or_default();
+        if call.failed() {
+            track.failures += 1;
+            track.last_failure = Some(i);
+        } else if call.finished() {
+            track.last_pass = Some(i);
+        }
+    }
+    let mut open: Vec<(usize, usize)> = tracks
+        .values()
+        .filter_map(|t| {
+            let failed = t.last_failure?;
+            (t.last_pass < Some(failed)).then_some((failed, t.failures))
+        })
+        .collect();
+    open.sort_unstable_by_key(|&(failed, _)| std::cmp::Reverse(failed));
+    open.into_iter()
+        .map(|(i, failures)| {
+            let call = calls[i];
+            let subject = call
+                .command
+                .as_deref()
+                .map(|c| format!("`{}`", clean_line(c, 60)))
+                .or_else(|| call.subject().map(|s| clean_line(s, 60)));
+            let what = match call.exit.filter(|&e| e != 0) {
+                Some(exit) => format!("{} {} exited {exit}", call.tool, subject.unwrap_or_default()),
+                None => format!("{} {} failed", call.tool, subject.unwrap_or_default()),
+            };
+            if failures > 1 {
+                format!("{what}; failed {failures} times, no pass since")
+            } else {
+                format!("{what}; no pass since")
+            }
+        })
+        .collect()
 }

@@ -131,7 +131,7 @@ fn tools() -> Value {
     ])
 }
 
-const OBSERVATIONAL: [&str; 2] = ["tool_after", "observe_message"];
+const OBSERVATIONAL: [&str; 3] = ["tool_before", "tool_after", "observe_message"];
 
 /// Runs one hook with the parsed stdin; `Err` for a failed non-observational hook.
 pub fn handle(args: &HookArgs, ctx: &Value) -> anyhow::Result<Output> {
@@ -172,6 +172,25 @@ pub fn handle(args: &HookArgs, ctx: &Value) -> anyhow::Result<Output> {
             ));
             out.set("prompt", reply["prompt"].clone());
         }
+        "tool_before" => {
+            // The only hook that carries the call's input (`tool_after` has
+            // none): sent as a running tool part, which the completed call
+            // from `tool_after` then keeps.
+            let Some(id) = session else {
+                out.log("tool_before without session.id; skipped");
+                return Ok(out);
+            };
+            let part = json!({
+                "type": "tool",
+                "callID": ctx.get("callID").cloned().unwrap_or(Value::Null),
+                "tool": ctx.get("tool").cloned().unwrap_or(Value::Null),
+                "state": { "status": "running", "input": ctx.get("args").cloned().unwrap_or(json!({})) },
+            });
+            match sync_calls(&Sidecar::new(args, Duration::from_secs(2)), id, vec![part]) {
+                Ok(status) => out.log(format!("tool_before: forwarded ({status})")),
+                Err(e) => out.log(format!("tool_before: not forwarded: {e:#}")),
+            }
+        }
         "tool_after" => {
             let Some(id) = session else {
                 out.log("tool_after without session.id; skipped");
@@ -194,18 +213,8 @@ pub fn handle(args: &HookArgs, ctx: &Value) -> anyhow::Result<Output> {
                 out.log("observe_message without session.id or calls; skipped");
                 return Ok(out);
             };
-            let message =
-                json!({ "info": { "id": "evolve-observed", "sessionID": id, "role": "assistant" }, "parts": calls });
-            let sidecar = Sidecar::new(args, Duration::from_secs(2));
-            let sync = |full: bool| {
-                sidecar.call(
-                    "/v1/hud/sync",
-                    Some(&json!({ "session_id": id, "messages": [message], "full": full })),
-                )
-            };
-            // Unknown sessions (409) start from these calls.
-            match sync(false).and_then(|(s, v)| if s == 409 { sync(true) } else { Ok((s, v)) }) {
-                Ok((status, _)) => out.log(format!("observe_message: {} calls forwarded ({status})", calls.len())),
+            match sync_calls(&Sidecar::new(args, Duration::from_secs(2)), id, calls.clone()) {
+                Ok(status) => out.log(format!("observe_message: {} calls forwarded ({status})", calls.len())),
                 Err(e) => out.log(format!("observe_message: not forwarded: {e:#}")),
             }
         }
@@ -248,6 +257,20 @@ pub fn handle(args: &HookArgs, ctx: &Value) -> anyhow::Result<Output> {
         other => out.log(format!("hook {other} is not handled by evolve-hud")),
     }
     Ok(out)
+}
+
+/// Syncs tool parts as one assistant message; a session the sidecar does
+/// not know (409) starts from them. Returns the final status.
+fn sync_calls(sidecar: &Sidecar, id: &str, parts: Vec<Value>) -> anyhow::Result<u16> {
+    let message = json!({ "info": { "id": "evolve-observed", "sessionID": id, "role": "assistant" }, "parts": parts });
+    let sync = |full: bool| {
+        sidecar.call(
+            "/v1/hud/sync",
+            Some(&json!({ "session_id": id, "messages": [message], "full": full })),
+        )
+    };
+    let (status, _) = sync(false).and_then(|(s, v)| if s == 409 { sync(true) } else { Ok((s, v)) })?;
+    Ok(status)
 }
 
 /// Evolve's history entries (`{role, agent, parts}`) as OpenCode messages.

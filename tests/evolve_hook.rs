@@ -168,12 +168,67 @@ fn every_hook_against_the_real_sidecar() {
     assert!(r.stderr.contains("one JSON object"), "{}", r.stderr);
 }
 
+/// What opencode-evolve sends: `tool_before` with the args, `tool_after`
+/// without them, and at compaction a history of full parts. The compaction
+/// facts name the commands and files either way: the most complete record of
+/// a call wins, whichever came first.
+#[tokio::test]
+async fn evolve_calls_keep_their_subjects() {
+    let server = Server::start(&["--hud-summary", "false"]);
+    let url = server.url("");
+    let calls = [
+        ("call_1", "bash", json!({ "command": "echo hello && ls" }), "hello\nnotes.txt\n"),
+        ("call_2", "write", json!({ "filePath": "notes.txt", "content": "hi\n" }), "Wrote file successfully."),
+        ("call_3", "read", json!({ "filePath": "notes.txt" }), "1\thi\n"),
+    ];
+    // Session A: tool_before and tool_after only.
+    let a = "ses_evolve_a";
+    let sync = json!({ "session_id": a, "full": true, "messages": [{ "info": { "id": "u", "sessionID": a, "role": "user" },
+        "parts": [{ "type": "text", "text": "Say hello and keep notes." }] }] });
+    let (status, _) = common::post_json(&server, "/v1/hud/sync", &sync).await;
+    assert_eq!(status, 200);
+    for (id, tool, args, output) in &calls {
+        let before = json!({ "hook": "tool_before", "session": { "id": a }, "tool": tool, "callID": id, "args": args });
+        let r = hook("tool_before", &before.to_string(), &url);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(r.logs[0].contains("forwarded (200)"), "{:?}", r.logs);
+        let after = json!({ "hook": "tool_after", "session": { "id": a }, "tool": tool, "callID": id, "title": "", "output": output });
+        assert_eq!(hook("tool_after", &after.to_string(), &url).code, 0);
+    }
+    // Session B: tool_after first, then compacting with the full history.
+    let b = "ses_evolve_b";
+    let sync = json!({ "session_id": b, "full": true, "messages": [] });
+    assert_eq!(common::post_json(&server, "/v1/hud/sync", &sync).await.0, 200);
+    let mut parts = Vec::new();
+    for (id, tool, args, output) in &calls {
+        let after = json!({ "hook": "tool_after", "session": { "id": b }, "tool": tool, "callID": id, "title": "", "output": output });
+        assert_eq!(hook("tool_after", &after.to_string(), &url).code, 0);
+        parts.push(json!({ "type": "tool", "callID": id, "tool": tool,
+            "state": { "status": "completed", "input": args, "output": output, "metadata": { "exit": 0 } } }));
+    }
+    let history = json!([{ "role": "user", "parts": [{ "type": "text", "text": "Say hello and keep notes." }] },
+                         { "role": "assistant", "parts": parts }]);
+    for (session, history) in [(a, Value::Null), (b, history)] {
+        let mut ctx = json!({ "hook": "compacting", "prompts": {}, "session": { "id": session } });
+        if !history.is_null() {
+            ctx["history"] = history;
+        }
+        let r = hook("compacting", &ctx.to_string(), &url);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let prompt = r.result["prompt"].as_str().unwrap();
+        for fact in ["✓ bash `echo hello && ls`", "✓ write notes.txt", "✓ read notes.txt", "- notes.txt (read 1, write 1)"] {
+            assert!(prompt.contains(fact), "{session}: {fact} missing from\n{prompt}");
+        }
+        assert!(!prompt.contains("none touched"), "{session}: {prompt}");
+    }
+}
+
 #[test]
 fn a_stopped_sidecar_fails_only_the_hooks_that_need_it() {
     let url = "http://127.0.0.1:9"; // discard port: nothing listens
     let discover = hook("discover", "{}", url);
     assert_eq!(discover.code, 0);
-    for name in ["tool_after", "observe_message"] {
+    for name in ["tool_before", "tool_after", "observe_message"] {
         let ctx = json!({ "session": { "id": "s" }, "tool": "bash", "callID": "c", "calls": [] });
         let r = hook(name, &ctx.to_string(), url);
         assert_eq!(r.code, 0, "{name}");

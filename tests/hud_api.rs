@@ -131,9 +131,9 @@ async fn real_model_summary_is_labelled_and_capped() {
     let hud = v["hud"].as_str().unwrap();
     let line = hud
         .lines()
-        .find(|l| l.starts_with("Summary (local model, unverified, "))
+        .find(|l| l.starts_with("Summary (local model, unverified): "))
         .expect("summary line");
-    let text = line.split_once("s old): ").unwrap().1;
+    let text = line.split_once("): ").unwrap().1;
     assert!(!text.is_empty() && text.chars().count() <= 240, "{line}");
     assert!(v["summary_age_ms"].as_u64().is_some());
     // Facts are unchanged by the summary.

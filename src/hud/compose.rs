@@ -14,7 +14,7 @@ const ACCOMPLISHED_CALLS: usize = 12;
 /// The compaction context, in the sections of OpenCode's own compaction
 /// template. `note` is the model's guarded status note, if any.
 pub fn compaction(state: &SessionState, note: Option<&str>) -> String {
-    let calls = state.ordered_calls();
+    let calls = state.work_calls();
     let mut out =
         String::from("Facts recorded by evolve-hud from this session's tool calls (verbatim, deterministic):\n\n");
 
@@ -139,7 +139,7 @@ pub fn heartbeat_user(sessions: &[Quiet], note: Option<&str>) -> String {
     let lead = sessions
         .iter()
         .find_map(|s| {
-            let calls = s.state.ordered_calls();
+            let calls = s.state.work_calls();
             open_problems(&calls)
                 .into_iter()
                 .next()
@@ -176,7 +176,7 @@ fn quiet(s: &Quiet) -> String {
 }
 
 fn session_line(s: &Quiet) -> String {
-    let calls = s.state.ordered_calls();
+    let calls = s.state.work_calls();
     let goal = s
         .state
         .goal

@@ -6,6 +6,7 @@
 //! model; a change schedules a debounced, coalesced summary refresh on the
 //! model thread, which keeps the session's prompt cache in a KV slot of its own.
 
+pub mod checks;
 pub mod compose;
 pub mod opencode;
 pub mod render;
@@ -97,7 +98,7 @@ pub struct HudView {
     /// Age of the model summary in the HUD, if one is shown.
     pub summary_age_ms: Option<u64>,
     /// `none`, `pending`, `ready` or `rejected: why`.
-    pub summary_status: String,
+    pub summary_status: SummaryStatus,
     /// Entries that were not OpenCode messages and were skipped.
     pub skipped: usize,
 }
@@ -152,8 +153,39 @@ pub enum HudError {
 struct Summary {
     text: String,
     at: Instant,
-    /// The state version the summary describes.
-    version: u64,
+    /// The facts version the summary was written for; it is shown only while
+    /// the facts are still at that version.
+    facts: u64,
+}
+
+/// Where a session's model summary stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SummaryStatus {
+    /// None written (no model, summaries off, or no calls yet).
+    None,
+    /// A refresh is waiting or generating.
+    Pending,
+    /// The summary describes the current facts.
+    Ready,
+    /// The last refresh was refused by the guard, failed or timed out.
+    Rejected(String),
+}
+
+impl std::fmt::Display for SummaryStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SummaryStatus::None => f.write_str("none"),
+            SummaryStatus::Pending => f.write_str("pending"),
+            SummaryStatus::Ready => f.write_str("ready"),
+            SummaryStatus::Rejected(why) => write!(f, "rejected: {why}"),
+        }
+    }
+}
+
+impl Serialize for SummaryStatus {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
 }
 
 #[derive(Default, Clone, Copy, PartialEq, Eq)]
@@ -170,7 +202,9 @@ struct Entry {
     epoch: u64,
     state: SessionState,
     summary: Option<Summary>,
-    summary_status: String,
+    summary_status: SummaryStatus,
+    /// Summaries accepted so far: the view version counts them with the facts.
+    summaries: u64,
     refresh: Refresh,
     last_used: Instant,
     /// When the agent went idle; cleared by the next sync.
@@ -181,24 +215,72 @@ struct Entry {
 /// shared, so this is cheap) so rendering never holds up other sessions.
 struct Snapshot {
     state: SessionState,
+    /// The summary, when it describes the current facts.
     summary: Option<(String, Instant)>,
-    summary_status: String,
+    summary_status: SummaryStatus,
+    version: u64,
 }
 
 impl Entry {
     fn snapshot(&self) -> Snapshot {
         Snapshot {
             state: self.state.clone(),
-            summary: self.summary.as_ref().map(|s| (s.text.clone(), s.at)),
+            summary: self
+                .summary
+                .as_ref()
+                .filter(|s| s.facts == self.state.version)
+                .map(|s| (s.text.clone(), s.at)),
             summary_status: self.summary_status.clone(),
+            version: self.version(),
         }
+    }
+
+    /// Takes a refresh's outcome (the facts version it was written for, and
+    /// the note or why there is none). Returns whether the refresh loop is
+    /// done; it goes on when a change came in meanwhile.
+    fn finish_refresh(&mut self, outcome: Option<(u64, Result<String, String>)>) -> bool {
+        match outcome {
+            // Written for the facts that are still current: shown.
+            Some((facts, Ok(text))) if facts == self.state.version => {
+                self.summary = Some(Summary {
+                    text,
+                    at: Instant::now(),
+                    facts,
+                });
+                self.summaries += 1;
+                self.summary_status = SummaryStatus::Ready;
+            }
+            // The facts moved on while it was written: never shown (the
+            // change that moved them asked for another refresh).
+            Some((_, Ok(_))) | None => {}
+            Some((_, Err(why))) => self.summary_status = SummaryStatus::Rejected(why),
+        }
+        if let Refresh::Busy { dirty: true } = self.refresh {
+            self.refresh = Refresh::Busy { dirty: false };
+            return false;
+        }
+        self.refresh = Refresh::Idle;
+        if self.summary_status == SummaryStatus::Pending {
+            self.summary_status = if self.current_summary().is_some() {
+                SummaryStatus::Ready
+            } else {
+                SummaryStatus::None
+            };
+        }
+        true
+    }
+
+    /// Changes whenever the HUD's content does: with the facts, and when a
+    /// summary is accepted.
+    fn version(&self) -> u64 {
+        self.state.version + self.summaries
     }
 
     /// The summary, when it describes the current facts.
     fn current_summary(&self) -> Option<String> {
         self.summary
             .as_ref()
-            .filter(|s| s.version == self.state.version)
+            .filter(|s| s.facts == self.state.version)
             .map(|s| s.text.clone())
     }
 }
@@ -260,7 +342,8 @@ impl Hud {
                     epoch: self.epochs.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
                     state: SessionState::new(session_id),
                     summary: None,
-                    summary_status: "none".into(),
+                    summary_status: SummaryStatus::None,
+                    summaries: 0,
                     refresh: Refresh::Idle,
                     last_used: Instant::now(),
                     idle_since: None,
@@ -356,7 +439,7 @@ impl Hud {
         match entry.refresh {
             Refresh::Idle => {
                 entry.refresh = Refresh::Busy { dirty: false };
-                entry.summary_status = "pending".into();
+                entry.summary_status = SummaryStatus::Pending;
                 let hud = self.clone();
                 let id = session_id.to_owned();
                 let epoch = entry.epoch;
@@ -399,17 +482,17 @@ impl Hud {
 
     /// Renders a snapshot; called with the lock released.
     fn view(&self, snapshot: Snapshot, skipped: usize) -> HudView {
-        let summary = snapshot.summary.as_ref().map(|(text, at)| SummaryLine {
-            text: text.clone(),
-            age_secs: at.elapsed().as_secs(),
-        });
+        let summary = snapshot
+            .summary
+            .as_ref()
+            .map(|(text, _)| SummaryLine { text: text.clone() });
         let rendered = render::render(&snapshot.state, summary.as_ref(), self.config.budget, &|t| {
             self.counter.count(t)
         });
         let shown = summary.is_some() && rendered.text.contains("Summary (local model");
         HudView {
             session_id: snapshot.state.id,
-            version: snapshot.state.version,
+            version: snapshot.version,
             hud: rendered.text,
             tokens: rendered.tokens,
             summary_age_ms: snapshot
@@ -452,38 +535,15 @@ impl Hud {
             let Some(entry) = sessions.get_mut(&id).filter(|e| e.epoch == epoch) else {
                 return;
             };
-            match outcome {
-                Some(Ok(text)) => {
-                    entry.state.version += 1;
-                    entry.summary = Some(Summary {
-                        text,
-                        at: Instant::now(),
-                        version: entry.state.version,
-                    });
-                    entry.summary_status = "ready".into();
-                }
-                Some(Err(why)) => entry.summary_status = format!("rejected: {why}"),
-                None => {}
-            }
-            match entry.refresh {
-                Refresh::Busy { dirty: true } => entry.refresh = Refresh::Busy { dirty: false },
-                _ => {
-                    entry.refresh = Refresh::Idle;
-                    if entry.summary_status == "pending" {
-                        entry.summary_status = if entry.summary.is_some() {
-                            "ready".into()
-                        } else {
-                            "none".into()
-                        };
-                    }
-                    return;
-                }
+            if entry.finish_refresh(outcome) {
+                return;
             }
         }
     }
 
-    /// One generation. `None` when it was skipped or cancelled as stale.
-    async fn refresh_once(&self, id: &str, epoch: u64) -> Option<Result<String, String>> {
+    /// One generation, with the facts version it was written for. `None`
+    /// when it was skipped or cancelled as stale.
+    async fn refresh_once(&self, id: &str, epoch: u64) -> Option<(u64, Result<String, String>)> {
         let _turn = self.background.acquire().await.ok()?;
         let (version, state) = {
             let sessions = self.lock();
@@ -501,7 +561,8 @@ impl Hud {
                 .is_none_or(|e| e.epoch != epoch || e.state.version != version)
         };
         let deadline = tokio::time::Instant::now() + self.config.summary_timeout;
-        self.note(summary::prompt(&state), id, &state, deadline, &stale).await
+        let note = self.note(summary::prompt(&state), id, &state, deadline, &stale).await?;
+        Some((version, note))
     }
 
     /// Has the model write a note from `prompt` in the session's KV slot, and
@@ -630,7 +691,7 @@ impl Hud {
         // The session that needs attention first leads; the note is about it.
         if let Some(i) = recent
             .iter()
-            .position(|(s, ..)| !render::open_problems(&s.ordered_calls()).is_empty())
+            .position(|(s, ..)| !render::open_problems(&s.work_calls()).is_empty())
         {
             recent[..=i].rotate_right(1);
         }
@@ -716,6 +777,53 @@ mod tests {
         }
         let left: Vec<String> = hud.list().into_iter().map(|s| s.session_id).collect();
         assert_eq!(left, ["c"], "the least recently used sessions went");
+    }
+
+    /// A summary finished after the facts moved on is never shown; one for
+    /// the current facts is, until the facts move again; the text carries
+    /// no clock, so it stays byte-identical meanwhile.
+    #[tokio::test]
+    async fn summaries_are_shown_only_for_the_facts_they_describe() {
+        let hud = hud(HudConfig::default());
+        hud.sync("s", vec![user("s")], true).expect("sync");
+        assert!(hud.event(tool_event("s", "c1", "ok")));
+        let written_for = hud.lock()["s"].state.version;
+        // A change arrives while the note is being written.
+        let changed = {
+            let mut sessions = hud.lock();
+            let entry = sessions.get_mut("s").expect("held");
+            entry.refresh = Refresh::Busy { dirty: true };
+            entry.summary_status = SummaryStatus::Pending;
+            entry.state.merge(
+                &[serde_json::from_value(json!({ "info": { "id": "u2", "role": "user", "time": { "created": 5.0 } },
+                    "parts": [{ "type": "text", "text": "Now the docs." }] }))
+                .expect("message")],
+                &Limits::default(),
+            )
+        };
+        assert!(changed);
+        let done = hud.lock().get_mut("s").expect("held").finish_refresh(Some((written_for, Ok("The build passes.".into()))));
+        assert!(!done, "the change asks for another round");
+        let view = hud.get("s").expect("view");
+        assert!(!view.hud.contains("The build passes"), "{}", view.hud);
+        assert_eq!(view.summary_status, SummaryStatus::Pending);
+
+        // Written for the current facts: shown, and stable over time.
+        let current = hud.lock()["s"].state.version;
+        assert!(hud.lock().get_mut("s").expect("held").finish_refresh(Some((current, Ok("Docs next.".into())))));
+        let shown = hud.get("s").expect("view");
+        assert!(shown.hud.contains("Summary (local model, unverified): Docs next."), "{}", shown.hud);
+        assert_eq!(shown.summary_status, SummaryStatus::Ready);
+        std::thread::sleep(Duration::from_millis(1100));
+        let later = hud.get("s").expect("view");
+        assert_eq!(later.hud, shown.hud, "byte-identical over time");
+        assert_eq!(later.version, shown.version);
+
+        // New facts: the note is gone at once, not shown as old.
+        assert!(hud.event(tool_event("s", "c2", "ok")));
+        let moved = hud.get("s").expect("view");
+        assert!(!moved.hud.contains("Docs next"), "{}", moved.hud);
+        assert!(moved.version > shown.version);
     }
 
     #[tokio::test]

@@ -2,16 +2,18 @@
 //! session's events by the code here; only the labelled summary line comes
 //! from the model.
 
+use super::checks::Report;
 use super::opencode::ToolStatus;
 use super::session::{SessionState, ToolCall};
 use super::text::{attribute, clean_line, TAG};
 use std::collections::BTreeMap;
 
-/// The model-written summary, with its age.
+/// The model-written summary. It is only ever rendered while it describes
+/// the current facts, so it carries no age: the same facts and summary give
+/// byte-identical text.
 #[derive(Debug, Clone)]
 pub struct SummaryLine {
     pub text: String,
-    pub age_secs: u64,
 }
 
 /// A rendered HUD.
@@ -37,6 +39,9 @@ impl Default for Budget {
 }
 
 const MAX_PROBLEMS: usize = 3;
+/// Repeated test or check commands whose runs are traced, and runs per trace.
+const MAX_TRACES: usize = 2;
+const TRACE_RUNS: usize = 4;
 const MAX_FILES: usize = 8;
 
 /// Renders the HUD within `budget.tokens` as counted by `count`: the oldest
@@ -53,13 +58,15 @@ pub fn render(
     budget: Budget,
     count: &dyn Fn(&str) -> usize,
 ) -> Rendered {
-    let calls = state.ordered_calls();
+    let calls = state.work_calls();
     let problems = open_problems(&calls);
+    let traces = run_traces(&calls);
     let mut lines = LineCounts::default();
     let mut first = true;
     let mut shown_calls = calls.len().min(budget.calls);
     let files = file_lines(&calls);
     let mut shown_files = files.len().min(MAX_FILES);
+    let mut shown_traces = traces.len();
     let mut with_summary = summary.is_some();
     let mut shown_problems = MAX_PROBLEMS;
     let mut goal_chars = 300;
@@ -68,9 +75,10 @@ pub fn render(
             calls: shown_calls,
             files: shown_files,
             problems: shown_problems,
+            traces: shown_traces,
             goal_chars,
         };
-        let text = compose(state, &calls, &files, &problems, shown, summary.filter(|_| with_summary));
+        let text = compose(state, &calls, &files, &problems, &traces, shown, summary.filter(|_| with_summary));
         // The first trial is counted whole (most HUDs fit at once). Later
         // ones are estimated from line sums, which run a little above
         // whole-text counts: past the margin a trial is over budget without
@@ -88,6 +96,8 @@ pub fn render(
             shown_calls -= 1;
         } else if shown_files > 0 {
             shown_files -= 1;
+        } else if shown_traces > 0 {
+            shown_traces -= 1;
         } else if shown_problems > 1 {
             shown_problems -= 1;
         } else if with_summary {
@@ -132,6 +142,7 @@ struct Shown {
     calls: usize,
     files: usize,
     problems: usize,
+    traces: usize,
     goal_chars: usize,
 }
 
@@ -140,6 +151,7 @@ fn compose(
     calls: &[&ToolCall],
     files: &[String],
     problems: &[String],
+    traces: &[String],
     shown: Shown,
     summary: Option<&SummaryLine>,
 ) -> String {
@@ -147,9 +159,12 @@ fn compose(
         calls: shown_calls,
         files: shown_files,
         problems: shown_problems,
+        traces: shown_traces,
         goal_chars,
     } = shown;
-    let mut out = format!("<{TAG} session=\"{}\" v={}>\n", attribute(&state.id, 64), state.version);
+    // No counter or clock in the text: the same facts give the same bytes,
+    // which keeps the agent's prompt cache warm. The version is in the JSON.
+    let mut out = format!("<{TAG} session=\"{}\">\n", attribute(&state.id, 64));
     match &state.goal {
         Some((_, goal)) => out.push_str(&format!(
             "Goal (latest user request): {}\n",
@@ -176,8 +191,22 @@ fn compose(
         } else {
             out.push_str(&format!("Tool calls{since} ({}):\n", calls.len()));
         }
+        // The same call line in a row (a command retried with the same
+        // result) is listed once, with its count.
+        let mut listed: Vec<(String, usize)> = Vec::new();
         for call in &calls[calls.len() - shown_calls..] {
-            out.push_str(&format!("  {}\n", call_line(call)));
+            let line = call_line(call);
+            match listed.last_mut() {
+                Some((last, n)) if *last == line => *n += 1,
+                _ => listed.push((line, 1)),
+            }
+        }
+        for (line, n) in listed {
+            if n > 1 {
+                out.push_str(&format!("  {line} ×{n}\n"));
+            } else {
+                out.push_str(&format!("  {line}\n"));
+            }
         }
     }
     if shown_files > 0 {
@@ -186,6 +215,10 @@ fn compose(
         if more > 0 {
             out.push_str(&format!("; +{more} more"));
         }
+        out.push('\n');
+    }
+    for trace in &traces[traces.len() - shown_traces..] {
+        out.push_str(trace);
         out.push('\n');
     }
     if shown_problems == 0 && !problems.is_empty() {
@@ -213,8 +246,7 @@ fn compose(
     }
     if let Some(s) = summary {
         out.push_str(&format!(
-            "Summary (local model, unverified, {}s old): {}\n",
-            s.age_secs,
+            "Summary (local model, unverified): {}\n",
             clean_line(&s.text, 300)
         ));
     }
@@ -242,6 +274,14 @@ pub(super) fn call_line(call: &ToolCall) -> String {
                 line.push_str(&format!(": {}", clean_line(e, 100)));
             }
         }
+        ToolStatus::Completed if call.report.is_some() => {
+            if let Some(exit) = call.exit.filter(|&e| e != 0) {
+                line.push_str(&format!(" → exit {exit}"));
+            }
+            if let Some(report) = &call.report {
+                line.push_str(&format!(": {}", report_line(report, true)));
+            }
+        }
         ToolStatus::Completed => {
             if let Some(exit) = call.exit.filter(|&e| e != 0) {
                 line.push_str(&format!(" → exit {exit}"));
@@ -258,6 +298,69 @@ pub(super) fn call_line(call: &ToolCall) -> String {
         }
     }
     line
+}
+
+/// `unittest 2 of 4 failed: test_average (AssertionError: 1.5 != 2); test_div (…)`;
+/// names only without `details`.
+fn report_line(report: &Report, details: bool) -> String {
+    let mut line = format!("{} {}", report.tool, report.counts());
+    let mut failures = report.failures.iter().take(3).map(|f| match (&f.detail, details) {
+        (Some(d), true) => format!("{} ({})", clean_line(&f.name, 60), clean_line(d, 80)),
+        _ => clean_line(&f.name, 60),
+    });
+    if let Some(first) = failures.next() {
+        line.push_str(": ");
+        line.push_str(&first);
+        for more in failures {
+            line.push_str("; ");
+            line.push_str(&more);
+        }
+        if report.failures.len() > 3 || report.failed > report.failures.len().max(3) {
+            line.push_str("; …");
+        }
+    }
+    clean_line(&line, 240)
+}
+
+/// For each test or check command run more than once, the course of its
+/// results, newest command last: `Runs of `pytest -q`: 2 of 4 failed → 1 of
+/// 4 failed (test_average) → 4 passed`.
+fn run_traces(calls: &[&ToolCall]) -> Vec<String> {
+    let mut commands: Vec<(&str, Vec<&Report>)> = Vec::new();
+    for call in calls {
+        let (Some(command), Some(report)) = (call.command.as_deref(), call.report.as_ref()) else {
+            continue;
+        };
+        match commands.iter().position(|(c, _)| *c == command) {
+            Some(i) => {
+                let mut entry = commands.remove(i);
+                entry.1.push(report);
+                commands.push(entry);
+            }
+            None => commands.push((command, vec![report])),
+        }
+    }
+    commands.retain(|(_, runs)| runs.len() > 1);
+    let from = commands.len().saturating_sub(MAX_TRACES);
+    commands[from..]
+        .iter()
+        .map(|(command, runs)| {
+            let shown = &runs[runs.len().saturating_sub(TRACE_RUNS)..];
+            let steps: Vec<String> = shown
+                .iter()
+                .map(|r| {
+                    let names: Vec<String> = r.failures.iter().take(2).map(|f| clean_line(&f.name, 40)).collect();
+                    if r.ok() || names.is_empty() {
+                        r.counts()
+                    } else {
+                        format!("{} ({})", r.counts(), names.join(", "))
+                    }
+                })
+                .collect();
+            let earlier = if runs.len() > shown.len() { "… → " } else { "" };
+            format!("Runs of `{}`: {earlier}{}", clean_line(command, 60), steps.join(" → "))
+        })
+        .collect()
 }
 
 /// `notes.txt (write 1, read 1, edit 2, 1 failed)`, ordered by last use.
@@ -325,10 +428,13 @@ pub(super) fn open_problems(calls: &[&ToolCall]) -> Vec<String> {
                 .as_deref()
                 .map(|c| format!("`{}`", clean_line(c, 60)))
                 .or_else(|| call.subject().map(|s| clean_line(s, 60)));
-            let what = match call.exit.filter(|&e| e != 0) {
+            let mut what = match call.exit.filter(|&e| e != 0) {
                 Some(exit) => format!("{} {} exited {exit}", call.tool, subject.unwrap_or_default()),
                 None => format!("{} {} failed", call.tool, subject.unwrap_or_default()),
             };
+            if let Some(report) = &call.report {
+                what.push_str(&format!(" ({})", report_line(report, false)));
+            }
             if failures > 1 {
                 format!("{what}; failed {failures} times, no pass since")
             } else {

@@ -2,6 +2,7 @@
 //! messages, merged idempotently and kept within byte limits.
 
 use super::opencode::{Message, Part, ToolStatus};
+use super::checks::Report;
 use super::text::{clean_line, Clipped};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -42,6 +43,8 @@ pub struct ToolCall {
     /// Exit code of a shell command.
     pub exit: Option<i64>,
     pub output: Option<Clipped>,
+    /// What a test runner or checker said in the output, when one did.
+    pub report: Option<Report>,
     pub error: Option<String>,
     /// When the call started (ms since the epoch), and the order it was first seen.
     pub start: f64,
@@ -68,6 +71,23 @@ impl ToolCall {
             .as_deref()
             .or(self.path.as_deref())
             .or(self.detail.as_deref())
+    }
+
+    /// Fills what this record lacks from `other`, a record of the same call.
+    fn fill_from(&mut self, other: &ToolCall) {
+        if self.subject().is_none() {
+            self.command.clone_from(&other.command);
+            self.path.clone_from(&other.path);
+            self.detail.clone_from(&other.detail);
+        }
+        self.exit = self.exit.or(other.exit);
+        if self.output.is_none() {
+            self.output.clone_from(&other.output);
+            self.report.clone_from(&other.report);
+        }
+        if self.error.is_none() {
+            self.error.clone_from(&other.error);
+        }
     }
 
     fn bytes(&self) -> usize {
@@ -195,6 +215,15 @@ impl SessionState {
         true
     }
 
+    /// The calls the facts are about, in the order they started: all but
+    /// the todo list's own (`todowrite`, `todoread`), which the Todos line
+    /// shows instead.
+    pub fn work_calls(&self) -> Vec<&ToolCall> {
+        let mut calls = self.ordered_calls();
+        calls.retain(|c| !matches!(c.tool.as_str(), "todowrite" | "todoread"));
+        calls
+    }
+
     /// Tool calls in the order they started.
     pub fn ordered_calls(&self) -> Vec<&ToolCall> {
         let mut calls: Vec<&ToolCall> = self.calls.values().map(Arc::as_ref).collect();
@@ -279,18 +308,14 @@ impl SessionState {
         if start < self.dropped_before {
             return false;
         }
-        if let Some(old) = self.calls.get(call_id) {
-            if old.status.rank() > state.status.rank() || (old.status == state.status && old.finished()) {
-                return false;
-            }
-            if old.status == state.status && !old.finished() {
-                return false;
-            }
-        }
         let input = &state.input;
         let field = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_owned);
         let path = field("filePath").or_else(|| field("path")).map(|p| self.relative(&p));
-        let command = if tool == "bash" { field("command") } else { None };
+        let command = if tool == "bash" {
+            field("command").map(|c| self.without_cd_root(&c))
+        } else {
+            None
+        };
         let detail = if command.is_none() && path.is_none() {
             field("pattern")
                 .or_else(|| field("url"))
@@ -324,7 +349,15 @@ impl SessionState {
             },
             |c| c.seen,
         );
-        let call = ToolCall {
+        let output = state
+            .output
+            .as_deref()
+            .map(|o| Clipped::from_client(o, state.clipped.as_ref(), limits.output_head, limits.output_tail));
+        let report = output
+            .as_ref()
+            .filter(|_| command.is_some())
+            .and_then(|o| super::checks::read(&o.kept_text()));
+        let mut call = ToolCall {
             call_id: call_id.to_owned(),
             tool: clean_line(tool, 40),
             status: state.status,
@@ -332,10 +365,8 @@ impl SessionState {
             path: path.map(|p| clean_line(&p, 400)),
             detail: detail.map(|d| clean_line(&d, 200)),
             exit,
-            output: state
-                .output
-                .as_deref()
-                .map(|o| Clipped::from_client(o, state.clipped.as_ref(), limits.output_head, limits.output_tail)),
+            output,
+            report,
             error: state
                 .error
                 .as_deref()
@@ -343,6 +374,23 @@ impl SessionState {
             start,
             seen,
         };
+        // The most complete record of a call wins: the later state, with
+        // what only the other record holds filled in (a `tool.execute.after`
+        // event or evolve's `tool_after` carries no input; the sync or
+        // `tool_before` that does may come before or after it).
+        if let Some(old) = self.calls.get(call_id) {
+            if old.status.rank() >= call.status.rank() {
+                let mut kept = (**old).clone();
+                kept.fill_from(&call);
+                if kept == **old {
+                    return false;
+                }
+                call = kept;
+            } else {
+                call.fill_from(old);
+            }
+            call.start = old.start.min(call.start);
+        }
         if let Some(old) = self.calls.insert(call_id.to_owned(), Arc::new(call)) {
             self.bytes -= old.bytes();
         }
@@ -370,6 +418,30 @@ impl SessionState {
             self.dropped_calls += 1;
         }
         true
+    }
+
+    /// `command` without a leading `cd <project root> &&` (or `;`): the
+    /// agent's shell starts there already, so it says nothing, and it would
+    /// take the start of every command line in the HUD.
+    fn without_cd_root(&self, command: &str) -> String {
+        let Some(root) = self.root.as_deref() else {
+            return command.to_owned();
+        };
+        let Some(rest) = command.trim_start().strip_prefix("cd ") else {
+            return command.to_owned();
+        };
+        let rest = rest.trim_start();
+        let forms = [format!("\"{root}\""), format!("'{root}'"), format!("{root}/"), root.to_owned()];
+        forms
+            .iter()
+            .filter_map(|form| rest.strip_prefix(form.as_str()))
+            .filter_map(|after| {
+                let after = after.trim_start();
+                after.strip_prefix("&&").or_else(|| after.strip_prefix(';'))
+            })
+            .map(str::trim_start)
+            .find(|tail| !tail.is_empty())
+            .map_or_else(|| command.to_owned(), str::to_owned)
     }
 
     fn relative(&self, path: &str) -> String {

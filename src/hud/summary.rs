@@ -23,7 +23,7 @@ pub const MAX_CHARS: usize = 240;
 /// the session grows, which keeps the prompt append-only.
 pub fn event_log(state: &SessionState) -> Vec<String> {
     state
-        .ordered_calls()
+        .work_calls()
         .into_iter()
         .filter(|c| c.finished())
         .map(|c| {

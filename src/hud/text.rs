@@ -173,6 +173,15 @@ impl Clipped {
         self.head.len() + self.tail.len()
     }
 
+    /// The kept text: the head, then the tail on a line of its own.
+    pub fn kept_text(&self) -> String {
+        if self.tail.is_empty() {
+            self.head.clone()
+        } else {
+            format!("{}\n{}", self.head, self.tail)
+        }
+    }
+
     /// Lines kept, head then tail.
     pub fn kept_lines(&self) -> impl Iterator<Item = &str> {
         self.head.lines().chain(self.tail.lines())

@@ -1,0 +1,312 @@
+//! Test runs and checks understood: the result summaries of common test
+//! runners and checkers (unittest, pytest, cargo test, node's test runner,
+//! rustc through cargo, tsc, mypy), read from the kept head and tail of a
+//! command's output. Every count, name and line in a [`Report`] is text of
+//! that output; nothing is guessed.
+
+use regex::Regex;
+use std::sync::LazyLock;
+
+/// Failures kept per report.
+const MAX_FAILURES: usize = 5;
+
+/// What one run of a test runner or checker said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// The runner or checker: `unittest`, `pytest`, `cargo test`, `node test`, `rustc`, `tsc`, `mypy`.
+    pub tool: &'static str,
+    /// Tests that passed, where the runner says.
+    pub passed: Option<usize>,
+    /// Failed tests, or errors of a checker.
+    pub failed: usize,
+    /// Whether `failed` counts errors (a checker or a build) rather than tests.
+    pub errors: bool,
+    /// What failed, in output order: a test name or `file:line`, and its key line.
+    pub failures: Vec<Failure>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub name: String,
+    pub detail: Option<String>,
+}
+
+impl Report {
+    pub fn ok(&self) -> bool {
+        self.failed == 0
+    }
+
+    /// `2 of 4 failed`, `4 passed`, `2 errors`, `no errors`.
+    pub fn counts(&self) -> String {
+        match (self.errors, self.passed) {
+            (true, _) if self.failed == 0 => "no errors".to_owned(),
+            (true, _) => format!("{} error{}", self.failed, if self.failed == 1 { "" } else { "s" }),
+            (false, Some(passed)) if self.failed == 0 => format!("{passed} passed"),
+            (false, Some(passed)) => format!("{} of {} failed", self.failed, self.failed + passed),
+            (false, None) => format!("{} failed", self.failed),
+        }
+    }
+}
+
+/// The report of the first runner or checker whose summary `text` holds.
+pub fn read(text: &str) -> Option<Report> {
+    let lines: Vec<&str> = text.lines().map(|l| l.trim_end_matches('\r')).collect();
+    [unittest, pytest, cargo_test, node_test, rustc, tsc, mypy]
+        .iter()
+        .find_map(|parse| parse(&lines))
+}
+
+fn re(pattern: &str) -> Regex {
+    Regex::new(pattern).expect("a valid pattern: this is a bug")
+}
+
+fn num(s: &str) -> usize {
+    s.parse().unwrap_or(0)
+}
+
+/// The first non-empty line at or after `from` that `keep` accepts, trimmed.
+fn first_line<'a>(lines: &[&'a str], from: usize, stop: impl Fn(&str) -> bool, keep: impl Fn(&str) -> bool) -> Option<&'a str> {
+    lines[from.min(lines.len())..]
+        .iter()
+        .take_while(|l| !stop(l))
+        .map(|l| l.trim())
+        .find(|l| !l.is_empty() && keep(l))
+}
+
+fn push(failures: &mut Vec<Failure>, name: &str, detail: Option<&str>) {
+    if failures.len() < MAX_FAILURES && !failures.iter().any(|f| f.name == name) {
+        failures.push(Failure {
+            name: name.to_owned(),
+            detail: detail.map(str::to_owned),
+        });
+    }
+}
+
+/// `Ran 4 tests in 0.005s`, then `OK` or `FAILED (failures=2, errors=1)`;
+/// `FAIL: test_div (test_calc.TestCalc.test_div)` blocks with their exception line.
+fn unittest(lines: &[&str]) -> Option<Report> {
+    static RAN: LazyLock<Regex> = LazyLock::new(|| re(r"^Ran (\d+) tests? in "));
+    static STATUS: LazyLock<Regex> = LazyLock::new(|| re(r"^(OK|FAILED)(?: \((.*)\))?$"));
+    static COUNT: LazyLock<Regex> = LazyLock::new(|| re(r"(failures|errors|skipped|expected failures|unexpected successes)=(\d+)"));
+    static FAIL: LazyLock<Regex> = LazyLock::new(|| re(r"^(?:FAIL|ERROR): (\S+) \("));
+    static EXCEPTION: LazyLock<Regex> = LazyLock::new(|| re(r"^\w+(?:\.\w+)*(?:Error|Exception|Failure|Exit)\b.*"));
+    let ran = lines.iter().rposition(|l| RAN.is_match(l))?;
+    let total = num(&RAN.captures(lines[ran])?[1]);
+    let status = lines[ran + 1..].iter().find_map(|l| STATUS.captures(l))?;
+    let (mut failed, mut skipped) = (0, 0);
+    for c in COUNT.captures_iter(status.get(2).map_or("", |m| m.as_str())) {
+        match &c[1] {
+            "failures" | "errors" | "unexpected successes" => failed += num(&c[2]),
+            _ => skipped += num(&c[2]),
+        }
+    }
+    let mut failures = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if let Some(c) = FAIL.captures(l) {
+            let detail = first_line(lines, i + 1, |l| l.starts_with("=====") || FAIL.is_match(l), |l| EXCEPTION.is_match(l));
+            push(&mut failures, &c[1], detail);
+        }
+    }
+    Some(Report {
+        tool: "unittest",
+        passed: Some(total.saturating_sub(failed + skipped)),
+        failed,
+        errors: false,
+        failures,
+    })
+}
+
+/// `=== 1 failed, 3 passed in 0.03s ===` (or bare, with `-q`), and
+/// `FAILED test_calc.py::TestCalc::test_average - AssertionError: 1.5 != 2`.
+fn pytest(lines: &[&str]) -> Option<Report> {
+    static SUMMARY: LazyLock<Regex> =
+        LazyLock::new(|| re(r"^=*\s*((?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|deselected|warnings?),? ?)+) in [\d.]+s\b"));
+    static COUNT: LazyLock<Regex> = LazyLock::new(|| re(r"(\d+) (failed|passed|errors?)\b"));
+    static FAILED: LazyLock<Regex> = LazyLock::new(|| re(r"^(?:FAILED|ERROR) (\S+?)(?: - (.*))?$"));
+    let summary = lines.iter().rev().find_map(|l| SUMMARY.captures(l))?;
+    let (mut passed, mut failed) = (0, 0);
+    for c in COUNT.captures_iter(&summary[1]) {
+        if &c[2] == "passed" {
+            passed += num(&c[1]);
+        } else {
+            failed += num(&c[1]);
+        }
+    }
+    let mut failures = Vec::new();
+    for l in lines {
+        if let Some(c) = FAILED.captures(l) {
+            let name = c[1].rsplit("::").next().unwrap_or(&c[1]);
+            push(&mut failures, name, c.get(2).map(|m| m.as_str()));
+        }
+    }
+    Some(Report {
+        tool: "pytest",
+        passed: Some(passed),
+        failed,
+        errors: false,
+        failures,
+    })
+}
+
+/// `test result: FAILED. 1 passed; 2 failed; …` per test binary (summed),
+/// `test tests::averages ... FAILED`, and the panic message after
+/// `---- tests::averages stdout ----`.
+fn cargo_test(lines: &[&str]) -> Option<Report> {
+    static RESULT: LazyLock<Regex> = LazyLock::new(|| re(r"^test result: (?:ok|FAILED)\. (\d+) passed; (\d+) failed;"));
+    static FAILED: LazyLock<Regex> = LazyLock::new(|| re(r"^test (\S+) \.\.\. FAILED$"));
+    static STDOUT: LazyLock<Regex> = LazyLock::new(|| re(r"^---- (\S+) stdout ----$"));
+    let (mut passed, mut failed, mut seen) = (0, 0, false);
+    for c in lines.iter().filter_map(|l| RESULT.captures(l)) {
+        passed += num(&c[1]);
+        failed += num(&c[2]);
+        seen = true;
+    }
+    if !seen {
+        return None;
+    }
+    let mut failures = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if let Some(c) = STDOUT.captures(l) {
+            // The message follows the `panicked at file:line:col:` line.
+            let panicked = lines[i + 1..].iter().take(6).position(|l| l.contains(" panicked at "));
+            let detail = panicked.and_then(|p| first_line(lines, i + 2 + p, |l| STDOUT.is_match(l), |_| true));
+            push(&mut failures, &c[1], detail);
+        }
+    }
+    for c in lines.iter().filter_map(|l| FAILED.captures(l)) {
+        push(&mut failures, &c[1], None);
+    }
+    Some(Report {
+        tool: "cargo test",
+        passed: Some(passed),
+        failed,
+        errors: false,
+        failures,
+    })
+}
+
+/// TAP (`# pass 2`, `# fail 1`, `not ok 2 - averages` with its `error:`) or
+/// the spec reporter (`ℹ pass 2`, `✖ averages (10ms)` and the next line).
+fn node_test(lines: &[&str]) -> Option<Report> {
+    static COUNT: LazyLock<Regex> = LazyLock::new(|| re(r"^(?:#|ℹ) (pass|fail) (\d+)$"));
+    static TAP_FAIL: LazyLock<Regex> = LazyLock::new(|| re(r"^not ok \d+ - (.+)$"));
+    static SPEC_FAIL: LazyLock<Regex> = LazyLock::new(|| re(r"^✖ (.+?) \([\d.]+m?s\)$"));
+    let (mut passed, mut failed) = (None, None);
+    for c in lines.iter().filter_map(|l| COUNT.captures(l.trim_end())) {
+        if &c[1] == "pass" {
+            passed = Some(num(&c[2]));
+        } else {
+            failed = Some(num(&c[2]));
+        }
+    }
+    let (passed, failed) = (passed?, failed?);
+    let mut failures = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if let Some(c) = TAP_FAIL.captures(l) {
+            // The YAML block's `error:` text: its last non-empty line holds
+            // the comparison (`1.5 !== 2`) or the message.
+            let block: Vec<&str> = lines[i + 1..]
+                .iter()
+                .take_while(|l| l.trim() != "...")
+                .skip_while(|l| !l.trim_start().starts_with("error:"))
+                .take_while(|l| {
+                    let t = l.trim_start();
+                    t.starts_with("error:") || !t.contains(": ") || l.starts_with("      ")
+                })
+                .map(|l| l.trim())
+                .collect();
+            let detail = block
+                .iter()
+                .rev()
+                .map(|l| l.trim_start_matches("error:").trim().trim_matches('\''))
+                .find(|l| !l.is_empty() && *l != "|-");
+            push(&mut failures, &c[1], detail);
+        } else if let Some(c) = SPEC_FAIL.captures(l) {
+            let detail = first_line(lines, i + 1, |l| l.starts_with('✔') || l.starts_with('✖'), |l| !l.starts_with("at "));
+            push(&mut failures, &c[1], detail);
+        }
+    }
+    Some(Report {
+        tool: "node test",
+        passed: Some(passed),
+        failed,
+        errors: false,
+        failures,
+    })
+}
+
+/// `error[E0308]: mismatched types` and its ` --> src/lib.rs:1:41`, from
+/// cargo build, check or a test build that did not compile.
+fn rustc(lines: &[&str]) -> Option<Report> {
+    static ERROR: LazyLock<Regex> = LazyLock::new(|| re(r"^error(?:\[(E\d+)\])?: (.+)$"));
+    static AT: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*--> ([^:]+):(\d+):\d+$"));
+    static COULD_NOT: LazyLock<Regex> = LazyLock::new(|| re(r"^error: could not compile `[^`]+`(?:.*due to (\d+) previous errors?)?"));
+    let summary = lines.iter().find_map(|l| COULD_NOT.captures(l))?;
+    let mut failures = Vec::new();
+    let mut counted = 0;
+    for (i, l) in lines.iter().enumerate() {
+        let Some(c) = ERROR.captures(l) else { continue };
+        if COULD_NOT.is_match(l) || l.starts_with("error: aborting") {
+            continue;
+        }
+        counted += 1;
+        let at = lines[i + 1..].iter().take(3).find_map(|l| AT.captures(l));
+        let name = at.map_or_else(|| "build".to_owned(), |a| format!("{}:{}", &a[1], &a[2]));
+        let detail = match c.get(1) {
+            Some(code) => format!("{} {}", code.as_str(), &c[2]),
+            None => c[2].to_owned(),
+        };
+        push(&mut failures, &name, Some(&detail));
+    }
+    Some(Report {
+        tool: "rustc",
+        passed: None,
+        failed: summary.get(1).map_or(counted.max(1), |n| num(n.as_str())),
+        errors: true,
+        failures,
+    })
+}
+
+/// `a.ts(4,7): error TS2322: Type 'number' is not assignable to type 'string'.`
+fn tsc(lines: &[&str]) -> Option<Report> {
+    static ERROR: LazyLock<Regex> = LazyLock::new(|| re(r"^(.+?)\((\d+),\d+\): error (TS\d+): (.+)$"));
+    static FOUND: LazyLock<Regex> = LazyLock::new(|| re(r"^Found (\d+) errors?"));
+    let mut failures = Vec::new();
+    let mut counted = 0;
+    for c in lines.iter().filter_map(|l| ERROR.captures(l)) {
+        counted += 1;
+        push(&mut failures, &format!("{}:{}", &c[1], &c[2]), Some(&format!("{} {}", &c[3], &c[4])));
+    }
+    let found = lines.iter().find_map(|l| FOUND.captures(l)).map(|c| num(&c[1]));
+    (counted > 0).then(|| Report {
+        tool: "tsc",
+        passed: None,
+        failed: found.unwrap_or(counted),
+        errors: true,
+        failures,
+    })
+}
+
+/// `m.py:4: error: Incompatible types … [assignment]`, then
+/// `Found 2 errors in 1 file` or `Success: no issues found`.
+fn mypy(lines: &[&str]) -> Option<Report> {
+    static ERROR: LazyLock<Regex> = LazyLock::new(|| re(r"^(.+?):(\d+): error: (.+)$"));
+    static FOUND: LazyLock<Regex> = LazyLock::new(|| re(r"^Found (\d+) errors? in \d+ files?"));
+    static SUCCESS: LazyLock<Regex> = LazyLock::new(|| re(r"^Success: no issues found in \d+ source files?$"));
+    let found = lines.iter().find_map(|l| FOUND.captures(l)).map(|c| num(&c[1]));
+    let success = lines.iter().any(|l| SUCCESS.is_match(l));
+    if found.is_none() && !success {
+        return None;
+    }
+    let mut failures = Vec::new();
+    for c in lines.iter().filter_map(|l| ERROR.captures(l)) {
+        push(&mut failures, &format!("{}:{}", &c[1], &c[2]), Some(&c[3]));
+    }
+    Some(Report {
+        tool: "mypy",
+        passed: None,
+        failed: found.unwrap_or(0),
+        errors: true,
+        failures,
+    })
+}

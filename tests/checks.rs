@@ -1,0 +1,98 @@
+//! Test runs and checks understood, on real outputs captured by running the
+//! real tools (`tests/fixtures/runners/`): Python 3.11 unittest, pytest 8,
+//! cargo test and cargo build (Rust 1.95), node 20's test runner (TAP and
+//! spec reporters), tsc 5.9 and mypy.
+
+use evolve_hud::hud::checks::{read, Failure, Report};
+
+fn fixture(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runners").join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn report(name: &str) -> Report {
+    read(&fixture(name)).unwrap_or_else(|| panic!("{name} not understood"))
+}
+
+fn failure(name: &str, detail: &str) -> Failure {
+    Failure {
+        name: name.into(),
+        detail: Some(detail.into()),
+    }
+}
+
+#[test]
+fn unittest_runs() {
+    let r = report("unittest-2-failed.txt");
+    assert_eq!((r.tool, r.passed, r.failed), ("unittest", Some(2), 2));
+    assert_eq!(
+        r.failures,
+        [failure("test_average", "AssertionError: 1.5 != 2"), failure("test_div", "AssertionError: 18 != 2")]
+    );
+    assert_eq!(r.counts(), "2 of 4 failed");
+    assert_eq!(report("unittest-1-failed.txt").counts(), "1 of 4 failed");
+    let ok = report("unittest-passed.txt");
+    assert!(ok.ok() && ok.failures.is_empty());
+    assert_eq!(ok.counts(), "4 passed");
+}
+
+#[test]
+fn pytest_runs() {
+    for name in ["pytest-2-failed.txt", "pytest-2-failed-verbose.txt"] {
+        let r = report(name);
+        assert_eq!((r.tool, r.passed, r.failed), ("pytest", Some(2), 2), "{name}");
+        assert_eq!(
+            r.failures,
+            [failure("test_average", "AssertionError: 1.5 != 2"), failure("test_div", "AssertionError: 18 != 2")]
+        );
+    }
+    assert_eq!(report("pytest-1-failed.txt").counts(), "1 of 4 failed");
+    assert_eq!(report("pytest-passed.txt").counts(), "4 passed");
+}
+
+#[test]
+fn cargo_test_runs() {
+    let r = report("cargo-test-2-failed.txt");
+    assert_eq!((r.tool, r.passed, r.failed), ("cargo test", Some(1), 2));
+    assert_eq!(
+        r.failures,
+        [
+            failure("tests::adds_negatives", "assertion `left == right` failed: negatives add up"),
+            failure("tests::averages", "assertion `left == right` failed"),
+        ]
+    );
+    // Unit tests and doc tests are summed.
+    assert_eq!(report("cargo-test-passed.txt").counts(), "3 passed");
+}
+
+#[test]
+fn node_test_runs() {
+    for name in ["node-test-tap-1-failed.txt", "node-test-1-failed.txt", "node-test-spec-1-failed.txt"] {
+        let r = report(name);
+        assert_eq!((r.tool, r.passed, r.failed), ("node test", Some(2), 1), "{name}");
+        assert_eq!(r.failures.len(), 1, "{name}");
+        assert_eq!(r.failures[0].name, "averages", "{name}");
+    }
+    assert_eq!(report("node-test-tap-1-failed.txt").failures[0].detail.as_deref(), Some("1.5 !== 2"));
+}
+
+#[test]
+fn build_and_type_errors() {
+    let r = report("cargo-build-error.txt");
+    assert_eq!((r.tool, r.failed, r.errors), ("rustc", 2, true));
+    assert_eq!(r.failures[0], failure("src/lib.rs:1", "E0308 mismatched types"));
+    assert_eq!(r.counts(), "2 errors");
+    let r = report("tsc-2-errors.txt");
+    assert_eq!((r.tool, r.failed), ("tsc", 2));
+    assert_eq!(r.failures[0], failure("a.ts:4", "TS2322 Type 'number' is not assignable to type 'string'."));
+    let r = report("mypy-2-errors.txt");
+    assert_eq!((r.tool, r.failed), ("mypy", 2));
+    assert_eq!(r.failures[1].name, "m.py:5");
+}
+
+#[test]
+fn plain_output_is_no_report() {
+    for text in ["", "hello\n", "total 8\n-rw-r--r-- 1 a b 0 notes.txt\n", "error: something went wrong\n"] {
+        assert_eq!(read(text), None, "{text:?}");
+    }
+}

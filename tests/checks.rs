@@ -1,7 +1,7 @@
 //! Test runs and checks understood, on real outputs captured by running the
 //! real tools (`tests/fixtures/runners/`): Python 3.11 unittest, pytest 8,
 //! cargo test and cargo build (Rust 1.95), node 20's test runner (TAP and
-//! spec reporters), tsc 5.9 and mypy.
+//! spec reporters), jest 29, vitest 3, tsc 5.9, mypy and eslint 9.
 
 use evolve_hud::hud::checks::{read, Failure, Report};
 
@@ -95,4 +95,35 @@ fn plain_output_is_no_report() {
     for text in ["", "hello\n", "total 8\n-rw-r--r-- 1 a b 0 notes.txt\n", "error: something went wrong\n"] {
         assert_eq!(read(text), None, "{text:?}");
     }
+}
+
+#[test]
+fn jest_and_vitest_runs() {
+    let r = report("jest-2-failed.txt");
+    assert_eq!((r.tool, r.passed, r.failed), ("jest", Some(2), 2));
+    assert_eq!(
+        r.failures,
+        [failure("calc › averages", "Expected: 2, Received: 1.5"), failure("calc › divides", "Expected: 2, Received: 18")]
+    );
+    assert_eq!(report("jest-passed.txt").counts(), "4 passed");
+    let r = report("vitest-2-failed.txt");
+    assert_eq!((r.tool, r.passed, r.failed), ("vitest", Some(2), 2));
+    assert_eq!(
+        r.failures[0],
+        failure("calc > averages", "AssertionError: expected 1.5 to be 2 // Object.is equality")
+    );
+    assert_eq!(report("vitest-passed.txt").counts(), "4 passed");
+}
+
+#[test]
+fn eslint_errors() {
+    let r = report("eslint-2-errors.txt");
+    assert_eq!((r.tool, r.failed, r.errors), ("eslint", 2, true));
+    assert_eq!(
+        r.failures,
+        [
+            failure("bad.js:1", "'unused' is assigned a value but never used (no-unused-vars)"),
+            failure("bad.js:2", "'x' is not defined (no-undef)"),
+        ]
+    );
 }

@@ -1,6 +1,6 @@
 //! Test runs and checks understood: the result summaries of common test
 //! runners and checkers (unittest, pytest, cargo test, node's test runner,
-//! rustc through cargo, tsc, mypy), read from the kept head and tail of a
+//! jest, vitest, rustc through cargo, tsc, mypy, eslint), read from the kept head and tail of a
 //! command's output. Every count, name and line in a [`Report`] is text of
 //! that output; nothing is guessed.
 
@@ -13,7 +13,8 @@ const MAX_FAILURES: usize = 5;
 /// What one run of a test runner or checker said.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Report {
-    /// The runner or checker: `unittest`, `pytest`, `cargo test`, `node test`, `rustc`, `tsc`, `mypy`.
+    /// The runner or checker: `unittest`, `pytest`, `cargo test`, `node test`, `jest`, `vitest`,
+    /// `rustc`, `tsc`, `mypy`, `eslint`.
     pub tool: &'static str,
     /// Tests that passed, where the runner says.
     pub passed: Option<usize>,
@@ -51,7 +52,7 @@ impl Report {
 /// The report of the first runner or checker whose summary `text` holds.
 pub fn read(text: &str) -> Option<Report> {
     let lines: Vec<&str> = text.lines().map(|l| l.trim_end_matches('\r')).collect();
-    [unittest, pytest, cargo_test, node_test, rustc, tsc, mypy]
+    [unittest, pytest, cargo_test, node_test, jest, vitest, rustc, tsc, mypy, eslint]
         .iter()
         .find_map(|parse| parse(&lines))
 }
@@ -235,6 +236,74 @@ fn node_test(lines: &[&str]) -> Option<Report> {
     })
 }
 
+/// `passed` and `failed` from counts such as `2 failed, 2 passed` or `2 failed | 2 passed`.
+fn tally(counts: &str) -> (usize, usize) {
+    static COUNT: LazyLock<Regex> = LazyLock::new(|| re(r"(\d+) (failed|passed)\b"));
+    let (mut passed, mut failed) = (0, 0);
+    for c in COUNT.captures_iter(counts) {
+        if &c[2] == "passed" {
+            passed += num(&c[1]);
+        } else {
+            failed += num(&c[1]);
+        }
+    }
+    (passed, failed)
+}
+
+/// `Tests:       2 failed, 2 passed, 4 total`, and `● calc › averages`
+/// blocks with their `Expected:` and `Received:` lines.
+fn jest(lines: &[&str]) -> Option<Report> {
+    static SUMMARY: LazyLock<Regex> = LazyLock::new(|| re(r"^Tests:\s+(.*\d+ total)$"));
+    static FAIL: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*● (.+)$"));
+    let summary = lines.iter().rev().find_map(|l| SUMMARY.captures(l))?;
+    let (passed, failed) = tally(&summary[1]);
+    let mut failures = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let Some(c) = FAIL.captures(l) else { continue };
+        if c[1].starts_with("Console") {
+            continue;
+        }
+        let stop = |l: &str| FAIL.is_match(l) || l.starts_with("Test Suites:");
+        let expected = first_line(lines, i + 1, stop, |l| l.starts_with("Expected"));
+        let received = first_line(lines, i + 1, stop, |l| l.starts_with("Received"));
+        let detail = match (expected, received) {
+            (Some(e), Some(r)) => Some(format!("{e}, {r}")),
+            _ => first_line(lines, i + 1, stop, |_| true).map(str::to_owned),
+        };
+        push(&mut failures, &c[1], detail.as_deref());
+    }
+    Some(Report {
+        tool: "jest",
+        passed: Some(passed),
+        failed,
+        errors: false,
+        failures,
+    })
+}
+
+/// `Tests  2 failed | 2 passed (4)`, and ` FAIL  file > calc > averages`
+/// followed by its error line.
+fn vitest(lines: &[&str]) -> Option<Report> {
+    static SUMMARY: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*Tests\s+(.+) \(\d+\)$"));
+    static FAIL: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*FAIL\s+\S+ > (.+)$"));
+    let summary = lines.iter().rev().find_map(|l| SUMMARY.captures(l))?;
+    let (passed, failed) = tally(&summary[1]);
+    let mut failures = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if let Some(c) = FAIL.captures(l) {
+            let detail = first_line(lines, i + 1, |l| FAIL.is_match(l), |_| true);
+            push(&mut failures, &c[1], detail);
+        }
+    }
+    Some(Report {
+        tool: "vitest",
+        passed: Some(passed),
+        failed,
+        errors: false,
+        failures,
+    })
+}
+
 /// `error[E0308]: mismatched types` and its ` --> src/lib.rs:1:41`, from
 /// cargo build, check or a test build that did not compile.
 fn rustc(lines: &[&str]) -> Option<Report> {
@@ -306,6 +375,30 @@ fn mypy(lines: &[&str]) -> Option<Report> {
         tool: "mypy",
         passed: None,
         failed: found.unwrap_or(0),
+        errors: true,
+        failures,
+    })
+}
+
+/// A file's path line, then `  1:7  error  'unused' is assigned …  no-unused-vars`
+/// lines, and `✖ 3 problems (2 errors, 1 warning)`. Errors count; warnings do not.
+fn eslint(lines: &[&str]) -> Option<Report> {
+    static SUMMARY: LazyLock<Regex> = LazyLock::new(|| re(r"^✖ \d+ problems? \((\d+) errors?, \d+ warnings?\)"));
+    static PROBLEM: LazyLock<Regex> = LazyLock::new(|| re(r"^\s+(\d+):\d+\s+error\s+(.+?)\s{2,}(\S+)$"));
+    let errors = lines.iter().rev().find_map(|l| SUMMARY.captures(l)).map(|c| num(&c[1]))?;
+    let mut failures = Vec::new();
+    let mut file = "";
+    for l in lines {
+        if !l.is_empty() && !l.starts_with(char::is_whitespace) && !l.starts_with('✖') {
+            file = l.rsplit('/').next().unwrap_or(l);
+        } else if let Some(c) = PROBLEM.captures(l) {
+            push(&mut failures, &format!("{file}:{}", &c[1]), Some(&format!("{} ({})", &c[2], &c[3])));
+        }
+    }
+    Some(Report {
+        tool: "eslint",
+        passed: None,
+        failed: errors,
         errors: true,
         failures,
     })

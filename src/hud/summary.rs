@@ -78,7 +78,19 @@ pub enum Rejected {
     Repeats,
     #[error("names {0:?}, which is not in the events")]
     Unknown(String),
+    /// The model sees one line per call, never outputs: a cause it names is
+    /// invented.
+    #[error("states a cause ({0:?}), which the events do not show")]
+    Causal(&'static str),
+    #[error("{0}")]
+    Contradicts(&'static str),
 }
+
+/// Words that state a cause.
+const CAUSAL: [&str; 6] = ["because", "due to", "caused by", "as a result", "indicating", "the reason"];
+/// Words that say something is failing, and that something works.
+const FAILING: [&str; 7] = ["fail", "error", "broken", "not working", "does not work", "unable", "cannot"];
+const WORKING: [&str; 7] = ["pass", "succeed", "success", "fixed", "resolved", "all done", "works"];
 
 /// Accepts model text as a summary, or says why not. The accepted text is
 /// one clean line of at most two sentences and [`MAX_CHARS`] characters.
@@ -117,6 +129,21 @@ pub fn guard(raw: &str, state: &SessionState) -> Result<String, Rejected> {
         if copied * 2 > trigrams.len() {
             return Err(Rejected::Repeats);
         }
+    }
+    if let Some(word) = CAUSAL.iter().find(|w| lower.contains(*w)) {
+        return Err(Rejected::Causal(word));
+    }
+    // What the note says is failing or working must agree with the facts.
+    let open = !super::render::open_problems(&state.work_calls()).is_empty();
+    let says_failing = FAILING.iter().any(|w| lower.contains(w));
+    let says_working = WORKING.iter().any(|w| lower.contains(w));
+    if says_failing && !open {
+        return Err(Rejected::Contradicts(
+            "says something fails, but every failure has passed since",
+        ));
+    }
+    if says_working && !says_failing && open {
+        return Err(Rejected::Contradicts("says things work, but a problem is open"));
     }
     // Every path-like or quoted word must come from the events.
     let known: HashSet<&str> = source_lower
@@ -217,6 +244,32 @@ mod tests {
             guard("Run `make check` to see more.", &s),
             Err(Rejected::Unknown("make".into()))
         );
+    }
+
+    #[test]
+    fn rejects_causes_and_claims_the_facts_contradict() {
+        let s = state();
+        assert_eq!(
+            guard("The tests fail because the parser is broken.", &s),
+            Err(Rejected::Causal("because"))
+        );
+        assert_eq!(
+            guard("The tests failed due to a missing file.", &s),
+            Err(Rejected::Causal("due to"))
+        );
+        // `cargo test` is open: a note that says things work is refused.
+        assert!(matches!(guard("All tests pass now; review the change.", &s), Err(Rejected::Contradicts(_))));
+        // Once it passes, a note that says something fails is refused.
+        let mut passed = s.clone();
+        let more: Vec<Message> = serde_json::from_value(serde_json::json!([
+            {"info": {"id": "a2", "role": "assistant"}, "parts": [
+                {"type": "tool", "callID": "c3", "tool": "bash", "state": {"status": "completed", "input": {"command": "cargo test"}, "output": "ok", "metadata": {"exit": 0}, "time": {"start": 4.0}}}
+            ]}
+        ]))
+        .unwrap();
+        passed.merge(&more, &Limits::default());
+        assert!(matches!(guard("The tests in this repo still fail; read the parser.", &passed), Err(Rejected::Contradicts(_))));
+        assert!(guard("The tests pass now; the parser work looks finished.", &passed).is_ok());
     }
 
     #[test]

@@ -26,7 +26,7 @@ pub fn hud_requests(data: &[u8]) {
             summaries: false,
             ..HudConfig::default()
         },
-        word_counter(),
+        TokenCounter::words(),
         None,
     );
     let mut shadow = SessionState::new("fuzz");
@@ -166,21 +166,6 @@ fn merge_shadow(state: &mut SessionState, messages: &[Value]) {
         .filter_map(|m| serde_json::from_value(m.clone()).ok())
         .collect();
     state.merge(&parsed, &Default::default());
-}
-
-/// Counts whitespace-separated words: a stand-in for a tokenizer, so the
-/// HUD's budget is exercised without a model file.
-fn word_counter() -> TokenCounter {
-    use tokenizers::models::wordlevel::WordLevel;
-    use tokenizers::pre_tokenizers::whitespace::WhitespaceSplit;
-    let model = WordLevel::builder()
-        .vocab([("[UNK]".to_owned(), 0)].into_iter().collect())
-        .unk_token("[UNK]".to_owned())
-        .build()
-        .expect("a one-word vocabulary");
-    let mut tokenizer = tokenizers::Tokenizer::new(model);
-    tokenizer.with_pre_tokenizer(Some(WhitespaceSplit));
-    TokenCounter::Tokenizer(Box::new(tokenizer))
 }
 
 /// One HUD: its opening tag first, on a line of its own with a clean

@@ -314,7 +314,8 @@ function lineCount(s: string): number {
  * `undefined` when `s` fits whole.
  */
 function clipBytes(s: string, head: number, tail: number): { head: string; tail: string } | undefined {
-  if (s.length <= head && byteLength(s) <= head + tail) return undefined;
+  // A UTF-16 unit is at most 3 UTF-8 bytes: short strings skip the encoding.
+  if (s.length * 3 <= head + tail) return undefined;
   const bytes = encoder.encode(s);
   if (bytes.length <= head + tail) return undefined;
   let h = head;
@@ -374,10 +375,17 @@ function slimToolState(state: Json): Json {
       out.clipped = { head: byteLength(clipped.head), bytes: byteLength(state.output), lines: lineCount(state.output) };
     }
   }
-  // Inputs with many long fields (a multi-file patch) keep short strings only.
-  if (byteLength(JSON.stringify(out)) > PART_MAX) out.input = slimValue(state.input, 256, 2);
-  if (byteLength(JSON.stringify(out)) > PART_MAX) out.input = scalars(state.input, 256) ?? {};
-  if (byteLength(JSON.stringify(out)) > PART_MAX) out.metadata = scalars({ exit: metadata?.exit }) ?? {};
+  // Inputs with many long fields (a multi-file patch) keep short strings
+  // only, then scalars only; past that, the metadata keeps `exit` only.
+  const fallbacks = [
+    () => (out.input = slimValue(state.input, 256, 2)),
+    () => (out.input = scalars(state.input, 256) ?? {}),
+    () => (out.metadata = scalars({ exit: metadata?.exit }) ?? {}),
+  ];
+  for (const fallback of fallbacks) {
+    if (byteLength(JSON.stringify(out)) <= PART_MAX) break;
+    fallback();
+  }
   return out;
 }
 

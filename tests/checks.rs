@@ -6,7 +6,9 @@
 use evolve_hud::hud::checks::{read, Failure, Report};
 
 fn fixture(name: &str) -> String {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runners").join(name);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/runners")
+        .join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
@@ -27,7 +29,10 @@ fn unittest_runs() {
     assert_eq!((r.tool, r.passed, r.failed), ("unittest", Some(2), 2));
     assert_eq!(
         r.failures,
-        [failure("test_average", "AssertionError: 1.5 != 2"), failure("test_div", "AssertionError: 18 != 2")]
+        [
+            failure("test_average", "AssertionError: 1.5 != 2"),
+            failure("test_div", "AssertionError: 18 != 2")
+        ]
     );
     assert_eq!(r.counts(), "2 of 4 failed");
     assert_eq!(report("unittest-1-failed.txt").counts(), "1 of 4 failed");
@@ -43,7 +48,10 @@ fn pytest_runs() {
         assert_eq!((r.tool, r.passed, r.failed), ("pytest", Some(2), 2), "{name}");
         assert_eq!(
             r.failures,
-            [failure("test_average", "AssertionError: 1.5 != 2"), failure("test_div", "AssertionError: 18 != 2")]
+            [
+                failure("test_average", "AssertionError: 1.5 != 2"),
+                failure("test_div", "AssertionError: 18 != 2")
+            ]
         );
     }
     assert_eq!(report("pytest-1-failed.txt").counts(), "1 of 4 failed");
@@ -57,7 +65,10 @@ fn cargo_test_runs() {
     assert_eq!(
         r.failures,
         [
-            failure("tests::adds_negatives", "assertion `left == right` failed: negatives add up"),
+            failure(
+                "tests::adds_negatives",
+                "assertion `left == right` failed: negatives add up"
+            ),
             failure("tests::averages", "assertion `left == right` failed"),
         ]
     );
@@ -67,13 +78,20 @@ fn cargo_test_runs() {
 
 #[test]
 fn node_test_runs() {
-    for name in ["node-test-tap-1-failed.txt", "node-test-1-failed.txt", "node-test-spec-1-failed.txt"] {
+    for name in [
+        "node-test-tap-1-failed.txt",
+        "node-test-1-failed.txt",
+        "node-test-spec-1-failed.txt",
+    ] {
         let r = report(name);
         assert_eq!((r.tool, r.passed, r.failed), ("node test", Some(2), 1), "{name}");
         assert_eq!(r.failures.len(), 1, "{name}");
         assert_eq!(r.failures[0].name, "averages", "{name}");
     }
-    assert_eq!(report("node-test-tap-1-failed.txt").failures[0].detail.as_deref(), Some("1.5 !== 2"));
+    assert_eq!(
+        report("node-test-tap-1-failed.txt").failures[0].detail.as_deref(),
+        Some("1.5 !== 2")
+    );
 }
 
 #[test]
@@ -84,7 +102,10 @@ fn build_and_type_errors() {
     assert_eq!(r.counts(), "2 errors");
     let r = report("tsc-2-errors.txt");
     assert_eq!((r.tool, r.failed), ("tsc", 2));
-    assert_eq!(r.failures[0], failure("a.ts:4", "TS2322 Type 'number' is not assignable to type 'string'."));
+    assert_eq!(
+        r.failures[0],
+        failure("a.ts:4", "TS2322 Type 'number' is not assignable to type 'string'.")
+    );
     let r = report("mypy-2-errors.txt");
     assert_eq!((r.tool, r.failed), ("mypy", 2));
     assert_eq!(r.failures[1].name, "m.py:5");
@@ -92,7 +113,12 @@ fn build_and_type_errors() {
 
 #[test]
 fn plain_output_is_no_report() {
-    for text in ["", "hello\n", "total 8\n-rw-r--r-- 1 a b 0 notes.txt\n", "error: something went wrong\n"] {
+    for text in [
+        "",
+        "hello\n",
+        "total 8\n-rw-r--r-- 1 a b 0 notes.txt\n",
+        "error: something went wrong\n",
+    ] {
         assert_eq!(read(text), None, "{text:?}");
     }
 }
@@ -103,14 +129,20 @@ fn jest_and_vitest_runs() {
     assert_eq!((r.tool, r.passed, r.failed), ("jest", Some(2), 2));
     assert_eq!(
         r.failures,
-        [failure("calc › averages", "Expected: 2, Received: 1.5"), failure("calc › divides", "Expected: 2, Received: 18")]
+        [
+            failure("calc › averages", "Expected: 2, Received: 1.5"),
+            failure("calc › divides", "Expected: 2, Received: 18")
+        ]
     );
     assert_eq!(report("jest-passed.txt").counts(), "4 passed");
     let r = report("vitest-2-failed.txt");
     assert_eq!((r.tool, r.passed, r.failed), ("vitest", Some(2), 2));
     assert_eq!(
         r.failures[0],
-        failure("calc > averages", "AssertionError: expected 1.5 to be 2 // Object.is equality")
+        failure(
+            "calc > averages",
+            "AssertionError: expected 1.5 to be 2 // Object.is equality"
+        )
     );
     assert_eq!(report("vitest-passed.txt").counts(), "4 passed");
 }
@@ -122,7 +154,10 @@ fn eslint_errors() {
     assert_eq!(
         r.failures,
         [
-            failure("bad.js:1", "'unused' is assigned a value but never used (no-unused-vars)"),
+            failure(
+                "bad.js:1",
+                "'unused' is assigned a value but never used (no-unused-vars)"
+            ),
             failure("bad.js:2", "'x' is not defined (no-undef)"),
         ]
     );

@@ -177,8 +177,18 @@ async fn evolve_calls_keep_their_subjects() {
     let server = Server::start(&["--hud-summary", "false"]);
     let url = server.url("");
     let calls = [
-        ("call_1", "bash", json!({ "command": "echo hello && ls" }), "hello\nnotes.txt\n"),
-        ("call_2", "write", json!({ "filePath": "notes.txt", "content": "hi\n" }), "Wrote file successfully."),
+        (
+            "call_1",
+            "bash",
+            json!({ "command": "echo hello && ls" }),
+            "hello\nnotes.txt\n",
+        ),
+        (
+            "call_2",
+            "write",
+            json!({ "filePath": "notes.txt", "content": "hi\n" }),
+            "Wrote file successfully.",
+        ),
         ("call_3", "read", json!({ "filePath": "notes.txt" }), "1\thi\n"),
     ];
     // Session A: tool_before and tool_after only.
@@ -216,7 +226,12 @@ async fn evolve_calls_keep_their_subjects() {
         let r = hook("compacting", &ctx.to_string(), &url);
         assert_eq!(r.code, 0, "{}", r.stderr);
         let prompt = r.result["prompt"].as_str().unwrap();
-        for fact in ["✓ bash `echo hello && ls`", "✓ write notes.txt", "✓ read notes.txt", "- notes.txt (read 1, write 1)"] {
+        for fact in [
+            "✓ bash `echo hello && ls`",
+            "✓ write notes.txt",
+            "✓ read notes.txt",
+            "- notes.txt (read 1, write 1)",
+        ] {
             assert!(prompt.contains(fact), "{session}: {fact} missing from\n{prompt}");
         }
         assert!(!prompt.contains("none touched"), "{session}: {prompt}");

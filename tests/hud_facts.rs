@@ -220,10 +220,38 @@ fn noise_is_left_out_of_the_call_list() {
     let todos = json!({ "todos": [{ "content": "fix the test", "status": "in_progress" }] });
     let messages = vec![
         tool_message(1, "todowrite", todos, "completed", "[…22 lines of todo JSON…]", None),
-        tool_message(2, "bash", json!({ "command": "cd /work/project && cargo test" }), "completed", "test result: FAILED. 1 passed; 1 failed", Some(101)),
-        tool_message(3, "bash", json!({ "command": "cd \"/work/project\" && cargo test" }), "completed", "test result: FAILED. 1 passed; 1 failed", Some(101)),
-        tool_message(4, "bash", json!({ "command": "cd /work/project; cargo test" }), "completed", "test result: FAILED. 1 passed; 1 failed", Some(101)),
-        tool_message(5, "bash", json!({ "command": "cd /work/project2 && ls" }), "completed", "a", Some(0)),
+        tool_message(
+            2,
+            "bash",
+            json!({ "command": "cd /work/project && cargo test" }),
+            "completed",
+            "test result: FAILED. 1 passed; 1 failed",
+            Some(101),
+        ),
+        tool_message(
+            3,
+            "bash",
+            json!({ "command": "cd \"/work/project\" && cargo test" }),
+            "completed",
+            "test result: FAILED. 1 passed; 1 failed",
+            Some(101),
+        ),
+        tool_message(
+            4,
+            "bash",
+            json!({ "command": "cd /work/project; cargo test" }),
+            "completed",
+            "test result: FAILED. 1 passed; 1 failed",
+            Some(101),
+        ),
+        tool_message(
+            5,
+            "bash",
+            json!({ "command": "cd /work/project2 && ls" }),
+            "completed",
+            "a",
+            Some(0),
+        ),
         tool_message(6, "todoread", json!({}), "completed", "[]", None),
     ];
     let text = hud(&merged(&messages));
@@ -232,15 +260,25 @@ fn noise_is_left_out_of_the_call_list() {
     assert!(text.contains("Todos: 0/1 done; in progress: fix the test"), "{text}");
     // `cd <project root> &&` is dropped; the same result in a row is listed once.
     assert!(text.contains("Tool calls (4):"), "{text}");
-    assert!(text.contains("  ✗ bash `cargo test` → exit 101: test result: FAILED. 1 passed; 1 failed ×3\n"), "{text}");
-    assert!(text.contains("bash `cargo test` exited 101; failed 3 times, no pass since"), "{text}");
+    assert!(
+        text.contains("  ✗ bash `cargo test` → exit 101: test result: FAILED. 1 passed; 1 failed ×3\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("bash `cargo test` exited 101; failed 3 times, no pass since"),
+        "{text}"
+    );
     // Another folder is not the root: kept.
     assert!(text.contains("✓ bash `cd /work/project2 && ls`"), "{text}");
 }
 
 fn runner_output(name: &str) -> String {
-    std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runners").join(name))
-        .expect("runner fixture")
+    std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/runners")
+            .join(name),
+    )
+    .expect("runner fixture")
 }
 
 /// The debugging session: unittest fails 2 of 4, a failed edit, a fix, 1 of
@@ -249,10 +287,24 @@ fn runner_output(name: &str) -> String {
 #[test]
 fn a_debugging_session_is_traced_through_its_test_runs() {
     let run = |i, out: &str, exit| {
-        tool_message(i, "bash", json!({ "command": "cd /work/project && python3 -m unittest" }), "completed", out, Some(exit))
+        tool_message(
+            i,
+            "bash",
+            json!({ "command": "cd /work/project && python3 -m unittest" }),
+            "completed",
+            out,
+            Some(exit),
+        )
     };
     let edit = |i, status, out: &str| {
-        tool_message(i, "edit", json!({ "filePath": "/work/project/calc.py", "oldString": "a", "newString": "b" }), status, out, None)
+        tool_message(
+            i,
+            "edit",
+            json!({ "filePath": "/work/project/calc.py", "oldString": "a", "newString": "b" }),
+            status,
+            out,
+            None,
+        )
     };
     let mut messages = vec![json!({
         "info": { "id": "u", "role": "user", "time": { "created": 0.0 } },
@@ -261,28 +313,53 @@ fn a_debugging_session_is_traced_through_its_test_runs() {
     messages.push(run(1, &runner_output("unittest-2-failed.txt"), 1));
     let text = hud(&merged(&messages));
     assert!(text.contains("✗ bash `python3 -m unittest` → exit 1: unittest 2 of 4 failed: test_average (AssertionError: 1.5 != 2); test_div (AssertionError: 18 != 2)"), "{text}");
-    assert!(text.contains("bash `python3 -m unittest` exited 1 (unittest 2 of 4 failed: test_average; test_div); no pass since"), "{text}");
+    assert!(
+        text.contains(
+            "bash `python3 -m unittest` exited 1 (unittest 2 of 4 failed: test_average; test_div); no pass since"
+        ),
+        "{text}"
+    );
 
     messages.push(edit(2, "error", "Could not find oldString in the file."));
     messages.push(edit(3, "completed", "Edit applied successfully."));
     messages.push(run(4, &runner_output("unittest-1-failed.txt"), 1));
     let text = hud(&merged(&messages));
-    assert!(text.contains("Runs of `python3 -m unittest`: 2 of 4 failed (test_average, test_div) → 1 of 4 failed (test_average)"), "{text}");
-    assert!(text.contains("unittest 1 of 4 failed: test_average (AssertionError: 1.5 != 2)"), "{text}");
+    assert!(
+        text.contains(
+            "Runs of `python3 -m unittest`: 2 of 4 failed (test_average, test_div) → 1 of 4 failed (test_average)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("unittest 1 of 4 failed: test_average (AssertionError: 1.5 != 2)"),
+        "{text}"
+    );
 
     messages.push(edit(5, "completed", "Edit applied successfully."));
     messages.push(run(6, &runner_output("unittest-passed.txt"), 0));
     let state = merged(&messages);
     let text = hud(&state);
-    assert!(text.contains("✓ bash `python3 -m unittest`: unittest 4 passed"), "{text}");
+    assert!(
+        text.contains("✓ bash `python3 -m unittest`: unittest 4 passed"),
+        "{text}"
+    );
     assert!(text.contains("Runs of `python3 -m unittest`: 2 of 4 failed (test_average, test_div) → 1 of 4 failed (test_average) → 4 passed"), "{text}");
-    assert!(text.contains("Open problems: none (every failure has passed since)"), "{text}");
+    assert!(
+        text.contains("Open problems: none (every failure has passed since)"),
+        "{text}"
+    );
     // Nothing in the HUD or the compaction text says a test fails now.
     let compaction = evolve_hud::hud::compose::compaction(&state, None);
     for line in text.lines().chain(compaction.lines()) {
         let lower = line.to_lowercase();
-        let historical = line.contains("Runs of") || line.contains("→ exit 1") || line.contains("Failure seen") || line.contains("none (every failure");
-        assert!(historical || !(lower.contains("fail") && lower.contains("test")), "claims a failure after the pass: {line}");
+        let historical = line.contains("Runs of")
+            || line.contains("→ exit 1")
+            || line.contains("Failure seen")
+            || line.contains("none (every failure");
+        assert!(
+            historical || !(lower.contains("fail") && lower.contains("test")),
+            "claims a failure after the pass: {line}"
+        );
     }
     assert!(compaction.contains("No open problems"), "{compaction}");
 }
@@ -311,9 +388,23 @@ fn a_client_clipped_output_gives_the_same_facts_as_the_whole() {
         "warning: unused variable `x` é\n".repeat(3000)
     );
     for output in [long.as_str(), "short output\n", "é".repeat(5000).as_str()] {
-        let whole = tool_message(1, "bash", json!({ "command": "cargo build" }), "completed", output, Some(101));
+        let whole = tool_message(
+            1,
+            "bash",
+            json!({ "command": "cargo build" }),
+            "completed",
+            output,
+            Some(101),
+        );
         let (sent, info) = clipped_by_client(output, limits.output_head, limits.output_tail);
-        let mut clipped = tool_message(1, "bash", json!({ "command": "cargo build" }), "completed", &sent, Some(101));
+        let mut clipped = tool_message(
+            1,
+            "bash",
+            json!({ "command": "cargo build" }),
+            "completed",
+            &sent,
+            Some(101),
+        );
         if sent.len() < output.len() {
             clipped["parts"][0]["state"]["clipped"] = info;
         }

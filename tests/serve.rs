@@ -205,8 +205,9 @@ async fn models_and_metrics() {
     assert_eq!(count("200"), 3.0, "{text}");
     assert!(!text.contains("BREW"), "{text}");
     assert!(
-        text.lines()
-            .any(|l| l.starts_with("evolve_hud_http_requests_total{") && l.contains(r#"method="other""#) && l.ends_with(" 5")),
+        text.lines().any(|l| l.starts_with("evolve_hud_http_requests_total{")
+            && l.contains(r#"method="other""#)
+            && l.ends_with(" 5")),
         "{text}"
     );
     assert_eq!(count("400"), 1.0, "{text}");

@@ -52,9 +52,11 @@ impl Report {
 /// The report of the first runner or checker whose summary `text` holds.
 pub fn read(text: &str) -> Option<Report> {
     let lines: Vec<&str> = text.lines().map(|l| l.trim_end_matches('\r')).collect();
-    [unittest, pytest, cargo_test, node_test, jest, vitest, rustc, tsc, mypy, eslint]
-        .iter()
-        .find_map(|parse| parse(&lines))
+    [
+        unittest, pytest, cargo_test, node_test, jest, vitest, rustc, tsc, mypy, eslint,
+    ]
+    .iter()
+    .find_map(|parse| parse(&lines))
 }
 
 fn re(pattern: &str) -> Regex {
@@ -66,7 +68,12 @@ fn num(s: &str) -> usize {
 }
 
 /// The first non-empty line at or after `from` that `keep` accepts, trimmed.
-fn first_line<'a>(lines: &[&'a str], from: usize, stop: impl Fn(&str) -> bool, keep: impl Fn(&str) -> bool) -> Option<&'a str> {
+fn first_line<'a>(
+    lines: &[&'a str],
+    from: usize,
+    stop: impl Fn(&str) -> bool,
+    keep: impl Fn(&str) -> bool,
+) -> Option<&'a str> {
     lines[from.min(lines.len())..]
         .iter()
         .take_while(|l| !stop(l))
@@ -88,7 +95,8 @@ fn push(failures: &mut Vec<Failure>, name: &str, detail: Option<&str>) {
 fn unittest(lines: &[&str]) -> Option<Report> {
     static RAN: LazyLock<Regex> = LazyLock::new(|| re(r"^Ran (\d+) tests? in "));
     static STATUS: LazyLock<Regex> = LazyLock::new(|| re(r"^(OK|FAILED)(?: \((.*)\))?$"));
-    static COUNT: LazyLock<Regex> = LazyLock::new(|| re(r"(failures|errors|skipped|expected failures|unexpected successes)=(\d+)"));
+    static COUNT: LazyLock<Regex> =
+        LazyLock::new(|| re(r"(failures|errors|skipped|expected failures|unexpected successes)=(\d+)"));
     static FAIL: LazyLock<Regex> = LazyLock::new(|| re(r"^(?:FAIL|ERROR): (\S+) \("));
     static EXCEPTION: LazyLock<Regex> = LazyLock::new(|| re(r"^\w+(?:\.\w+)*(?:Error|Exception|Failure|Exit)\b.*"));
     let ran = lines.iter().rposition(|l| RAN.is_match(l))?;
@@ -104,7 +112,12 @@ fn unittest(lines: &[&str]) -> Option<Report> {
     let mut failures = Vec::new();
     for (i, l) in lines.iter().enumerate() {
         if let Some(c) = FAIL.captures(l) {
-            let detail = first_line(lines, i + 1, |l| l.starts_with("=====") || FAIL.is_match(l), |l| EXCEPTION.is_match(l));
+            let detail = first_line(
+                lines,
+                i + 1,
+                |l| l.starts_with("=====") || FAIL.is_match(l),
+                |l| EXCEPTION.is_match(l),
+            );
             push(&mut failures, &c[1], detail);
         }
     }
@@ -120,8 +133,9 @@ fn unittest(lines: &[&str]) -> Option<Report> {
 /// `=== 1 failed, 3 passed in 0.03s ===` (or bare, with `-q`), and
 /// `FAILED test_calc.py::TestCalc::test_average - AssertionError: 1.5 != 2`.
 fn pytest(lines: &[&str]) -> Option<Report> {
-    static SUMMARY: LazyLock<Regex> =
-        LazyLock::new(|| re(r"^=*\s*((?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|deselected|warnings?),? ?)+) in [\d.]+s\b"));
+    static SUMMARY: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"^=*\s*((?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|deselected|warnings?),? ?)+) in [\d.]+s\b")
+    });
     static COUNT: LazyLock<Regex> = LazyLock::new(|| re(r"(\d+) (failed|passed|errors?)\b"));
     static FAILED: LazyLock<Regex> = LazyLock::new(|| re(r"^(?:FAILED|ERROR) (\S+?)(?: - (.*))?$"));
     let summary = lines.iter().rev().find_map(|l| SUMMARY.captures(l))?;
@@ -223,7 +237,12 @@ fn node_test(lines: &[&str]) -> Option<Report> {
                 .find(|l| !l.is_empty() && *l != "|-");
             push(&mut failures, &c[1], detail);
         } else if let Some(c) = SPEC_FAIL.captures(l) {
-            let detail = first_line(lines, i + 1, |l| l.starts_with('✔') || l.starts_with('✖'), |l| !l.starts_with("at "));
+            let detail = first_line(
+                lines,
+                i + 1,
+                |l| l.starts_with('✔') || l.starts_with('✖'),
+                |l| !l.starts_with("at "),
+            );
             push(&mut failures, &c[1], detail);
         }
     }
@@ -309,7 +328,8 @@ fn vitest(lines: &[&str]) -> Option<Report> {
 fn rustc(lines: &[&str]) -> Option<Report> {
     static ERROR: LazyLock<Regex> = LazyLock::new(|| re(r"^error(?:\[(E\d+)\])?: (.+)$"));
     static AT: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*--> ([^:]+):(\d+):\d+$"));
-    static COULD_NOT: LazyLock<Regex> = LazyLock::new(|| re(r"^error: could not compile `[^`]+`(?:.*due to (\d+) previous errors?)?"));
+    static COULD_NOT: LazyLock<Regex> =
+        LazyLock::new(|| re(r"^error: could not compile `[^`]+`(?:.*due to (\d+) previous errors?)?"));
     let summary = lines.iter().find_map(|l| COULD_NOT.captures(l))?;
     let mut failures = Vec::new();
     let mut counted = 0;
@@ -344,7 +364,11 @@ fn tsc(lines: &[&str]) -> Option<Report> {
     let mut counted = 0;
     for c in lines.iter().filter_map(|l| ERROR.captures(l)) {
         counted += 1;
-        push(&mut failures, &format!("{}:{}", &c[1], &c[2]), Some(&format!("{} {}", &c[3], &c[4])));
+        push(
+            &mut failures,
+            &format!("{}:{}", &c[1], &c[2]),
+            Some(&format!("{} {}", &c[3], &c[4])),
+        );
     }
     let found = lines.iter().find_map(|l| FOUND.captures(l)).map(|c| num(&c[1]));
     (counted > 0).then(|| Report {
@@ -385,14 +409,22 @@ fn mypy(lines: &[&str]) -> Option<Report> {
 fn eslint(lines: &[&str]) -> Option<Report> {
     static SUMMARY: LazyLock<Regex> = LazyLock::new(|| re(r"^✖ \d+ problems? \((\d+) errors?, \d+ warnings?\)"));
     static PROBLEM: LazyLock<Regex> = LazyLock::new(|| re(r"^\s+(\d+):\d+\s+error\s+(.+?)\s{2,}(\S+)$"));
-    let errors = lines.iter().rev().find_map(|l| SUMMARY.captures(l)).map(|c| num(&c[1]))?;
+    let errors = lines
+        .iter()
+        .rev()
+        .find_map(|l| SUMMARY.captures(l))
+        .map(|c| num(&c[1]))?;
     let mut failures = Vec::new();
     let mut file = "";
     for l in lines {
         if !l.is_empty() && !l.starts_with(char::is_whitespace) && !l.starts_with('✖') {
             file = l.rsplit('/').next().unwrap_or(l);
         } else if let Some(c) = PROBLEM.captures(l) {
-            push(&mut failures, &format!("{file}:{}", &c[1]), Some(&format!("{} ({})", &c[2], &c[3])));
+            push(
+                &mut failures,
+                &format!("{file}:{}", &c[1]),
+                Some(&format!("{} ({})", &c[2], &c[3])),
+            );
         }
     }
     Some(Report {

@@ -78,6 +78,21 @@ impl TokenCounter {
         Ok(TokenCounter::Tokenizer(Box::new(t)))
     }
 
+    /// One token per whitespace-separated word: a stand-in for a tokenizer,
+    /// so tests and fuzzing exercise the HUD's budget without a model file.
+    pub fn words() -> Self {
+        use tokenizers::models::wordlevel::WordLevel;
+        use tokenizers::pre_tokenizers::whitespace::WhitespaceSplit;
+        let model = WordLevel::builder()
+            .vocab([("[UNK]".to_owned(), 0)].into_iter().collect())
+            .unk_token("[UNK]".to_owned())
+            .build()
+            .expect("a one-word vocabulary builds: this is a bug");
+        let mut tokenizer = tokenizers::Tokenizer::new(model);
+        tokenizer.with_pre_tokenizer(Some(WhitespaceSplit));
+        TokenCounter::Tokenizer(Box::new(tokenizer))
+    }
+
     pub fn count(&self, text: &str) -> usize {
         match self {
             TokenCounter::Tokenizer(t) => t
@@ -726,18 +741,9 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    /// A model-less HUD counting one token per whitespace-separated word.
+    /// A model-less HUD.
     fn hud(config: HudConfig) -> Arc<Hud> {
-        use tokenizers::models::wordlevel::WordLevel;
-        use tokenizers::pre_tokenizers::whitespace::WhitespaceSplit;
-        let model = WordLevel::builder()
-            .vocab([("[UNK]".to_owned(), 0)].into_iter().collect())
-            .unk_token("[UNK]".to_owned())
-            .build()
-            .expect("a one-word vocabulary");
-        let mut tokenizer = tokenizers::Tokenizer::new(model);
-        tokenizer.with_pre_tokenizer(Some(WhitespaceSplit));
-        Hud::new(config, TokenCounter::Tokenizer(Box::new(tokenizer)), None)
+        Hud::new(config, TokenCounter::words(), None)
     }
 
     fn user(session: &str) -> serde_json::Value {
@@ -773,7 +779,10 @@ mod tests {
             assert!(sessions <= 3);
             // The session being written is never evicted, so it alone may
             // exceed the limit; the others go first.
-            assert!(held <= (64 << 10) || sessions == 1, "{held} bytes in {sessions} sessions");
+            assert!(
+                held <= (64 << 10) || sessions == 1,
+                "{held} bytes in {sessions} sessions"
+            );
         }
         let left: Vec<String> = hud.list().into_iter().map(|s| s.session_id).collect();
         assert_eq!(left, ["c"], "the least recently used sessions went");
@@ -795,14 +804,20 @@ mod tests {
             entry.refresh = Refresh::Busy { dirty: true };
             entry.summary_status = SummaryStatus::Pending;
             entry.state.merge(
-                &[serde_json::from_value(json!({ "info": { "id": "u2", "role": "user", "time": { "created": 5.0 } },
-                    "parts": [{ "type": "text", "text": "Now the docs." }] }))
+                &[serde_json::from_value(
+                    json!({ "info": { "id": "u2", "role": "user", "time": { "created": 5.0 } },
+                    "parts": [{ "type": "text", "text": "Now the docs." }] }),
+                )
                 .expect("message")],
                 &Limits::default(),
             )
         };
         assert!(changed);
-        let done = hud.lock().get_mut("s").expect("held").finish_refresh(Some((written_for, Ok("The build passes.".into()))));
+        let done = hud
+            .lock()
+            .get_mut("s")
+            .expect("held")
+            .finish_refresh(Some((written_for, Ok("The build passes.".into()))));
         assert!(!done, "the change asks for another round");
         let view = hud.get("s").expect("view");
         assert!(!view.hud.contains("The build passes"), "{}", view.hud);
@@ -810,9 +825,17 @@ mod tests {
 
         // Written for the current facts: shown, and stable over time.
         let current = hud.lock()["s"].state.version;
-        assert!(hud.lock().get_mut("s").expect("held").finish_refresh(Some((current, Ok("Docs next.".into())))));
+        assert!(hud
+            .lock()
+            .get_mut("s")
+            .expect("held")
+            .finish_refresh(Some((current, Ok("Docs next.".into())))));
         let shown = hud.get("s").expect("view");
-        assert!(shown.hud.contains("Summary (local model, unverified): Docs next."), "{}", shown.hud);
+        assert!(
+            shown.hud.contains("Summary (local model, unverified): Docs next."),
+            "{}",
+            shown.hud
+        );
         assert_eq!(shown.summary_status, SummaryStatus::Ready);
         std::thread::sleep(Duration::from_millis(1100));
         let later = hud.get("s").expect("view");
@@ -836,6 +859,10 @@ mod tests {
         let first = hud.lock()["s"].epoch;
         assert!(hud.drop_session("s"));
         hud.sync("s", vec![user("s")], true).expect("sync");
-        assert_ne!(hud.lock()["s"].epoch, first, "a refresh loop of the old entry would end");
+        assert_ne!(
+            hud.lock()["s"].epoch,
+            first,
+            "a refresh loop of the old entry would end"
+        );
     }
 }

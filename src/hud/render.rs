@@ -78,7 +78,15 @@ pub fn render(
             traces: shown_traces,
             goal_chars,
         };
-        let text = compose(state, &calls, &files, &problems, &traces, shown, summary.filter(|_| with_summary));
+        let text = compose(
+            state,
+            &calls,
+            &files,
+            &problems,
+            &traces,
+            shown,
+            summary.filter(|_| with_summary),
+        );
         // The first trial is counted whole (most HUDs fit at once). Later
         // ones are estimated from line sums, which run a little above
         // whole-text counts: past the margin a trial is over budget without

@@ -1,8 +1,8 @@
 //! Per-session state: the tool calls and the goal taken from OpenCode's
 //! messages, merged idempotently and kept within byte limits.
 
-use super::opencode::{Message, Part, ToolStatus};
 use super::checks::Report;
+use super::opencode::{Message, Part, ToolStatus};
 use super::text::{clean_line, Clipped};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -308,6 +308,19 @@ impl SessionState {
         if start < self.dropped_before {
             return false;
         }
+        // A resend of a call already held whole (the common case of a full
+        // sync) adds nothing: skip clipping and reading its output again.
+        if let Some(old) = self.calls.get(call_id) {
+            let exit_known = old.exit.is_some() || state.metadata.as_ref().and_then(|m| m.get("exit")).is_none();
+            if old.status.rank() >= state.status.rank()
+                && old.subject().is_some()
+                && (old.output.is_some() || state.output.is_none())
+                && (old.error.is_some() || state.error.is_none())
+                && exit_known
+            {
+                return false;
+            }
+        }
         let input = &state.input;
         let field = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_owned);
         let path = field("filePath").or_else(|| field("path")).map(|p| self.relative(&p));
@@ -431,7 +444,12 @@ impl SessionState {
             return command.to_owned();
         };
         let rest = rest.trim_start();
-        let forms = [format!("\"{root}\""), format!("'{root}'"), format!("{root}/"), root.to_owned()];
+        let forms = [
+            format!("\"{root}\""),
+            format!("'{root}'"),
+            format!("{root}/"),
+            root.to_owned(),
+        ];
         forms
             .iter()
             .filter_map(|form| rest.strip_prefix(form.as_str()))

@@ -87,9 +87,24 @@ pub enum Rejected {
 }
 
 /// Words that state a cause.
-const CAUSAL: [&str; 6] = ["because", "due to", "caused by", "as a result", "indicating", "the reason"];
+const CAUSAL: [&str; 6] = [
+    "because",
+    "due to",
+    "caused by",
+    "as a result",
+    "indicating",
+    "the reason",
+];
 /// Words that say something is failing, and that something works.
-const FAILING: [&str; 7] = ["fail", "error", "broken", "not working", "does not work", "unable", "cannot"];
+const FAILING: [&str; 7] = [
+    "fail",
+    "error",
+    "broken",
+    "not working",
+    "does not work",
+    "unable",
+    "cannot",
+];
 const WORKING: [&str; 7] = ["pass", "succeed", "success", "fixed", "resolved", "all done", "works"];
 
 /// Accepts model text as a summary, or says why not. The accepted text is
@@ -258,7 +273,10 @@ mod tests {
             Err(Rejected::Causal("due to"))
         );
         // `cargo test` is open: a note that says things work is refused.
-        assert!(matches!(guard("All tests pass now; review the change.", &s), Err(Rejected::Contradicts(_))));
+        assert!(matches!(
+            guard("All tests pass now; review the change.", &s),
+            Err(Rejected::Contradicts(_))
+        ));
         // Once it passes, a note that says something fails is refused.
         let mut passed = s.clone();
         let more: Vec<Message> = serde_json::from_value(serde_json::json!([
@@ -268,7 +286,10 @@ mod tests {
         ]))
         .unwrap();
         passed.merge(&more, &Limits::default());
-        assert!(matches!(guard("The tests in this repo still fail; read the parser.", &passed), Err(Rejected::Contradicts(_))));
+        assert!(matches!(
+            guard("The tests in this repo still fail; read the parser.", &passed),
+            Err(Rejected::Contradicts(_))
+        ));
         assert!(guard("The tests pass now; the parser work looks finished.", &passed).is_ok());
     }
 

@@ -1,17 +1,18 @@
 //! HUD benchmarks with the real model (`cargo bench --bench hud`):
 //! 1. sync-and-render latency over HTTP, p50/p99, with the model idle and
 //!    with the model busy generating;
-//! 2. the summary refresh after one new tool call on a ~2k-token session,
-//!    with the session's KV prefix reused versus a full re-prompt;
-//! 3. the compaction and heartbeat texts for that session, note included.
+//! 2. the model's answer to one question about a failed output that no
+//!    parser knows (grammar-constrained, then verified), with the session's
+//!    KV slot warm versus a fresh slot;
+//! 3. the compaction and heartbeat texts for a session, findings included.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
 
 use evolve_hud::cli::{FlashAttn, ModelConfig};
+use evolve_hud::hud::extract;
 use evolve_hud::hud::opencode::Message;
 use evolve_hud::hud::session::{Limits, SessionState};
-use evolve_hud::hud::summary;
 use evolve_hud::hud::{Hud, HudConfig, TokenCounter};
 use evolve_hud::model::{Event, GenerateRequest, ModelHandle, Prompt, SamplingParams};
 use serde_json::{json, Value};
@@ -21,7 +22,7 @@ fn tool(i: usize) -> Value {
     let (name, input, exit) = match i % 4 {
         0 => (
             "bash",
-            json!({ "command": format!("cargo test -p crate{} -- case_{i}", i % 7) }),
+            json!({ "command": format!("make -C crate{}", i % 7) }),
             Some(i.is_multiple_of(3) as i64),
         ),
         1 => (
@@ -40,8 +41,15 @@ fn tool(i: usize) -> Value {
             Some(0),
         ),
     };
-    let mut state =
-        json!({ "status": "completed", "input": input, "output": "line\n".repeat(30), "time": { "start": i as f64 } });
+    let output = if exit == Some(1) {
+        format!(
+            "cc -Wall -c handler_{i}.c\nhandler_{i}.c:{i}:5: error: 'request_{i}' undeclared (first use in this function)\n\
+             {i} |     return request_{i}->status;\nmake: *** [Makefile:3: handler_{i}.o] Error 1\n"
+        )
+    } else {
+        "line\n".repeat(30)
+    };
+    let mut state = json!({ "status": "completed", "input": input, "output": output, "time": { "start": i as f64 } });
     if let Some(e) = exit {
         state["metadata"] = json!({ "exit": e });
     }
@@ -87,20 +95,24 @@ async fn sync_latency(server: &common::Server, session: &str, n: usize) -> (f64,
     )
 }
 
-async fn refresh(model: &ModelHandle, state: &SessionState, key: &str) -> (f64, f64, u32, u32) {
+/// Asks the model `question` in the KV slot `key`: (ms, prompt ms, prompt
+/// tokens, cached tokens, whether the answer passed verification).
+async fn answer(model: &ModelHandle, question: &extract::Question, key: &str) -> (f64, f64, u32, u32, bool) {
     let request = GenerateRequest {
-        prompt: Prompt::Chat(summary::prompt(state)),
+        prompt: Prompt::Chat(question.messages.clone()),
         params: SamplingParams {
-            max_tokens: 40,
+            max_tokens: extract::MAX_TOKENS,
             temperature: 0.0,
             top_p: 1.0,
             seed: 0,
-            stop: vec!["\n\n".into()],
+            stop: Vec::new(),
+            grammar: extract::grammar().map(str::to_owned),
         },
         cache_key: Some(key.to_owned()),
     };
     let started = Instant::now();
     let mut rx = model.generate(request).unwrap();
+    let mut text = String::new();
     while let Some(e) = rx.recv().await {
         match e {
             Event::Done(d) => {
@@ -109,10 +121,11 @@ async fn refresh(model: &ModelHandle, state: &SessionState, key: &str) -> (f64, 
                     d.prompt_ms,
                     d.prompt_tokens,
                     d.cached_tokens,
+                    extract::verify(&text, question).is_ok(),
                 )
             }
             Event::Failed(e) => panic!("{e}"),
-            Event::Text(_) => {}
+            Event::Text(t) => text.push_str(&t),
         }
     }
     panic!("no result")
@@ -124,7 +137,7 @@ async fn main() {
     // 1. Sync latency over HTTP, idle and with the model busy generating, at
     // the default model-thread niceness and with the model at full priority.
     for (label, args) in [("default --nice 10", &[][..]), ("--nice 0", &["--nice", "0"][..])] {
-        let server = common::Server::start(&[&["--hud-summary", "false"], args].concat());
+        let server = common::Server::start(&[&["--hud-extract", "false"], args].concat());
         let (p50, p99, max) = sync_latency(&server, "idle", n).await;
         println!("sync+render, {label}, model idle: p50 {p50:.2} ms, p99 {p99:.2} ms, max {max:.2} ms ({n} syncs)");
         let busy = {
@@ -165,35 +178,37 @@ async fn main() {
         .map(|m| serde_json::from_value(m.clone()).unwrap())
         .collect();
     state.merge(&parsed, &limits);
-    let (_, _, tokens, _) = refresh(&model, &state, "hud:bench").await;
-    println!("session prompt: {tokens} tokens");
-    let (mut reuse, mut full) = (Vec::new(), Vec::new());
-    for i in 0..5 {
-        let next: Vec<Message> = vec![serde_json::from_value(tool(121 + i)).unwrap()];
-        state.merge(&next, &limits);
-        let (ms, prompt_ms, tokens, cached) = refresh(&model, &state, "hud:bench").await;
+    // Each failed make (every third) is a new question; the system prompt
+    // stays in the session's slot.
+    let failed: Vec<extract::Question> = state
+        .work_calls()
+        .into_iter()
+        .filter_map(extract::question)
+        .take(6)
+        .collect();
+    assert!(failed.len() >= 5, "the session has failed outputs to ask about");
+    let (mut warm, mut cold, mut verified) = (Vec::new(), Vec::new(), 0);
+    for (i, q) in failed.iter().enumerate() {
+        let (ms, prompt_ms, tokens, cached, ok) = answer(&model, q, "hud:bench").await;
         println!(
-            "  reuse: {ms:.0} ms (prompt {prompt_ms:.0} ms, {} of {tokens} tokens decoded)",
-            tokens - cached
+            "  warm slot: {ms:.0} ms (prompt {prompt_ms:.0} ms, {cached} of {tokens} tokens cached), verified: {ok}"
         );
-        reuse.push(ms);
-        // The same prompt with no cache: a fresh slot every time.
-        let (ms, prompt_ms, tokens, cached) = refresh(&model, &state, &format!("cold:{i}")).await;
-        println!(
-            "  full:  {ms:.0} ms (prompt {prompt_ms:.0} ms, {} of {tokens} tokens decoded)",
-            tokens - cached
-        );
-        full.push(ms);
+        warm.push(ms);
+        verified += usize::from(ok);
+        let (ms, prompt_ms, tokens, _, _) = answer(&model, q, &format!("cold:{i}")).await;
+        println!("  fresh slot: {ms:.0} ms (prompt {prompt_ms:.0} ms, {tokens} tokens)");
+        cold.push(ms);
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     println!(
-        "refresh after one new tool call: reuse {:.0} ms, full re-prompt {:.0} ms, ratio {:.1}x",
-        mean(&reuse),
-        mean(&full),
-        mean(&full) / mean(&reuse)
+        "answer to one question about a failed output: warm slot {:.0} ms, fresh slot {:.0} ms; {verified} of {} verified",
+        mean(&warm),
+        mean(&cold),
+        warm.len()
     );
 
-    // 3. Compaction and heartbeat texts, the model's note written each time.
+    // 3. Compaction and heartbeat texts; the first compaction asks the
+    // model about the open problems the background has not reached.
     let hud_config = HudConfig {
         debounce: Duration::from_secs(3600), // no background refreshes meanwhile
         ..HudConfig::default()
@@ -206,25 +221,25 @@ async fn main() {
         let started = Instant::now();
         let c = hud.compaction("bench", Duration::from_secs(60)).await.unwrap();
         println!(
-            "  compaction {i}: {:.0} ms, {} chars, note {}",
+            "  compaction {i}: {:.0} ms, {} chars, model {}",
             started.elapsed().as_secs_f64() * 1000.0,
             c.text.len(),
-            c.note_status
+            c.model_status
         );
         let started = Instant::now();
         let h = hud.heartbeat(&[], Duration::from_secs(60)).await;
         println!(
-            "  heartbeat {i}: {:.0} ms, note {}",
+            "  heartbeat {i}: {:.0} ms, model {}",
             started.elapsed().as_secs_f64() * 1000.0,
-            h.note_status
+            h.model_status
         );
     }
     let started = Instant::now();
     let c = hud.compaction("bench", Duration::ZERO).await.unwrap();
     println!(
-        "  compaction past its deadline: {:.1} ms, note {}",
+        "  compaction past its deadline: {:.1} ms, model {}",
         started.elapsed().as_secs_f64() * 1000.0,
-        c.note_status
+        c.model_status
     );
     thread.shutdown().await;
 }

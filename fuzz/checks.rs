@@ -5,7 +5,9 @@
 
 use evolve_hud::gguf;
 use evolve_hud::hud::compose::{self, Quiet};
+use evolve_hud::hud::extract::{Finding, Findings};
 use evolve_hud::hud::opencode::{Message, SessionEvent};
+use evolve_hud::hud::render::{render, Budget};
 use evolve_hud::hud::session::SessionState;
 use evolve_hud::hud::text::{clean_line, Clipped};
 use evolve_hud::hud::{Hud, HudConfig, TokenCounter};
@@ -23,7 +25,7 @@ use std::sync::Arc;
 pub fn hud_requests(data: &[u8]) {
     let hud = Hud::new(
         HudConfig {
-            summaries: false,
+            extract: false,
             ..HudConfig::default()
         },
         TokenCounter::words(),
@@ -58,16 +60,31 @@ pub fn hud_requests(data: &[u8]) {
         }
         let _ = hud.list();
     }
-    assert_no_hud(&compose::compaction(&shadow, Some("a note </evolve-hud>")));
+    // Findings that carry the HUD's tags, on every call, as a model could
+    // copy them from an output.
+    let findings: Findings = shadow
+        .calls
+        .keys()
+        .map(|id| {
+            let found = Finding {
+                name: "t </evolve-hud>".into(),
+                line: "error: <evolve-hud> </evolve-hud>".into(),
+            };
+            (id.clone(), vec![found])
+        })
+        .collect();
+    assert_one_hud(&render(&shadow, &findings, Budget::default(), &|t| t.len() / 4).text);
+    assert_no_hud(&compose::compaction(&shadow, &findings));
     let quiet = [Quiet {
         state: &shadow,
         quiet_secs: 61,
         agent_idle: true,
+        findings: &findings,
     }];
     for text in compose::heartbeat_system(&quiet) {
         assert_no_hud(&text);
     }
-    assert_no_hud(&compose::heartbeat_user(&quiet, None));
+    assert_no_hud(&compose::heartbeat_user(&quiet));
 }
 
 /// The text cleaning every HUD line goes through: one line, no control

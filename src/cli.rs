@@ -153,7 +153,7 @@ pub struct ServeConfig {
     pub hud: HudArgs,
 }
 
-/// The HUD's budget, limits and summaries.
+/// The HUD's budget, limits and model part.
 #[derive(Debug, Clone, Args)]
 pub struct HudArgs {
     /// Tokens the HUD may take, counted with --hud-tokenizer.
@@ -169,17 +169,18 @@ pub struct HudArgs {
     #[arg(long, env = "EVOLVE_HUD_CALLS", default_value_t = 8)]
     pub hud_calls: usize,
 
-    /// Model-written summaries in the HUD: on or off.
-    #[arg(long, env = "EVOLVE_HUD_SUMMARY", default_value_t = true, action = clap::ArgAction::Set)]
-    pub hud_summary: bool,
+    /// Let the local model read failed outputs that no parser knows, for
+    /// findings checked against them: on or off.
+    #[arg(long, env = "EVOLVE_HUD_EXTRACT", default_value_t = true, action = clap::ArgAction::Set)]
+    pub hud_extract: bool,
 
-    /// Quiet milliseconds after a change before the summary is refreshed.
+    /// Quiet milliseconds after a change before the model is asked.
     #[arg(long, env = "EVOLVE_HUD_DEBOUNCE_MS", default_value_t = 1500)]
     pub hud_debounce_ms: u64,
 
-    /// Longest a summary generation may take, in milliseconds.
-    #[arg(long, env = "EVOLVE_HUD_SUMMARY_TIMEOUT_MS", default_value_t = 20_000)]
-    pub hud_summary_timeout_ms: u64,
+    /// Longest one answer of the model may take, in milliseconds.
+    #[arg(long, env = "EVOLVE_HUD_EXTRACT_TIMEOUT_MS", default_value_t = 20_000)]
+    pub hud_extract_timeout_ms: u64,
 
     /// Sessions kept (least recently synced evicted first).
     #[arg(long, env = "EVOLVE_HUD_MAX_SESSIONS", default_value_t = 64)]
@@ -208,9 +209,9 @@ impl HudArgs {
             },
             max_sessions: self.hud_max_sessions.max(1),
             max_bytes: self.hud_max_state_bytes,
-            summaries: self.hud_summary,
+            extract: self.hud_extract,
             debounce: std::time::Duration::from_millis(self.hud_debounce_ms),
-            summary_timeout: std::time::Duration::from_millis(self.hud_summary_timeout_ms),
+            extract_timeout: std::time::Duration::from_millis(self.hud_extract_timeout_ms),
         }
     }
 }

@@ -147,8 +147,8 @@ pub fn handle(args: &HookArgs, ctx: &Value) -> anyhow::Result<Output> {
             let reply =
                 Sidecar::new(args, slow).ok("/v1/heartbeat", Some(&json!({ "deadline_ms": args.deadline_ms })))?;
             out.log(format!(
-                "heartbeat: note {}",
-                reply["note_status"].as_str().unwrap_or("?")
+                "heartbeat: model {}",
+                reply["model_status"].as_str().unwrap_or("?")
             ));
             out.set("system", reply["system"].clone());
             out.set("user", reply["user"].clone());
@@ -167,8 +167,8 @@ pub fn handle(args: &HookArgs, ctx: &Value) -> anyhow::Result<Output> {
             let path = format!("/v1/hud/{id}/compaction");
             let reply = sidecar.ok(&path, Some(&json!({ "deadline_ms": args.deadline_ms })))?;
             out.log(format!(
-                "compacting: note {}",
-                reply["note_status"].as_str().unwrap_or("?")
+                "compacting: model {}",
+                reply["model_status"].as_str().unwrap_or("?")
             ));
             out.set("prompt", reply["prompt"].clone());
         }

@@ -1,6 +1,6 @@
 //! Test runs and checks understood, on real outputs captured by running the
 //! real tools (`tests/fixtures/runners/`): Python 3.11 unittest, pytest 8,
-//! cargo test and cargo build (Rust 1.95), node 20's test runner (TAP and
+//! cargo test and cargo build (Rust 1.95), go test (Go 1.19), node 20's test runner (TAP and
 //! spec reporters), jest 29, vitest 3, tsc 5.9, mypy and eslint 9.
 
 use evolve_hud::hud::checks::{read, Failure, Report};
@@ -109,6 +109,31 @@ fn build_and_type_errors() {
     let r = report("mypy-2-errors.txt");
     assert_eq!((r.tool, r.failed), ("mypy", 2));
     assert_eq!(r.failures[1].name, "m.py:5");
+}
+
+#[test]
+fn go_test_runs() {
+    for name in ["go-test-2-failed.txt", "go-test-2-failed-verbose.txt"] {
+        let r = report(name);
+        assert_eq!((r.tool, r.failed, r.errors), ("go test", 2, false), "{name}");
+        assert_eq!(
+            r.failures,
+            [
+                failure("TestAverage", "calc_test.go:13: Average([1 2]) = 1, want 1.5"),
+                failure("TestMax", "calc_test.go:19: Max([-3 -1]) = 0, want -1")
+            ],
+            "{name}"
+        );
+    }
+    assert_eq!(report("go-test-2-failed.txt").counts(), "2 failed");
+    assert_eq!(report("go-test-2-failed-verbose.txt").counts(), "2 of 3 failed");
+    assert_eq!(report("go-test-passed-verbose.txt").counts(), "3 passed");
+    let ok = report("go-test-passed.txt");
+    assert!(ok.ok(), "{ok:?}");
+    assert_eq!(ok.counts(), "passed");
+    let r = report("go-test-build-failed.txt");
+    assert_eq!((r.failed, r.errors), (1, true));
+    assert_eq!(r.failures, [failure("calc.go:14", "undefined: undefinedName")]);
 }
 
 #[test]

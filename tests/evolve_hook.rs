@@ -174,7 +174,7 @@ fn every_hook_against_the_real_sidecar() {
 /// a call wins, whichever came first.
 #[tokio::test]
 async fn evolve_calls_keep_their_subjects() {
-    let server = Server::start(&["--hud-summary", "false"]);
+    let server = Server::start(&["--hud-extract", "false"]);
     let url = server.url("");
     let calls = [
         (

@@ -24,35 +24,45 @@ async fn get(server: &Server, path: &str) -> (u16, Value) {
     (status, r.json().await.unwrap_or(Value::Null))
 }
 
-/// The HUD text without its version and summary line, for comparing facts.
-fn facts(hud: &str) -> String {
-    hud.lines()
-        .filter(|l| !l.starts_with("Summary (local model"))
-        .map(|l| {
-            if l.starts_with("<evolve-hud") {
-                "<evolve-hud>"
-            } else {
-                l
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-async fn wait_summary(server: &Server, session: &str) -> Value {
+/// The HUD's view once the model has answered (or after two minutes).
+async fn wait_model(server: &Server, session: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let (_, v) = get(server, &format!("/v1/hud/{session}")).await;
-        if v["summary_status"] != "pending" || Instant::now() > deadline {
+        if v["model_status"] != "pending" || Instant::now() > deadline {
             return v;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
+/// A session whose `make` failed with a real compiler error, an output no
+/// parser knows.
+fn failed_make(session: &str) -> Vec<Value> {
+    let output = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/outputs/make-gcc.txt"
+    ))
+    .unwrap();
+    vec![
+        json!({ "info": { "id": "msg_m0", "sessionID": session, "role": "user", "time": { "created": 1.0 } },
+                "parts": [{ "type": "text", "id": "prt_m0", "text": "Build calc." }] }),
+        json!({ "info": { "id": "msg_m1", "sessionID": session, "role": "assistant", "path": { "cwd": "/p", "root": "/p" } },
+                "parts": [{ "type": "tool", "id": "prt_m1", "callID": "call_m1", "tool": "bash",
+                            "state": { "status": "completed", "input": { "command": "make" }, "output": output,
+                                       "metadata": { "exit": 2 }, "time": { "start": 2.0, "end": 3.0 } } }] }),
+    ]
+}
+
+/// The quoted lines of the model's part of a HUD line, if it has one.
+fn quoted_findings(line: &str) -> Option<Vec<String>> {
+    let (_, found) = line.split_once("local model found in the output, each line checked there: ")?;
+    Some(found.split('"').skip(1).step_by(2).map(str::to_owned).collect())
+}
+
 #[tokio::test]
 async fn sync_protocol_get_list_drop_and_restart() {
-    let server = Server::start(&["--hud-summary", "false"]);
+    let server = Server::start(&["--hud-extract", "false"]);
     let first = transform(3);
     let id = session_of(&first);
 
@@ -88,12 +98,12 @@ async fn sync_protocol_get_list_drop_and_restart() {
 
     // A restarted sidecar has lost the session; a full resync restores the same facts.
     drop(server);
-    let server = Server::start(&["--hud-summary", "false"]);
+    let server = Server::start(&["--hud-extract", "false"]);
     let (status, _) = sync(&server, &json!({ "session_id": id, "messages": tail })).await;
     assert_eq!(status, 409);
     let (status, d) = sync(&server, &json!({ "session_id": id, "messages": last, "full": true })).await;
     assert_eq!(status, 200);
-    assert_eq!(facts(d["hud"].as_str().unwrap()), facts(hud));
+    assert_eq!(d["hud"].as_str().unwrap(), hud, "the same facts give the same bytes");
 
     let r = client()
         .delete(server.url(&format!("/v1/hud/{id}")))
@@ -112,54 +122,90 @@ async fn sync_protocol_get_list_drop_and_restart() {
 }
 
 #[tokio::test]
-async fn real_model_summary_is_labelled_and_capped() {
+async fn real_model_findings_are_grammar_json_and_quoted_from_the_output() {
     // A generous timeout: other tests share the two cores with this one.
-    let server = Server::start(&["--hud-debounce-ms", "50", "--hud-summary-timeout-ms", "120000"]);
-    let messages = transform(7);
-    let id = session_of(&messages);
+    let server = Server::start(&["--hud-debounce-ms", "50", "--hud-extract-timeout-ms", "120000"]);
+    let id = "ses_make";
+    let messages = failed_make(id);
+    let output = messages[1]["parts"][0]["state"]["output"].as_str().unwrap().to_owned();
     let (status, first) = sync(
         &server,
         &json!({ "session_id": id, "messages": messages, "full": true }),
     )
     .await;
     assert_eq!(status, 200);
-    // The sync answered with facts at once, before any summary.
-    assert_eq!(first["summary_status"], "pending");
-    assert!(!first["hud"].as_str().unwrap().contains("Summary"));
-    let v = wait_summary(&server, &id).await;
-    assert_eq!(v["summary_status"], "ready", "{v}");
+    // The sync answered with facts at once, before the model.
+    assert_eq!(first["model_status"], "pending", "{first}");
+    let first_hud = first["hud"].as_str().unwrap();
+    assert!(first_hud.contains("bash `make` exited 2; no pass since"), "{first_hud}");
+    let v = wait_model(&server, id).await;
+    let status = v["model_status"].as_str().unwrap();
+    // The grammar holds the answer to the schema: never a parse failure.
+    assert!(!status.contains("not an answer of the schema"), "{v}");
+    assert!(status == "ready" || status.starts_with("rejected: "), "{v}");
     let hud = v["hud"].as_str().unwrap();
-    let line = hud
+    let problem = hud
         .lines()
-        .find(|l| l.starts_with("Summary (local model, unverified): "))
-        .expect("summary line");
-    let text = line.split_once("): ").unwrap().1;
-    assert!(!text.is_empty() && text.chars().count() <= 240, "{line}");
-    assert!(v["summary_age_ms"].as_u64().is_some());
-    // Facts are unchanged by the summary.
-    assert_eq!(facts(hud), facts(first["hud"].as_str().unwrap()));
+        .find(|l| l.contains("bash `make` exited 2"))
+        .expect("open problem");
+    match quoted_findings(problem) {
+        Some(quotes) => {
+            assert_eq!(status, "ready", "{v}");
+            assert!(!quotes.is_empty(), "{problem}");
+            for q in quotes {
+                assert!(
+                    output.lines().any(|l| l.contains(q.as_str())),
+                    "{q:?} is not in the output"
+                );
+            }
+            assert!(v["version"].as_u64() > first["version"].as_u64(), "{v}");
+        }
+        None => assert!(status.starts_with("rejected: "), "{v}"),
+    }
+    // The model part never changes the facts around it.
+    let without_model = |h: &str| -> String {
+        h.lines()
+            .map(|l| l.split("; local model found").next().unwrap())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(without_model(hud), without_model(first_hud));
 }
 
 #[tokio::test]
-async fn timed_out_summary_leaves_the_facts_only_hud() {
-    let server = Server::start(&["--hud-debounce-ms", "10", "--hud-summary-timeout-ms", "1"]);
+async fn timed_out_answer_leaves_the_facts_only_hud() {
+    let server = Server::start(&["--hud-debounce-ms", "10", "--hud-extract-timeout-ms", "1"]);
+    let id = "ses_make";
+    let (status, _) = sync(
+        &server,
+        &json!({ "session_id": id, "messages": failed_make(id), "full": true }),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let v = wait_model(&server, id).await;
+    assert_eq!(v["model_status"], "rejected: timed out", "{v}");
+    assert!(!v["hud"].as_str().unwrap().contains("local model"), "{v}");
+}
+
+#[tokio::test]
+async fn no_question_without_an_unknown_failed_output() {
+    // The basic fixture's failures are a bare `false` and a failed edit:
+    // nothing for the model to read, so it is never asked.
+    let server = Server::start(&["--hud-debounce-ms", "10"]);
     let messages = transform(7);
     let id = session_of(&messages);
-    let (status, _) = sync(
+    let (status, v) = sync(
         &server,
         &json!({ "session_id": id, "messages": messages, "full": true }),
     )
     .await;
     assert_eq!(status, 200);
-    let v = wait_summary(&server, &id).await;
-    assert_eq!(v["summary_status"], "rejected: timed out", "{v}");
-    assert!(!v["hud"].as_str().unwrap().contains("Summary"), "{v}");
-    assert!(v["summary_age_ms"].is_null());
+    assert_eq!(v["model_status"], "none", "{v}");
 }
 
 #[tokio::test]
 async fn budget_is_counted_in_real_tokens() {
-    let server = Server::start(&["--hud-summary", "false", "--hud-budget", "150"]);
+    let server = Server::start(&["--hud-extract", "false", "--hud-budget", "150"]);
     let mut messages = transform(7);
     let big = "error: something failed here\n".repeat(40_000);
     messages.push(json!({
@@ -186,7 +232,7 @@ async fn budget_is_counted_in_real_tokens() {
 
 #[tokio::test]
 async fn bad_hud_requests_get_clear_4xx() {
-    let server = Server::start(&["--hud-summary", "false", "--max-body", "65536"]);
+    let server = Server::start(&["--hud-extract", "false", "--max-body", "65536"]);
     let c = client();
     let url = server.url("/v1/hud/sync");
     for (what, body, want) in [
@@ -240,7 +286,7 @@ async fn event(server: &Server, body: &Value) -> (u16, Value) {
 
 #[tokio::test]
 async fn forwarded_events_update_the_hud() {
-    let server = Server::start(&["--hud-summary", "false"]);
+    let server = Server::start(&["--hud-extract", "false"]);
     let messages = transform(2);
     let session = session_of(&messages);
     // Unknown sessions are ignored until their first full sync.
@@ -334,14 +380,8 @@ async fn compaction_text_has_the_sections_and_the_facts_within_the_deadline() {
         "{text}"
     );
     assert!(text.contains("✓ bash `echo hello && ls`"), "{text}");
-    let status = v["note_status"].as_str().unwrap();
-    assert!(
-        ["written", "current summary"].contains(&status) || status.starts_with("rejected"),
-        "{status}"
-    );
-    if status == "written" || status == "current summary" {
-        assert!(text.contains("(local model, unverified)"), "{text}");
-    }
+    // Nothing in this session is for the model to read.
+    assert_eq!(v["model_status"], "none", "{v}");
 
     // A deadline that has passed gives the facts alone, at once.
     let (status, v) = post_json(
@@ -351,8 +391,7 @@ async fn compaction_text_has_the_sections_and_the_facts_within_the_deadline() {
     )
     .await;
     assert_eq!(status, 200);
-    let note = v["note_status"].as_str().unwrap();
-    assert!(note == "rejected: timed out" || note == "current summary", "{note}");
+    assert_eq!(v["model_status"], "none", "{v}");
     assert!(v["text"]
         .as_str()
         .unwrap()

@@ -2,6 +2,7 @@
 //! snapshots, idempotent and incremental merging, budgets, and a property
 //! test that every fact traces to an input event.
 
+use evolve_hud::hud::extract::Findings;
 use evolve_hud::hud::opencode::Message;
 use evolve_hud::hud::render::{render, Budget};
 use evolve_hud::hud::session::{Limits, SessionState};
@@ -38,7 +39,7 @@ fn approx_tokens(text: &str) -> usize {
 }
 
 fn hud(state: &SessionState) -> String {
-    render(state, None, Budget::default(), &approx_tokens).text
+    render(state, &Findings::new(), Budget::default(), &approx_tokens).text
 }
 
 fn merged(values: &[Value]) -> SessionState {
@@ -209,7 +210,7 @@ fn budget_holds_for_huge_inputs() {
     assert_eq!(s.calls.len(), limits.max_calls);
     assert!(s.bytes() < 2 << 20, "state is {} bytes", s.bytes());
     for tokens in [300, 120, 60] {
-        let r = render(&s, None, Budget { tokens, calls: 8 }, &approx_tokens);
+        let r = render(&s, &Findings::new(), Budget { tokens, calls: 8 }, &approx_tokens);
         assert!(r.tokens <= tokens, "{} > {tokens}:\n{}", r.tokens, r.text);
         assert!(r.text.contains("not shown"), "{}", r.text);
     }
@@ -349,7 +350,7 @@ fn a_debugging_session_is_traced_through_its_test_runs() {
         "{text}"
     );
     // Nothing in the HUD or the compaction text says a test fails now.
-    let compaction = evolve_hud::hud::compose::compaction(&state, None);
+    let compaction = evolve_hud::hud::compose::compaction(&state, &Findings::new());
     for line in text.lines().chain(compaction.lines()) {
         let lower = line.to_lowercase();
         let historical = line.contains("Runs of")
@@ -475,7 +476,7 @@ proptest! {
             messages.push(tool_message(i + 1, tool, input, status, "failure detail", (tool == "bash").then_some(*exit)));
         }
         let s = merged(&messages);
-        let text = render(&s, None, Budget { tokens: 10_000, calls: 100 }, &approx_tokens).text;
+        let text = render(&s, &Findings::new(), Budget { tokens: 10_000, calls: 100 }, &approx_tokens).text;
         let input = serde_json::to_string(&messages).unwrap();
         for line in text.lines().filter(|l| l.starts_with("  ✓") || l.starts_with("  ✗") || l.starts_with("  -")) {
             let words: Vec<&str> = line.split_whitespace().collect();

@@ -19,7 +19,7 @@ async fn status_with(server: &Server, path: &str, headers: &[(&str, &str)]) -> (
 
 #[tokio::test]
 async fn foreign_host_headers_are_refused() {
-    let server = Server::start(&["--hud-summary", "false"]);
+    let server = Server::start(&["--hud-extract", "false"]);
     let port = server.url("").rsplit(':').next().unwrap().to_owned();
     for host in [
         "evil.example",
@@ -64,7 +64,7 @@ async fn a_token_is_required_when_configured_and_never_logged() {
     let mut file = tempfile::NamedTempFile::new().unwrap();
     writeln!(file, "{token}").unwrap();
     let path = file.path().to_str().unwrap().to_owned();
-    let server = Server::start(&["--hud-summary", "false", "--auth-token-file", &path]);
+    let server = Server::start(&["--hud-extract", "false", "--auth-token-file", &path]);
 
     assert_eq!(
         status_with(&server, "/health", &[]).await.0,
@@ -138,7 +138,7 @@ fn binding_beyond_loopback_needs_a_flag() {
 
 #[test]
 fn allowed_remote_binding_warns() {
-    let server = Server::start_listening(&["--host", "0.0.0.0", "--allow-remote", "--hud-summary", "false"]);
+    let server = Server::start_listening(&["--host", "0.0.0.0", "--allow-remote", "--hud-extract", "false"]);
     let warning = server
         .startup_log
         .iter()

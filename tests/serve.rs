@@ -156,6 +156,43 @@ async fn stop_string_cuts_the_text() {
 }
 
 #[tokio::test]
+async fn response_format_holds_the_answer_to_the_schema() {
+    let server = Server::start(&[]);
+    let schema = json!({
+        "type": "object",
+        "properties": { "colour": { "type": "string", "maxLength": 20 }, "count": { "type": "integer" } },
+        "required": ["colour", "count"],
+        "additionalProperties": false
+    });
+    let format = json!({ "type": "json_schema", "json_schema": { "name": "pick", "schema": schema } });
+    // OpenCode asks for 32000 tokens: capped at the context, not refused.
+    let extra = json!({ "max_tokens": 32000, "temperature": 0, "response_format": format });
+    let (status, v) = post(&server, &chat("Name a colour and a number.", extra)).await;
+    assert_eq!(status, 200, "{v}");
+    let content = v["choices"][0]["message"]["content"].as_str().unwrap();
+    let answer: serde_json::Value = serde_json::from_str(content).expect("the answer is JSON");
+    assert!(
+        answer["colour"].as_str().is_some_and(|c| c.chars().count() <= 20),
+        "{answer}"
+    );
+    assert!(answer["count"].is_i64(), "{answer}");
+    assert_eq!(answer.as_object().unwrap().len(), 2, "{answer}");
+    // json_object: any JSON object.
+    let extra = json!({ "max_tokens": 64, "temperature": 0, "response_format": { "type": "json_object" } });
+    let (status, v) = post(&server, &chat("Describe the sea as JSON.", extra)).await;
+    assert_eq!(status, 200, "{v}");
+    let content = v["choices"][0]["message"]["content"].as_str().unwrap();
+    if v["choices"][0]["finish_reason"] == "stop" {
+        assert!(
+            serde_json::from_str::<serde_json::Value>(content).is_ok_and(|a| a.is_object()),
+            "{content}"
+        );
+    } else {
+        assert!(content.trim_start().starts_with('{'), "{content}");
+    }
+}
+
+#[tokio::test]
 async fn models_and_metrics() {
     let server = Server::start(&["--model-name", "smol"]);
     let c = client();
@@ -241,8 +278,13 @@ async fn bad_requests_get_clear_4xx_and_the_server_keeps_serving() {
             400,
         ),
         (
-            "huge max_tokens",
-            r#"{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 99999999999}"#.into(),
+            "a response format of no known type",
+            r#"{"messages": [{"role": "user", "content": "hi"}], "response_format": {"type": "yaml"}}"#.into(),
+            400,
+        ),
+        (
+            "a JSON schema that is not one",
+            r#"{"messages": [{"role": "user", "content": "hi"}], "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "no-such-type"}}}}"#.into(),
             400,
         ),
         (

@@ -98,7 +98,7 @@ export class FakeSidecar {
         if (req.url === "/v1/hud/event") return send(res, 202, { accepted: true });
         if (req.url?.endsWith("/compaction")) {
           const text = "## Goal\nfake compaction facts";
-          return send(res, 200, { text, prompt: `Summarize.\n\n${text}`, note_status: "written" });
+          return send(res, 200, { text, prompt: `Summarize.\n\n${text}`, model_status: "none" });
         }
         send(res, 200, {
           session_id: body.session_id,

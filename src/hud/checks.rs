@@ -1,6 +1,6 @@
 //! Test runs and checks understood: the result summaries of common test
-//! runners and checkers (unittest, pytest, cargo test, node's test runner,
-//! jest, vitest, rustc through cargo, tsc, mypy, eslint), read from the kept head and tail of a
+//! runners and checkers (unittest, pytest, cargo test, go test, node's test
+//! runner, jest, vitest, rustc through cargo, tsc, mypy, eslint), read from the kept head and tail of a
 //! command's output. Every count, name and line in a [`Report`] is text of
 //! that output; nothing is guessed.
 
@@ -13,7 +13,7 @@ const MAX_FAILURES: usize = 5;
 /// What one run of a test runner or checker said.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Report {
-    /// The runner or checker: `unittest`, `pytest`, `cargo test`, `node test`, `jest`, `vitest`,
+    /// The runner or checker: `unittest`, `pytest`, `cargo test`, `go test`, `node test`, `jest`, `vitest`,
     /// `rustc`, `tsc`, `mypy`, `eslint`.
     pub tool: &'static str,
     /// Tests that passed, where the runner says.
@@ -44,6 +44,7 @@ impl Report {
             (true, _) => format!("{} error{}", self.failed, if self.failed == 1 { "" } else { "s" }),
             (false, Some(passed)) if self.failed == 0 => format!("{passed} passed"),
             (false, Some(passed)) => format!("{} of {} failed", self.failed, self.failed + passed),
+            (false, None) if self.failed == 0 => "passed".to_owned(),
             (false, None) => format!("{} failed", self.failed),
         }
     }
@@ -53,7 +54,7 @@ impl Report {
 pub fn read(text: &str) -> Option<Report> {
     let lines: Vec<&str> = text.lines().map(|l| l.trim_end_matches('\r')).collect();
     [
-        unittest, pytest, cargo_test, node_test, jest, vitest, rustc, tsc, mypy, eslint,
+        unittest, pytest, cargo_test, go_test, node_test, jest, vitest, rustc, tsc, mypy, eslint,
     ]
     .iter()
     .find_map(|parse| parse(&lines))
@@ -195,6 +196,65 @@ fn cargo_test(lines: &[&str]) -> Option<Report> {
         tool: "cargo test",
         passed: Some(passed),
         failed,
+        errors: false,
+        failures,
+    })
+}
+
+/// `ok  \tpkg\t0.01s` or `FAIL\tpkg\t0.01s` per package; `--- FAIL: TestMax
+/// (0.00s)` per failed test with its `calc_test.go:19: …` log line (after it,
+/// or before it with `-v`, which also lists `--- PASS:`); a package that
+/// does not build is `FAIL\tpkg [build failed]` after `./calc.go:14:15: …`.
+fn go_test(lines: &[&str]) -> Option<Report> {
+    static PACKAGE: LazyLock<Regex> =
+        LazyLock::new(|| re(r"^(ok|FAIL)\s+\S+\s+(?:[\d.]+s|\(cached\)|\[(build|setup) failed\])"));
+    static RESULT: LazyLock<Regex> = LazyLock::new(|| re(r"^--- (PASS|FAIL): (\S+) \([\d.]+s\)$"));
+    static LOG: LazyLock<Regex> = LazyLock::new(|| re(r"^\s+\S+\.go:\d+: .+$"));
+    static BUILD: LazyLock<Regex> = LazyLock::new(|| re(r"^(?:\./)?(\S+\.go):(\d+):\d+: (.+)$"));
+    let packages: Vec<_> = lines.iter().filter_map(|l| PACKAGE.captures(l)).collect();
+    if packages.is_empty() {
+        return None;
+    }
+    let mut failures = Vec::new();
+    if packages.iter().any(|c| c.get(2).is_some()) {
+        for c in lines.iter().filter_map(|l| BUILD.captures(l)) {
+            push(&mut failures, &format!("{}:{}", &c[1], &c[2]), Some(&c[3]));
+        }
+        return Some(Report {
+            tool: "go test",
+            passed: None,
+            failed: failures.len().max(1),
+            errors: true,
+            failures,
+        });
+    }
+    let (mut passed, mut failed) = (0, 0);
+    for (i, l) in lines.iter().enumerate() {
+        let Some(c) = RESULT.captures(l) else { continue };
+        if &c[1] == "PASS" {
+            passed += 1;
+            continue;
+        }
+        failed += 1;
+        let after = lines[i + 1..]
+            .iter()
+            .take_while(|l| LOG.is_match(l) || l.starts_with("        "));
+        let run = format!("=== RUN   {}", &c[2]);
+        let before = lines[..i]
+            .iter()
+            .rev()
+            .take_while(|l| **l != run)
+            .filter(|l| LOG.is_match(l))
+            .last();
+        let detail = after.clone().find(|l| LOG.is_match(l)).or(before).map(|l| l.trim());
+        push(&mut failures, &c[2], detail);
+    }
+    let verbose = lines.iter().any(|l| l.starts_with("=== RUN "));
+    let failed_packages = packages.iter().filter(|c| &c[1] == "FAIL").count();
+    Some(Report {
+        tool: "go test",
+        passed: verbose.then_some(passed),
+        failed: failed.max(failed_packages),
         errors: false,
         failures,
     })

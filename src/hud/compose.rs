@@ -1,9 +1,10 @@
 //! Longer texts built from session state: the compaction context OpenCode
 //! appends to its summary prompt, and the heartbeat prompt. As in the HUD,
 //! every fact comes from the events through [`render`](super::render)'s fact
-//! functions; model text is an optional, labelled extra that passed the
-//! summary guard.
+//! functions; the model's part is only its verified findings, labelled, on
+//! the open problem they belong to.
 
+use super::extract::Findings;
 use super::render::{call_line, file_lines, open_problems};
 use super::session::SessionState;
 use super::text::clean_line;
@@ -12,8 +13,8 @@ use super::text::clean_line;
 const ACCOMPLISHED_CALLS: usize = 12;
 
 /// The compaction context, in the sections of OpenCode's own compaction
-/// template. `note` is the model's guarded status note, if any.
-pub fn compaction(state: &SessionState, note: Option<&str>) -> String {
+/// template, with the model's verified `findings` on their open problems.
+pub fn compaction(state: &SessionState, findings: &Findings) -> String {
     let calls = state.work_calls();
     let mut out =
         String::from("Facts recorded by evolve-hud from this session's tool calls (verbatim, deterministic):\n\n");
@@ -31,7 +32,7 @@ pub fn compaction(state: &SessionState, note: Option<&str>) -> String {
         .flatten()
         .filter(|t| t.status != "completed" && t.status != "cancelled")
         .collect();
-    let problems = open_problems(&calls);
+    let problems = open_problems(&calls, findings);
     if problems.is_empty() && remaining.is_empty() {
         out.push_str("- Continue toward the goal; nothing is recorded as open.\n");
     }
@@ -55,9 +56,6 @@ pub fn compaction(state: &SessionState, note: Option<&str>) -> String {
     }
     for call in calls.iter().filter(|c| c.failed()).rev().take(3) {
         out.push_str(&format!("- Failure seen: {}\n", call_line(call)));
-    }
-    if let Some(note) = note {
-        out.push_str(&format!("- (local model, unverified) {}\n", clean_line(note, 300)));
     }
 
     out.push_str("\n## Accomplished\n");
@@ -112,6 +110,8 @@ pub struct Quiet<'a> {
     pub state: &'a SessionState,
     pub quiet_secs: u64,
     pub agent_idle: bool,
+    /// The model's verified findings for the session's calls.
+    pub findings: &'a Findings,
 }
 
 /// The heartbeat's system prompt: what it is for, and the facts of the
@@ -133,14 +133,13 @@ state the single most useful next step; otherwise answer briefly that nothing ne
     ]
 }
 
-/// The heartbeat's user text: the first thing needing attention, from the
-/// facts, and the model's note when it passed the guard.
-pub fn heartbeat_user(sessions: &[Quiet], note: Option<&str>) -> String {
+/// The heartbeat's user text: the first thing needing attention.
+pub fn heartbeat_user(sessions: &[Quiet]) -> String {
     let lead = sessions
         .iter()
         .find_map(|s| {
             let calls = s.state.work_calls();
-            open_problems(&calls)
+            open_problems(&calls, s.findings)
                 .into_iter()
                 .next()
                 .map(|p| format!("Session {} has an open problem: {p} ({}).", s.state.id, quiet(s)))
@@ -153,13 +152,7 @@ pub fn heartbeat_user(sessions: &[Quiet], note: Option<&str>) -> String {
             ),
             None => "No sessions recorded yet.".to_owned(),
         });
-    match note {
-        Some(note) => format!(
-            "[heartbeat] {lead}\nLocal model's note (unverified): {}",
-            clean_line(note, 300)
-        ),
-        None => format!("[heartbeat] {lead}"),
-    }
+    format!("[heartbeat] {lead}")
 }
 
 fn quiet(s: &Quiet) -> String {
@@ -183,7 +176,7 @@ fn session_line(s: &Quiet) -> String {
         .as_ref()
         .map_or_else(|| "(goal unknown)".to_owned(), |g| clean_line(&g.1, 120));
     let mut line = format!("{}: {goal}; {} tool calls; {}", s.state.id, calls.len(), quiet(s));
-    let problems = open_problems(&calls);
+    let problems = open_problems(&calls, s.findings);
     if problems.is_empty() {
         line.push_str("; no open problems");
     } else {

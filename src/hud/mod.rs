@@ -1,22 +1,23 @@
 //! The HUD: per-session facts from OpenCode's messages, rendered at once into
-//! a compact block the agent reads on every step, plus a short summary the
-//! local model writes in the background.
+//! a compact block the agent reads on every step, plus what the local model
+//! found in failed outputs that no parser knows, checked against them.
 //!
 //! [`Hud::sync`] merges new messages and renders without waiting for the
-//! model; a change schedules a debounced, coalesced summary refresh on the
-//! model thread, which keeps the session's prompt cache in a KV slot of its own.
+//! model; a change that leaves a new question (see [`extract`]) schedules a
+//! debounced, coalesced refresh on the model thread.
 
 pub mod checks;
 pub mod compose;
+pub mod extract;
 pub mod opencode;
 pub mod render;
 pub mod session;
-pub mod summary;
 pub mod text;
 
-use crate::model::{ChatMessage, Event, GenerateRequest, ModelHandle, Prompt, SamplingParams};
+use crate::model::{Event, GenerateRequest, ModelHandle, Prompt, SamplingParams};
+use extract::{Finding, Findings};
 use opencode::SessionEvent;
-use render::{Budget, SummaryLine};
+use render::Budget;
 use serde::Serialize;
 use session::{Limits, SessionState};
 use std::collections::HashMap;
@@ -40,12 +41,12 @@ pub struct HudConfig {
     pub max_sessions: usize,
     /// Bytes of state kept over all sessions.
     pub max_bytes: usize,
-    /// Write model summaries at all.
-    pub summaries: bool,
-    /// Quiet time after a change before the summary is refreshed.
+    /// Let the model read failed outputs at all.
+    pub extract: bool,
+    /// Quiet time after a change before the model is asked.
     pub debounce: Duration,
-    /// Longest a summary generation may take.
-    pub summary_timeout: Duration,
+    /// Longest one answer of the model may take.
+    pub extract_timeout: Duration,
 }
 
 impl Default for HudConfig {
@@ -55,9 +56,9 @@ impl Default for HudConfig {
             limits: Limits::default(),
             max_sessions: 64,
             max_bytes: 64 << 20,
-            summaries: true,
+            extract: true,
             debounce: Duration::from_millis(1500),
-            summary_timeout: Duration::from_secs(20),
+            extract_timeout: Duration::from_secs(20),
         }
     }
 }
@@ -110,10 +111,8 @@ pub struct HudView {
     pub version: u64,
     pub hud: String,
     pub tokens: usize,
-    /// Age of the model summary in the HUD, if one is shown.
-    pub summary_age_ms: Option<u64>,
     /// `none`, `pending`, `ready` or `rejected: why`.
-    pub summary_status: SummaryStatus,
+    pub model_status: ModelStatus,
     /// Entries that were not OpenCode messages and were skipped.
     pub skipped: usize,
 }
@@ -122,12 +121,13 @@ pub struct HudView {
 #[derive(Debug, Clone, Serialize)]
 pub struct CompactionView {
     pub session_id: String,
-    /// The facts (and note) in the template's sections, to add to a prompt.
+    /// The facts (and the model's verified findings) in the template's
+    /// sections, to add to a prompt.
     pub text: String,
     /// A complete compaction prompt holding `text`, to replace one.
     pub prompt: String,
-    /// `current summary`, `written`, `rejected: why`, `summaries off` or `no model`.
-    pub note_status: String,
+    /// The model's part: `none`, `ready`, `rejected: why` (see [`ModelStatus`]).
+    pub model_status: ModelStatus,
     pub ms: u64,
 }
 
@@ -138,7 +138,8 @@ pub struct HeartbeatView {
     pub user: String,
     /// The sessions it describes, the one needing attention first.
     pub sessions: Vec<String>,
-    pub note_status: String,
+    /// The model's part, for the lead session.
+    pub model_status: ModelStatus,
     pub ms: u64,
 }
 
@@ -165,39 +166,40 @@ pub enum HudError {
     NotFound(String),
 }
 
-struct Summary {
-    text: String,
-    at: Instant,
-    /// The facts version the summary was written for; it is shown only while
-    /// the facts are still at that version.
-    facts: u64,
-}
-
-/// Where a session's model summary stands.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SummaryStatus {
-    /// None written (no model, summaries off, or no calls yet).
-    None,
-    /// A refresh is waiting or generating.
-    Pending,
-    /// The summary describes the current facts.
-    Ready,
-    /// The last refresh was refused by the guard, failed or timed out.
+/// What the model answered about one call's output.
+#[derive(Debug, Clone)]
+enum Reading {
+    /// Verified findings.
+    Found(Vec<Finding>),
+    /// Nothing verifiable, and why.
     Rejected(String),
 }
 
-impl std::fmt::Display for SummaryStatus {
+/// Where the model's part of a session stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelStatus {
+    /// Nothing to ask the model (or no model, or the model part is off).
+    None,
+    /// A question is waiting or being answered.
+    Pending,
+    /// Verified findings are shown.
+    Ready,
+    /// The latest answer held nothing verifiable, failed or timed out.
+    Rejected(String),
+}
+
+impl std::fmt::Display for ModelStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            SummaryStatus::None => f.write_str("none"),
-            SummaryStatus::Pending => f.write_str("pending"),
-            SummaryStatus::Ready => f.write_str("ready"),
-            SummaryStatus::Rejected(why) => write!(f, "rejected: {why}"),
+            ModelStatus::None => f.write_str("none"),
+            ModelStatus::Pending => f.write_str("pending"),
+            ModelStatus::Ready => f.write_str("ready"),
+            ModelStatus::Rejected(why) => write!(f, "rejected: {why}"),
         }
     }
 }
 
-impl Serialize for SummaryStatus {
+impl Serialize for ModelStatus {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
     }
@@ -216,10 +218,10 @@ struct Entry {
     /// session sees a new epoch and ends.
     epoch: u64,
     state: SessionState,
-    summary: Option<Summary>,
-    summary_status: SummaryStatus,
-    /// Summaries accepted so far: the view version counts them with the facts.
-    summaries: u64,
+    /// The model's answers, by call id: each call is asked about once.
+    readings: HashMap<String, Reading>,
+    /// Findings accepted so far: the view version counts them with the facts.
+    accepted: u64,
     refresh: Refresh,
     last_used: Instant,
     /// When the agent went idle; cleared by the next sync.
@@ -230,73 +232,106 @@ struct Entry {
 /// shared, so this is cheap) so rendering never holds up other sessions.
 struct Snapshot {
     state: SessionState,
-    /// The summary, when it describes the current facts.
-    summary: Option<(String, Instant)>,
-    summary_status: SummaryStatus,
+    findings: Findings,
+    model_status: ModelStatus,
     version: u64,
 }
 
 impl Entry {
+    fn new(id: &str, epoch: u64) -> Entry {
+        Entry {
+            epoch,
+            state: SessionState::new(id),
+            readings: HashMap::new(),
+            accepted: 0,
+            refresh: Refresh::Idle,
+            last_used: Instant::now(),
+            idle_since: None,
+        }
+    }
+
     fn snapshot(&self) -> Snapshot {
         Snapshot {
             state: self.state.clone(),
-            summary: self
-                .summary
-                .as_ref()
-                .filter(|s| s.facts == self.state.version)
-                .map(|s| (s.text.clone(), s.at)),
-            summary_status: self.summary_status.clone(),
+            findings: self.findings(),
+            model_status: self.model_status(),
             version: self.version(),
         }
     }
 
-    /// Takes a refresh's outcome (the facts version it was written for, and
-    /// the note or why there is none). Returns whether the refresh loop is
-    /// done; it goes on when a change came in meanwhile.
-    fn finish_refresh(&mut self, outcome: Option<(u64, Result<String, String>)>) -> bool {
-        match outcome {
-            // Written for the facts that are still current: shown.
-            Some((facts, Ok(text))) if facts == self.state.version => {
-                self.summary = Some(Summary {
-                    text,
-                    at: Instant::now(),
-                    facts,
-                });
-                self.summaries += 1;
-                self.summary_status = SummaryStatus::Ready;
+    /// Verified findings of the calls still held. Rendering shows them only
+    /// on their call's open problem, so a fixed problem takes them away.
+    fn findings(&self) -> Findings {
+        self.readings
+            .iter()
+            .filter_map(|(id, r)| match r {
+                Reading::Found(found) if self.state.calls.contains_key(id) => Some((id.clone(), found.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Derived from the open problems and the answers about them, so it
+    /// never describes facts that have moved on.
+    fn model_status(&self) -> ModelStatus {
+        if matches!(self.refresh, Refresh::Busy { .. }) {
+            return ModelStatus::Pending;
+        }
+        let open = render::open_failures(&self.state.work_calls());
+        let readings: Vec<&Reading> = open
+            .iter()
+            .take(render::MAX_PROBLEMS)
+            .filter_map(|(call, _)| self.readings.get(&call.call_id))
+            .collect();
+        if readings.iter().any(|r| matches!(r, Reading::Found(_))) {
+            return ModelStatus::Ready;
+        }
+        match readings.first() {
+            Some(Reading::Rejected(why)) => ModelStatus::Rejected(why.clone()),
+            _ => ModelStatus::None,
+        }
+    }
+
+    /// Calls worth a question that were not asked about yet.
+    fn unasked(&self) -> Vec<&session::ToolCall> {
+        extract::unasked(&self.state, &|id| self.readings.contains_key(id))
+    }
+
+    /// Takes a refresh's outcome (the call asked about, and its findings or
+    /// why there are none). Returns whether the refresh loop is done; it goes
+    /// on when a change came in meanwhile, or another call awaits a question.
+    fn finish_refresh(&mut self, outcome: Option<(String, Result<Vec<Finding>, String>)>) -> bool {
+        let answered = outcome.is_some();
+        if let Some((call, result)) = outcome {
+            // Answers about calls no longer held are dropped with them.
+            if self.state.calls.contains_key(&call) {
+                let reading = match result {
+                    Ok(found) => {
+                        self.accepted += 1;
+                        Reading::Found(found)
+                    }
+                    Err(why) => Reading::Rejected(why),
+                };
+                self.readings.insert(call, reading);
             }
-            // The facts moved on while it was written: never shown (the
-            // change that moved them asked for another refresh).
-            Some((_, Ok(_))) | None => {}
-            Some((_, Err(why))) => self.summary_status = SummaryStatus::Rejected(why),
+            let calls = &self.state.calls;
+            self.readings.retain(|id, _| calls.contains_key(id));
         }
         if let Refresh::Busy { dirty: true } = self.refresh {
             self.refresh = Refresh::Busy { dirty: false };
             return false;
         }
-        self.refresh = Refresh::Idle;
-        if self.summary_status == SummaryStatus::Pending {
-            self.summary_status = if self.current_summary().is_some() {
-                SummaryStatus::Ready
-            } else {
-                SummaryStatus::None
-            };
+        if answered && !self.unasked().is_empty() {
+            return false;
         }
+        self.refresh = Refresh::Idle;
         true
     }
 
-    /// Changes whenever the HUD's content does: with the facts, and when a
-    /// summary is accepted.
+    /// Changes whenever the HUD's content does: with the facts, and when
+    /// findings are accepted.
     fn version(&self) -> u64 {
-        self.state.version + self.summaries
-    }
-
-    /// The summary, when it describes the current facts.
-    fn current_summary(&self) -> Option<String> {
-        self.summary
-            .as_ref()
-            .filter(|s| s.facts == self.state.version)
-            .map(|s| s.text.clone())
+        self.state.version + self.accepted
     }
 }
 
@@ -307,8 +342,8 @@ pub struct Hud {
     model: Option<ModelHandle>,
     sessions: Mutex<HashMap<String, Entry>>,
     epochs: std::sync::atomic::AtomicU64,
-    /// One background summary at a time reaches the model's queue, so chat
-    /// completions and compaction notes wait behind at most one of them,
+    /// One background question at a time reaches the model's queue, so chat
+    /// completions and compaction texts wait behind at most one of them,
     /// however many sessions changed.
     background: tokio::sync::Semaphore,
 }
@@ -351,19 +386,8 @@ impl Hud {
             if !full {
                 return Err(HudError::ResyncRequired(session_id.to_owned()));
             }
-            sessions.insert(
-                session_id.to_owned(),
-                Entry {
-                    epoch: self.epochs.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-                    state: SessionState::new(session_id),
-                    summary: None,
-                    summary_status: SummaryStatus::None,
-                    summaries: 0,
-                    refresh: Refresh::Idle,
-                    last_used: Instant::now(),
-                    idle_since: None,
-                },
-            );
+            let epoch = self.epochs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            sessions.insert(session_id.to_owned(), Entry::new(session_id, epoch));
         }
         let entry = sessions.get_mut(session_id).expect("inserted above");
         entry.last_used = Instant::now();
@@ -445,16 +469,16 @@ impl Hud {
         true
     }
 
-    /// After a change of facts: starts a summary refresh, or marks the
-    /// running one to go again.
+    /// After a change of facts: starts a refresh when there is something
+    /// to ask the model, or marks the running one to go again.
     fn schedule_refresh(self: &Arc<Self>, entry: &mut Entry, session_id: &str) {
-        if !self.config.summaries || self.model.is_none() || entry.state.calls.is_empty() {
+        if !self.config.extract || self.model.is_none() {
             return;
         }
         match entry.refresh {
+            Refresh::Idle if entry.unasked().is_empty() => {}
             Refresh::Idle => {
                 entry.refresh = Refresh::Busy { dirty: false };
-                entry.summary_status = SummaryStatus::Pending;
                 let hud = self.clone();
                 let id = session_id.to_owned();
                 let epoch = entry.epoch;
@@ -497,24 +521,15 @@ impl Hud {
 
     /// Renders a snapshot; called with the lock released.
     fn view(&self, snapshot: Snapshot, skipped: usize) -> HudView {
-        let summary = snapshot
-            .summary
-            .as_ref()
-            .map(|(text, _)| SummaryLine { text: text.clone() });
-        let rendered = render::render(&snapshot.state, summary.as_ref(), self.config.budget, &|t| {
+        let rendered = render::render(&snapshot.state, &snapshot.findings, self.config.budget, &|t| {
             self.counter.count(t)
         });
-        let shown = summary.is_some() && rendered.text.contains("Summary (local model");
         HudView {
             session_id: snapshot.state.id,
             version: snapshot.version,
             hud: rendered.text,
             tokens: rendered.tokens,
-            summary_age_ms: snapshot
-                .summary
-                .filter(|_| shown)
-                .map(|(_, at)| at.elapsed().as_millis() as u64),
-            summary_status: snapshot.summary_status,
+            model_status: snapshot.model_status,
             skipped,
         }
     }
@@ -541,7 +556,8 @@ impl Hud {
         }
     }
 
-    /// Refreshes the session's summary until no change is pending.
+    /// Asks the model about the session's new failures until no change is
+    /// pending and every open problem worth a question has had one.
     async fn refresh_loop(self: Arc<Self>, id: String, epoch: u64) {
         loop {
             tokio::time::sleep(self.config.debounce).await;
@@ -556,50 +572,56 @@ impl Hud {
         }
     }
 
-    /// One generation, with the facts version it was written for. `None`
-    /// when it was skipped or cancelled as stale.
-    async fn refresh_once(&self, id: &str, epoch: u64) -> Option<(u64, Result<String, String>)> {
+    /// One question: the call asked about and the answer. `None` when there
+    /// was nothing to ask, more changes are coming, or the call went away.
+    async fn refresh_once(&self, id: &str, epoch: u64) -> Option<(String, Result<Vec<Finding>, String>)> {
         let _turn = self.background.acquire().await.ok()?;
-        let (version, state) = {
+        let question = {
             let sessions = self.lock();
             let entry = sessions.get(id).filter(|e| e.epoch == epoch)?;
             if matches!(entry.refresh, Refresh::Busy { dirty: true }) {
-                // More is coming; wait for it rather than summarise stale facts.
+                // More is coming; wait for it rather than ask about a call
+                // that may be fixed by then.
                 return None;
             }
-            (entry.state.version, entry.state.clone())
+            extract::question(entry.unasked().first()?)?
         };
-        // Facts changed meanwhile: the generation is dropped, which cancels it.
-        let stale = || {
+        // An output never changes, so new facts do not make the answer
+        // stale; a call evicted meanwhile does (which cancels the generation).
+        let gone = || {
             self.lock()
                 .get(id)
-                .is_none_or(|e| e.epoch != epoch || e.state.version != version)
+                .is_none_or(|e| e.epoch != epoch || !e.state.calls.contains_key(&question.call_id))
         };
-        let deadline = tokio::time::Instant::now() + self.config.summary_timeout;
-        let note = self.note(summary::prompt(&state), id, &state, deadline, &stale).await?;
-        Some((version, note))
+        let deadline = tokio::time::Instant::now() + self.config.extract_timeout;
+        let answer = self.ask(&question, id, deadline, &gone).await?;
+        Some((question.call_id, answer))
     }
 
-    /// Has the model write a note from `prompt` in the session's KV slot, and
-    /// guards it against `state`. `None` when there is no model or `stale()`
-    /// turned true while generating (which cancels the generation).
-    async fn note(
+    /// Has the model answer `question` in the session's KV slot, under the
+    /// answer's grammar, and verifies the answer against the question's
+    /// source. `None` when there is no model or `gone()` turned true while
+    /// generating (which cancels the generation).
+    async fn ask(
         &self,
-        prompt: Vec<ChatMessage>,
+        question: &extract::Question,
         id: &str,
-        state: &SessionState,
         deadline: tokio::time::Instant,
-        stale: &(dyn Fn() -> bool + Sync),
-    ) -> Option<Result<String, String>> {
+        gone: &(dyn Fn() -> bool + Sync),
+    ) -> Option<Result<Vec<Finding>, String>> {
         let model = self.model.as_ref()?;
+        let Some(grammar) = extract::grammar() else {
+            return Some(Err("the answer grammar is unavailable".into()));
+        };
         let request = GenerateRequest {
-            prompt: Prompt::Chat(prompt),
+            prompt: Prompt::Chat(question.messages.clone()),
             params: SamplingParams {
-                max_tokens: 80,
+                max_tokens: extract::MAX_TOKENS,
                 temperature: 0.0,
                 top_p: 1.0,
                 seed: 0,
-                stop: vec!["\n\n".into()],
+                stop: Vec::new(),
+                grammar: Some(grammar.to_owned()),
             },
             cache_key: Some(format!("hud:{id}")),
         };
@@ -619,77 +641,100 @@ impl Hud {
                 Event::Done(done) => {
                     tracing::debug!(
                         session = id,
+                        call = question.call_id,
                         cached = done.cached_tokens,
                         prompt = done.prompt_tokens,
                         ms = done.prompt_ms + done.generation_ms,
-                        "note generated"
+                        "model answered"
                     );
                     break;
                 }
                 Event::Failed(e) => return Some(Err(e.to_string())),
             }
-            if stale() {
+            if gone() {
                 return None;
             }
         }
-        Some(summary::guard(&text, state).map_err(|r| r.to_string()))
+        let verdict = extract::verify(&text, question).map_err(|r| r.to_string());
+        if let Err(why) = &verdict {
+            tracing::debug!(
+                session = id,
+                call = question.call_id,
+                answer = text,
+                why,
+                "answer refused"
+            );
+        }
+        Some(verdict)
     }
 
-    /// The session's status note: `current` (the summary, when it describes
-    /// the current facts), else one written now if it passes the guard before
-    /// `until`. Returns the note and what happened (`current summary`,
-    /// `written`, `rejected: why`, `summaries off`, `no model`).
-    async fn session_note(
-        &self,
-        id: &str,
-        state: &SessionState,
-        current: Option<String>,
-        until: tokio::time::Instant,
-    ) -> (Option<String>, String) {
-        match current {
-            Some(text) => (Some(text), "current summary".into()),
-            None if !self.config.summaries => (None, "summaries off".into()),
-            None => match self.note(summary::prompt(state), id, state, until, &|| false).await {
-                Some(Ok(text)) => (Some(text), "written".into()),
-                Some(Err(why)) => (None, format!("rejected: {why}")),
-                None => (None, "no model".into()),
-            },
+    /// Answers, before `until`, the questions about the session's open
+    /// problems that the background refresh has not reached yet, and returns
+    /// the session's findings and model status after them.
+    async fn answer_now(&self, id: &str, until: tokio::time::Instant) -> (SessionState, Findings, ModelStatus) {
+        loop {
+            let (question, epoch) = {
+                let sessions = self.lock();
+                let Some(entry) = sessions.get(id) else {
+                    return (SessionState::new(id), Findings::new(), ModelStatus::None);
+                };
+                let question = (self.config.extract && self.model.is_some())
+                    .then(|| entry.unasked().first().and_then(|c| extract::question(c)))
+                    .flatten();
+                match question {
+                    Some(q) if tokio::time::Instant::now() < until => (q, entry.epoch),
+                    _ => return (entry.state.clone(), entry.findings(), entry.model_status()),
+                }
+            };
+            let answer = self.ask(&question, id, until, &|| false).await;
+            let mut sessions = self.lock();
+            let Some(entry) = sessions.get_mut(id).filter(|e| e.epoch == epoch) else {
+                continue;
+            };
+            match answer {
+                Some(Ok(found)) => {
+                    entry.accepted += 1;
+                    entry.readings.insert(question.call_id, Reading::Found(found));
+                }
+                Some(Err(why)) => {
+                    entry.readings.insert(question.call_id, Reading::Rejected(why));
+                }
+                None => return (entry.state.clone(), entry.findings(), entry.model_status()),
+            }
         }
     }
 
     /// The compaction context for a session: its facts in the sections of
-    /// OpenCode's compaction template, plus the model's note when a current
-    /// one exists or can be written before `deadline`.
+    /// OpenCode's compaction template, with the model's verified findings on
+    /// its open problems, as far as they can be had before `deadline`.
     pub async fn compaction(&self, id: &str, deadline: Duration) -> Result<CompactionView, HudError> {
         let started = Instant::now();
         let until = tokio::time::Instant::now() + deadline;
-        let (state, current) = {
-            let sessions = self.lock();
-            let entry = sessions.get(id).ok_or_else(|| HudError::NotFound(id.to_owned()))?;
-            (entry.state.clone(), entry.current_summary())
-        };
-        let (note, note_status) = self.session_note(id, &state, current, until).await;
-        let text = compose::compaction(&state, note.as_deref());
+        if !self.lock().contains_key(id) {
+            return Err(HudError::NotFound(id.to_owned()));
+        }
+        let (state, findings, model_status) = self.answer_now(id, until).await;
+        let text = compose::compaction(&state, &findings);
         Ok(CompactionView {
             session_id: id.to_owned(),
             prompt: compose::compaction_prompt(&text),
             text,
-            note_status,
+            model_status,
             ms: started.elapsed().as_millis() as u64,
         })
     }
 
     /// The heartbeat prompt from the most recently active sessions (all but
     /// `exclude`): facts for the system prompt, and a user text leading with
-    /// what needs attention, plus the model's note when it passes the guard
-    /// before `deadline`.
+    /// what needs attention, with the model's verified findings for the lead
+    /// session as far as they can be had before `deadline`.
     pub async fn heartbeat(&self, exclude: &[String], deadline: Duration) -> HeartbeatView {
         const SESSIONS: usize = 5;
         let started = Instant::now();
         let until = tokio::time::Instant::now() + deadline;
-        // (state, quiet seconds, agent idle, current summary) of the most
-        // recently active sessions; only those are copied out of the lock.
-        let mut recent: Vec<(SessionState, u64, bool, Option<String>)> = {
+        // (state, quiet seconds, agent idle, findings) of the most recently
+        // active sessions; only those are copied out of the lock.
+        let mut recent: Vec<(SessionState, u64, bool, Findings)> = {
             let sessions = self.lock();
             let quiet_since = |e: &Entry| e.idle_since.unwrap_or(e.last_used);
             let mut list: Vec<&Entry> = sessions.values().filter(|e| !exclude.contains(&e.state.id)).collect();
@@ -699,38 +744,42 @@ impl Hud {
             list.into_iter()
                 .map(|e| {
                     let quiet = quiet_since(e).elapsed().as_secs();
-                    (e.state.clone(), quiet, e.idle_since.is_some(), e.current_summary())
+                    (e.state.clone(), quiet, e.idle_since.is_some(), e.findings())
                 })
                 .collect()
         };
-        // The session that needs attention first leads; the note is about it.
+        // The session that needs attention first leads.
         if let Some(i) = recent
             .iter()
-            .position(|(s, ..)| !render::open_problems(&s.work_calls()).is_empty())
+            .position(|(s, ..)| !render::open_failures(&s.work_calls()).is_empty())
         {
             recent[..=i].rotate_right(1);
         }
+        let model_status = match recent.first_mut() {
+            None => ModelStatus::None,
+            Some(lead) => {
+                let (state, findings, status) = self.answer_now(&lead.0.id, until).await;
+                if state.id == lead.0.id && !state.calls.is_empty() {
+                    lead.0 = state;
+                    lead.3 = findings;
+                }
+                status
+            }
+        };
         let quiet: Vec<compose::Quiet> = recent
             .iter()
-            .map(|(state, quiet_secs, agent_idle, _)| compose::Quiet {
+            .map(|(state, quiet_secs, agent_idle, findings)| compose::Quiet {
                 state,
                 quiet_secs: *quiet_secs,
                 agent_idle: *agent_idle,
+                findings,
             })
             .collect();
-        let system = compose::heartbeat_system(&quiet);
-        let (note, note_status) = match quiet.first() {
-            None => (None, "no sessions".to_owned()),
-            Some(lead) => {
-                let current = recent[0].3.clone();
-                self.session_note(&lead.state.id, lead.state, current, until).await
-            }
-        };
         HeartbeatView {
-            user: compose::heartbeat_user(&quiet, note.as_deref()),
-            system,
+            system: compose::heartbeat_system(&quiet),
+            user: compose::heartbeat_user(&quiet),
             sessions: quiet.iter().map(|q| q.state.id.clone()).collect(),
-            note_status,
+            model_status,
             ms: started.elapsed().as_millis() as u64,
         }
     }
@@ -764,7 +813,7 @@ mod tests {
         let hud = hud(HudConfig {
             max_bytes: 64 << 10,
             max_sessions: 3,
-            summaries: false,
+            extract: false,
             ..HudConfig::default()
         });
         for s in ["a", "b", "c"] {
@@ -788,71 +837,67 @@ mod tests {
         assert_eq!(left, ["c"], "the least recently used sessions went");
     }
 
-    /// A summary finished after the facts moved on is never shown; one for
-    /// the current facts is, until the facts move again; the text carries
-    /// no clock, so it stays byte-identical meanwhile.
+    fn make_run(session: &str, call: &str, exit: i64, output: &str) -> SessionEvent {
+        serde_json::from_value(json!({
+            "type": "tool.execute.after", "session_id": session, "call_id": call, "tool": "bash",
+            "args": { "command": "make" }, "output": output, "metadata": { "exit": exit },
+        }))
+        .expect("event")
+    }
+
+    /// Findings are shown on the open problem of the call they were read
+    /// from, stay byte-identical while it is open, and go when it is fixed;
+    /// an answer about a call no longer held is dropped.
     #[tokio::test]
-    async fn summaries_are_shown_only_for_the_facts_they_describe() {
+    async fn findings_are_shown_only_while_their_problem_is_open() {
         let hud = hud(HudConfig::default());
         hud.sync("s", vec![user("s")], true).expect("sync");
-        assert!(hud.event(tool_event("s", "c1", "ok")));
-        let written_for = hud.lock()["s"].state.version;
-        // A change arrives while the note is being written.
-        let changed = {
+        let output = "cc -c calc.c\ncalc.c:3:9: error: 'count' undeclared\nmake: *** [calc.o] Error 1";
+        assert!(hud.event(make_run("s", "c1", 2, output)));
+        let found = vec![Finding {
+            name: "calc.c".into(),
+            line: "calc.c:3:9: error: 'count' undeclared".into(),
+        }];
+        {
             let mut sessions = hud.lock();
             let entry = sessions.get_mut("s").expect("held");
+            assert_eq!(entry.unasked().len(), 1, "the failed make is worth a question");
             entry.refresh = Refresh::Busy { dirty: true };
-            entry.summary_status = SummaryStatus::Pending;
-            entry.state.merge(
-                &[serde_json::from_value(
-                    json!({ "info": { "id": "u2", "role": "user", "time": { "created": 5.0 } },
-                    "parts": [{ "type": "text", "text": "Now the docs." }] }),
-                )
-                .expect("message")],
-                &Limits::default(),
-            )
-        };
-        assert!(changed);
-        let done = hud
-            .lock()
-            .get_mut("s")
-            .expect("held")
-            .finish_refresh(Some((written_for, Ok("The build passes.".into()))));
-        assert!(!done, "the change asks for another round");
-        let view = hud.get("s").expect("view");
-        assert!(!view.hud.contains("The build passes"), "{}", view.hud);
-        assert_eq!(view.summary_status, SummaryStatus::Pending);
-
-        // Written for the current facts: shown, and stable over time.
-        let current = hud.lock()["s"].state.version;
-        assert!(hud
-            .lock()
-            .get_mut("s")
-            .expect("held")
-            .finish_refresh(Some((current, Ok("Docs next.".into())))));
+            // A change came in meanwhile: the loop goes on.
+            assert!(!entry.finish_refresh(Some(("gone".into(), Ok(found.clone())))));
+            assert!(entry.readings.is_empty(), "an answer about an unknown call is dropped");
+            assert!(!entry.finish_refresh(Some(("c1".into(), Ok(found.clone())))) || entry.unasked().is_empty());
+            assert!(entry.unasked().is_empty(), "each call is asked about once");
+            entry.refresh = Refresh::Idle;
+        }
         let shown = hud.get("s").expect("view");
         assert!(
-            shown.hud.contains("Summary (local model, unverified): Docs next."),
+            shown.hud.contains(
+                "local model found in the output, each line checked there: calc.c: \"calc.c:3:9: error: 'count' undeclared\""
+            ),
             "{}",
             shown.hud
         );
-        assert_eq!(shown.summary_status, SummaryStatus::Ready);
+        assert_eq!(shown.model_status, ModelStatus::Ready);
         std::thread::sleep(Duration::from_millis(1100));
         let later = hud.get("s").expect("view");
         assert_eq!(later.hud, shown.hud, "byte-identical over time");
         assert_eq!(later.version, shown.version);
 
-        // New facts: the note is gone at once, not shown as old.
-        assert!(hud.event(tool_event("s", "c2", "ok")));
-        let moved = hud.get("s").expect("view");
-        assert!(!moved.hud.contains("Docs next"), "{}", moved.hud);
-        assert!(moved.version > shown.version);
+        // The same command passes: the problem closes and the findings go.
+        assert!(hud.event(make_run("s", "c2", 0, "ok")));
+        let fixed = hud.get("s").expect("view");
+        assert!(!fixed.hud.contains("local model"), "{}", fixed.hud);
+        assert!(fixed.hud.contains("Open problems: none"), "{}", fixed.hud);
+        assert_eq!(fixed.model_status, ModelStatus::None);
+        let compaction = hud.compaction("s", Duration::from_secs(1)).await.expect("compaction");
+        assert!(!compaction.text.contains("local model"), "{}", compaction.text);
     }
 
     #[tokio::test]
     async fn a_recreated_session_gets_a_new_epoch() {
         let hud = hud(HudConfig {
-            summaries: false,
+            extract: false,
             ..HudConfig::default()
         });
         hud.sync("s", vec![user("s")], true).expect("sync");

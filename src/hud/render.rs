@@ -1,20 +1,13 @@
-//! Rendering a session into the HUD text. Every fact line is derived from the
-//! session's events by the code here; only the labelled summary line comes
-//! from the model.
+//! Rendering a session into the HUD text. Every line is composed by the code
+//! here: facts from the session's events, and, labelled, the failures the
+//! model found in an output that code then checked against that output.
 
 use super::checks::Report;
+use super::extract::{Finding, Findings};
 use super::opencode::ToolStatus;
 use super::session::{SessionState, ToolCall};
 use super::text::{attribute, clean_line, TAG};
 use std::collections::BTreeMap;
-
-/// The model-written summary. It is only ever rendered while it describes
-/// the current facts, so it carries no age: the same facts and summary give
-/// byte-identical text.
-#[derive(Debug, Clone)]
-pub struct SummaryLine {
-    pub text: String,
-}
 
 /// A rendered HUD.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,28 +31,30 @@ impl Default for Budget {
     }
 }
 
-const MAX_PROBLEMS: usize = 3;
+/// Open problems listed at most.
+pub(super) const MAX_PROBLEMS: usize = 3;
 /// Repeated test or check commands whose runs are traced, and runs per trace.
 const MAX_TRACES: usize = 2;
 const TRACE_RUNS: usize = 4;
 const MAX_FILES: usize = 8;
 
 /// Renders the HUD within `budget.tokens` as counted by `count`: the oldest
-/// tool calls go first, then the least used files, then the summary, then
-/// the goal is shortened.
+/// tool calls go first, then the least used files, then the model's
+/// findings, then the goal is shortened. `findings` are shown with the open
+/// problem of the call they were read from, and only while it is open.
 ///
 /// Each trial is first estimated from per-line counts, which are cached
 /// (most lines stay the same from one trial to the next); the whole text is
 /// counted only once an estimate comes near the budget, so `tokens` is exact
 /// and a render tokenises little more than the text it returns.
-pub fn render(
-    state: &SessionState,
-    summary: Option<&SummaryLine>,
-    budget: Budget,
-    count: &dyn Fn(&str) -> usize,
-) -> Rendered {
+pub fn render(state: &SessionState, findings: &Findings, budget: Budget, count: &dyn Fn(&str) -> usize) -> Rendered {
     let calls = state.work_calls();
-    let problems = open_problems(&calls);
+    let problems = open_problems(&calls, findings);
+    let bare_problems = if findings.is_empty() {
+        None
+    } else {
+        Some(open_problems(&calls, &Findings::new()))
+    };
     let traces = run_traces(&calls);
     let mut lines = LineCounts::default();
     let mut first = true;
@@ -67,7 +62,7 @@ pub fn render(
     let files = file_lines(&calls);
     let mut shown_files = files.len().min(MAX_FILES);
     let mut shown_traces = traces.len();
-    let mut with_summary = summary.is_some();
+    let mut with_findings = bare_problems.is_some();
     let mut shown_problems = MAX_PROBLEMS;
     let mut goal_chars = 300;
     loop {
@@ -82,10 +77,12 @@ pub fn render(
             state,
             &calls,
             &files,
-            &problems,
+            match (&bare_problems, with_findings) {
+                (Some(bare), false) => bare,
+                _ => &problems,
+            },
             &traces,
             shown,
-            summary.filter(|_| with_summary),
         );
         // The first trial is counted whole (most HUDs fit at once). Later
         // ones are estimated from line sums, which run a little above
@@ -108,8 +105,8 @@ pub fn render(
             shown_traces -= 1;
         } else if shown_problems > 1 {
             shown_problems -= 1;
-        } else if with_summary {
-            with_summary = false;
+        } else if with_findings {
+            with_findings = false;
         } else if goal_chars > 40 {
             goal_chars /= 2;
         } else if shown_calls > 0 {
@@ -161,7 +158,6 @@ fn compose(
     problems: &[String],
     traces: &[String],
     shown: Shown,
-    summary: Option<&SummaryLine>,
 ) -> String {
     let Shown {
         calls: shown_calls,
@@ -251,12 +247,6 @@ fn compose(
         }
         out.push_str(&line);
         out.push('\n');
-    }
-    if let Some(s) = summary {
-        out.push_str(&format!(
-            "Summary (local model, unverified): {}\n",
-            clean_line(&s.text, 300)
-        ));
     }
     out.push_str(&format!("</{TAG}>"));
     out
@@ -400,9 +390,54 @@ pub(super) fn file_lines(calls: &[&ToolCall]) -> Vec<String> {
         .collect()
 }
 
-/// Failures that no later call of the same tool on the same subject has fixed,
-/// newest first. One pass over the calls, then one line per open subject.
-pub(super) fn open_problems(calls: &[&ToolCall]) -> Vec<String> {
+/// One line per open problem (see [`open_failures`]), with the model's
+/// verified findings for its call where there are some.
+pub(super) fn open_problems(calls: &[&ToolCall], findings: &Findings) -> Vec<String> {
+    open_failures(calls)
+        .into_iter()
+        .map(|(call, failures)| {
+            let subject = call
+                .command
+                .as_deref()
+                .map(|c| format!("`{}`", clean_line(c, 60)))
+                .or_else(|| call.subject().map(|s| clean_line(s, 60)));
+            let mut what = match call.exit.filter(|&e| e != 0) {
+                Some(exit) => format!("{} {} exited {exit}", call.tool, subject.unwrap_or_default()),
+                None => format!("{} {} failed", call.tool, subject.unwrap_or_default()),
+            };
+            if let Some(report) = &call.report {
+                what.push_str(&format!(" ({})", report_line(report, false)));
+            }
+            if failures > 1 {
+                what.push_str(&format!("; failed {failures} times, no pass since"));
+            } else {
+                what.push_str("; no pass since");
+            }
+            if let Some(found) = findings.get(&call.call_id) {
+                what.push_str(&format!("; {}", findings_line(found)));
+            }
+            what
+        })
+        .collect()
+}
+
+/// `local model found in the output, each line checked there: calc.c:
+/// "calc.c:12:16: error: …"; …`
+fn findings_line(found: &[Finding]) -> String {
+    let items: Vec<String> = found
+        .iter()
+        .map(|f| format!("{}: \"{}\"", clean_line(&f.name, 60), clean_line(&f.line, 140)))
+        .collect();
+    format!(
+        "local model found in the output, each line checked there: {}",
+        items.join("; ")
+    )
+}
+
+/// Failures that no later call of the same tool on the same subject has
+/// fixed, newest first, each with how often its subject failed. One pass
+/// over the calls.
+pub(super) fn open_failures<'a>(calls: &[&'a ToolCall]) -> Vec<(&'a ToolCall, usize)> {
     /// Per (tool, subject): failures so far, the last failure, the last pass.
     #[derive(Default)]
     struct Track {
@@ -428,26 +463,5 @@ pub(super) fn open_problems(calls: &[&ToolCall]) -> Vec<String> {
         })
         .collect();
     open.sort_unstable_by_key(|&(failed, _)| std::cmp::Reverse(failed));
-    open.into_iter()
-        .map(|(i, failures)| {
-            let call = calls[i];
-            let subject = call
-                .command
-                .as_deref()
-                .map(|c| format!("`{}`", clean_line(c, 60)))
-                .or_else(|| call.subject().map(|s| clean_line(s, 60)));
-            let mut what = match call.exit.filter(|&e| e != 0) {
-                Some(exit) => format!("{} {} exited {exit}", call.tool, subject.unwrap_or_default()),
-                None => format!("{} {} failed", call.tool, subject.unwrap_or_default()),
-            };
-            if let Some(report) = &call.report {
-                what.push_str(&format!(" ({})", report_line(report, false)));
-            }
-            if failures > 1 {
-                format!("{what}; failed {failures} times, no pass since")
-            } else {
-                format!("{what}; no pass since")
-            }
-        })
-        .collect()
+    open.into_iter().map(|(i, failures)| (calls[i], failures)).collect()
 }

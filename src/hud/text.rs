@@ -206,6 +206,32 @@ impl Clipped {
     }
 }
 
+/// Whether a line says that something went wrong: an error word, or the
+/// wording of a failed assertion or a missing name.
+pub fn says_failure(line: &str) -> bool {
+    let l = line.to_ascii_lowercase();
+    looks_like_error(line)
+        || [
+            "assert",
+            "expected",
+            "!=",
+            "mismatch",
+            "undefined",
+            "undeclared",
+            "missing",
+            "no such",
+            "invalid",
+            "unexpected",
+            "timed out",
+            "timeout",
+            "not ok",
+            "aborted",
+            "segmentation",
+        ]
+        .iter()
+        .any(|k| l.contains(k))
+}
+
 fn looks_like_error(line: &str) -> bool {
     let l = line.to_ascii_lowercase();
     [

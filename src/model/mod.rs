@@ -41,6 +41,28 @@ pub struct SamplingParams {
     pub top_p: f32,
     pub seed: u32,
     pub stop: Vec<String>,
+    /// A llama.cpp (GBNF) grammar the output must follow, rooted at `root`;
+    /// see [`json_schema_grammar`].
+    pub grammar: Option<String>,
+}
+
+/// The llama.cpp grammar that admits exactly the JSON documents of `schema`,
+/// written compactly: at most one space between tokens, no newlines or
+/// indentation, which would cost generated tokens and say nothing.
+pub fn json_schema_grammar(schema: &serde_json::Value) -> Result<String, ModelError> {
+    let grammar = llama_cpp_2::json_schema_to_grammar(&schema.to_string())
+        .map_err(|e| ModelError::InvalidInput(format!("the JSON schema cannot be used as a grammar: {e}")))?;
+    Ok(grammar
+        .lines()
+        .map(|line| {
+            if line.starts_with("space ::=") {
+                "space ::= \" \"?"
+            } else {
+                line
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n"))
 }
 
 /// A generation job.

@@ -16,6 +16,8 @@ use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::data::LlamaTokenData;
+use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::DecodeError;
 use std::collections::VecDeque;
@@ -391,7 +393,7 @@ impl<'m> Worker<'m> {
 
         let generation_started = Instant::now();
         let params = &request.params;
-        let mut sampler = sampler(params);
+        let mut sampler = Sampler::new(self.model, params)?;
         let mut utf8 = Utf8Stream::default();
         let mut stops = StopMatcher::new(&params.stop);
         let room = n_ctx as usize - tokens.len();
@@ -404,7 +406,7 @@ impl<'m> Worker<'m> {
                 finish = FinishReason::Cancelled;
                 break;
             }
-            // `sample` also accepts the token into the sampler's state.
+            // `sample` also accepts the token into the samplers' state.
             let token = sampler.sample(&self.ctx, self.batch.n_tokens() - 1);
             if vocab.is_eog(token) {
                 finish = FinishReason::Stop;
@@ -595,15 +597,65 @@ impl<'m> Worker<'m> {
     }
 }
 
-fn sampler(params: &SamplingParams) -> LlamaSampler {
-    if params.temperature <= 0.0 {
-        LlamaSampler::greedy()
-    } else {
-        LlamaSampler::chain_simple([
-            LlamaSampler::top_p(params.top_p, 1),
-            LlamaSampler::temp(params.temperature),
-            LlamaSampler::dist(params.seed),
-        ])
+/// Sampling for one generation: the chain of `params`, and the grammar the
+/// output must follow, if any.
+struct Sampler {
+    chain: LlamaSampler,
+    grammar: Option<LlamaSampler>,
+}
+
+impl Sampler {
+    fn new(model: &LlamaModel, params: &SamplingParams) -> Result<Sampler, ModelError> {
+        let chain = if params.temperature <= 0.0 {
+            LlamaSampler::greedy()
+        } else {
+            LlamaSampler::chain_simple([
+                LlamaSampler::top_p(params.top_p, 1),
+                LlamaSampler::temp(params.temperature),
+                LlamaSampler::dist(params.seed),
+            ])
+        };
+        let grammar = match &params.grammar {
+            Some(g) => Some(
+                LlamaSampler::grammar(model, g, "root")
+                    .map_err(|e| ModelError::InvalidInput(format!("the grammar was refused: {e}")))?,
+            ),
+            None => None,
+        };
+        Ok(Sampler { chain, grammar })
+    }
+
+    /// Picks the next token from the logits of output `idx` and accepts it.
+    /// With a grammar, the chain picks first and the grammar checks only
+    /// that token; the whole vocabulary goes through the grammar only when
+    /// the pick breaks it (checking every token each step is slow for large
+    /// vocabularies, 151k for Qwen).
+    fn sample(&mut self, ctx: &LlamaContext, idx: i32) -> LlamaToken {
+        let Some(grammar) = &mut self.grammar else {
+            return self.chain.sample(ctx, idx);
+        };
+        let mut candidates = ctx.token_data_array_ith(idx);
+        candidates.apply_sampler(&mut self.chain);
+        let picked = candidates.selected_token();
+        let allowed = picked.is_some_and(|token| {
+            let mut one = LlamaTokenDataArray::new(vec![LlamaTokenData::new(token, 1.0, 0.0)], false);
+            one.apply_sampler(grammar);
+            one.data[0].logit().is_finite()
+        });
+        let token = match picked {
+            Some(token) if allowed => token,
+            _ => {
+                let mut candidates = ctx.token_data_array_ith(idx);
+                candidates.apply_sampler(grammar);
+                candidates.apply_sampler(&mut self.chain);
+                // The grammar leaves at least the end of generation when it
+                // is complete, so the chain always has a pick.
+                candidates.selected_token().unwrap_or(LlamaToken(0))
+            }
+        };
+        grammar.accept(token);
+        self.chain.accept(token);
+        token
     }
 }
 

@@ -22,7 +22,8 @@ pub const DEFAULT_MAX_TOKENS: u32 = 512;
 const MAX_STOPS: usize = 4;
 
 /// A chat completion request. Fields the server does not use (`n`, `user`,
-/// `tools`, penalties, ...) are accepted and ignored.
+/// `tools`, penalties, ...) are accepted and ignored; `response_format`
+/// holds the output to JSON, or to a JSON schema, by a grammar.
 #[derive(Debug, Deserialize)]
 pub struct ChatRequest {
     pub messages: Option<Vec<WireMessage>>,
@@ -38,6 +39,45 @@ pub struct ChatRequest {
     pub seed: Option<u64>,
     #[serde(default)]
     pub stream: bool,
+    #[serde(default)]
+    pub response_format: Option<ResponseFormat>,
+}
+
+/// `{"type": "text"}`, `{"type": "json_object"}` or
+/// `{"type": "json_schema", "json_schema": {"name", "schema", "strict"}}`.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ResponseFormat {
+    Text,
+    JsonObject,
+    JsonSchema { json_schema: JsonSchemaFormat },
+}
+
+#[derive(Debug, Deserialize)]
+pub struct JsonSchemaFormat {
+    #[serde(default)]
+    pub schema: Option<Value>,
+}
+
+impl ResponseFormat {
+    /// The grammar the output must follow, if any.
+    fn grammar(&self) -> Result<Option<String>, ApiError> {
+        let schema = match self {
+            ResponseFormat::Text => return Ok(None),
+            ResponseFormat::JsonObject => json!({ "type": "object" }),
+            ResponseFormat::JsonSchema { json_schema } => match &json_schema.schema {
+                Some(schema) => schema.clone(),
+                None => {
+                    return Err(ApiError::InvalidRequest(
+                        "`response_format.json_schema.schema` is required".into(),
+                    ))
+                }
+            },
+        };
+        crate::model::json_schema_grammar(&schema)
+            .map(Some)
+            .map_err(|e| ApiError::InvalidRequest(format!("`response_format`: {e}")))
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -84,14 +124,17 @@ impl ChatRequest {
             .enumerate()
             .map(|(i, m)| m.into_chat(i))
             .collect::<Result<Vec<_>, _>>()?;
+        // Like llama-server and Ollama, a limit past the context is capped at
+        // it (clients such as OpenCode ask for 32000): generation stops when
+        // the context is full.
         let max_tokens = match self.max_tokens {
             None => DEFAULT_MAX_TOKENS.min(ctx),
-            Some(n) if n < 1 || n > i64::from(ctx) => {
-                return invalid(format!(
-                    "`max_tokens` must be between 1 and the context size {ctx}, got {n}"
-                ))
-            }
-            Some(n) => n as u32,
+            Some(n) if n < 1 => return invalid(format!("`max_tokens` must be at least 1, got {n}")),
+            Some(n) => n.min(i64::from(ctx)) as u32,
+        };
+        let grammar = match &self.response_format {
+            Some(format) => format.grammar()?,
+            None => None,
         };
         let temperature = self.temperature.unwrap_or(1.0);
         if !(0.0..=2.0).contains(&temperature) {
@@ -119,6 +162,7 @@ impl ChatRequest {
                 top_p,
                 seed,
                 stop,
+                grammar,
             },
             cache_key: None,
         })
@@ -351,6 +395,28 @@ mod tests {
         assert_eq!(g.params.max_tokens, DEFAULT_MAX_TOKENS);
         assert_eq!(g.params.temperature, 1.0);
         assert_eq!(g.params.seed, u32::MAX);
+        assert_eq!(g.params.grammar, None);
+    }
+
+    #[test]
+    fn long_limits_are_capped_at_the_context() {
+        let g = parse(r#"{"messages":[{"role":"user","content":"hi"}],"max_tokens":32000}"#).unwrap();
+        assert_eq!(g.params.max_tokens, 4096);
+    }
+
+    #[test]
+    fn response_formats_become_grammars() {
+        let g =
+            parse(r#"{"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_object"}}"#).unwrap();
+        assert!(g.params.grammar.is_some_and(|g| g.contains("root")));
+        let schema = r#"{"type":"json_schema","json_schema":{"name":"n","schema":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}}}"#;
+        let g = parse(&format!(
+            r#"{{"messages":[{{"role":"user","content":"hi"}}],"response_format":{schema}}}"#
+        ))
+        .unwrap();
+        assert!(g.params.grammar.is_some_and(|g| g.contains("integer")));
+        let g = parse(r#"{"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"text"}}"#).unwrap();
+        assert_eq!(g.params.grammar, None);
     }
 
     #[test]
@@ -378,7 +444,8 @@ mod tests {
             r#"{"messages":[{"role":"user","content":[{"type":"image_url"}]}]}"#,
             r#"{"messages":[{"role":"user","content":"x"}],"max_tokens":0}"#,
             r#"{"messages":[{"role":"user","content":"x"}],"max_tokens":-5}"#,
-            r#"{"messages":[{"role":"user","content":"x"}],"max_tokens":100000000}"#,
+            r#"{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"x"}}}"#,
+            r#"{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"xml"}}"#,
             r#"{"messages":[{"role":"user","content":"x"}],"temperature":3}"#,
             r#"{"messages":[{"role":"user","content":"x"}],"top_p":0}"#,
             r#"{"messages":[{"role":"user","content":"x"}],"stop":["a","b","c","d","e"]}"#,

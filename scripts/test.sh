@@ -5,6 +5,10 @@ cd "$(dirname "$0")/.."
 
 MODEL="$(scripts/setup.sh | tail -n 1)"
 export EVOLVE_HUD_TEST_MODEL="$MODEL"
+# The realistic model (491 MB, cached after the first run): the HUD quality
+# gate, tests/hud_quality.rs, runs on it.
+EVOLVE_HUD_EVAL_MODEL="$(scripts/fetch-model.sh qwen-coder | tail -n 1)"
+export EVOLVE_HUD_EVAL_MODEL
 # cargo-nextest runs each test in a process of its own under the time limit
 # in .config/nextest.toml. fault-injection: lets tests/faults.rs make the
 # model thread panic.

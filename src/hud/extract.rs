@@ -145,12 +145,12 @@ pub fn question(call: &ToolCall) -> Option<Question> {
 
 /// The calls of `state` worth a question that has not been asked yet, most
 /// recent open problem first.
-pub fn unasked<'a>(state: &'a SessionState, asked: &dyn Fn(&str) -> bool) -> Vec<&'a ToolCall> {
+pub fn unasked<'a>(state: &'a SessionState, asked: &dyn Fn(&ToolCall) -> bool) -> Vec<&'a ToolCall> {
     super::render::open_failures(&state.work_calls())
         .into_iter()
         .take(super::render::MAX_PROBLEMS)
         .map(|(call, _)| call)
-        .filter(|c| !asked(&c.call_id) && question(c).is_some())
+        .filter(|c| !asked(c) && question(c).is_some())
         .collect()
 }
 

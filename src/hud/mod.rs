@@ -262,13 +262,28 @@ impl Entry {
     /// Verified findings of the calls still held. Rendering shows them only
     /// on their call's open problem, so a fixed problem takes them away.
     fn findings(&self) -> Findings {
-        self.readings
-            .iter()
-            .filter_map(|(id, r)| match r {
-                Reading::Found(found) if self.state.calls.contains_key(id) => Some((id.clone(), found.clone())),
+        if self.readings.is_empty() {
+            return Findings::new();
+        }
+        self.state
+            .calls
+            .values()
+            .filter_map(|call| match self.reading(call) {
+                Some(Reading::Found(found)) => Some((call.call_id.clone(), found.clone())),
                 _ => None,
             })
             .collect()
+    }
+
+    /// The answer about `call`, or about an earlier run of the same command
+    /// with the same output (a command retried unchanged is asked about once).
+    fn reading(&self, call: &session::ToolCall) -> Option<&Reading> {
+        self.readings.get(&call.call_id).or_else(|| {
+            self.readings.iter().find_map(|(id, reading)| {
+                let twin = self.state.calls.get(id)?;
+                (twin.command == call.command && twin.output == call.output).then_some(reading)
+            })
+        })
     }
 
     /// Derived from the open problems and the answers about them, so it
@@ -281,7 +296,7 @@ impl Entry {
         let readings: Vec<&Reading> = open
             .iter()
             .take(render::MAX_PROBLEMS)
-            .filter_map(|(call, _)| self.readings.get(&call.call_id))
+            .filter_map(|(call, _)| self.reading(call))
             .collect();
         if readings.iter().any(|r| matches!(r, Reading::Found(_))) {
             return ModelStatus::Ready;
@@ -294,7 +309,7 @@ impl Entry {
 
     /// Calls worth a question that were not asked about yet.
     fn unasked(&self) -> Vec<&session::ToolCall> {
-        extract::unasked(&self.state, &|id| self.readings.contains_key(id))
+        extract::unasked(&self.state, &|call| self.reading(call).is_some())
     }
 
     /// Takes a refresh's outcome (the call asked about, and its findings or
@@ -644,7 +659,9 @@ impl Hud {
                         call = question.call_id,
                         cached = done.cached_tokens,
                         prompt = done.prompt_tokens,
-                        ms = done.prompt_ms + done.generation_ms,
+                        prompt_ms = done.prompt_ms,
+                        generated = done.completion_tokens,
+                        generation_ms = done.generation_ms,
                         "model answered"
                     );
                     break;
@@ -883,6 +900,17 @@ mod tests {
         let later = hud.get("s").expect("view");
         assert_eq!(later.hud, shown.hud, "byte-identical over time");
         assert_eq!(later.version, shown.version);
+
+        // The same command failing the same way again is not asked about
+        // again, and its problem shows the same findings.
+        assert!(hud.event(make_run("s", "c1b", 2, output)));
+        assert!(hud.lock()["s"].unasked().is_empty());
+        let again = hud.get("s").expect("view");
+        assert!(
+            again.hud.contains("failed 2 times, no pass since; local model found"),
+            "{}",
+            again.hud
+        );
 
         // The same command passes: the problem closes and the findings go.
         assert!(hud.event(make_run("s", "c2", 0, "ok")));

@@ -434,20 +434,59 @@ fn findings_line(found: &[Finding]) -> String {
     )
 }
 
-/// Failures that no later call of the same tool on the same subject has
-/// fixed, newest first, each with how often its subject failed. One pass
+/// What a shell command checks, to match a failure with a later pass: its
+/// last step, with the directories it changes to and without redirections.
+/// `cmake -S . -B build > /dev/null && cmake --build build && cd build &&
+/// ctest` and `cmake --build build && cd build && ctest` check the same;
+/// `cd web && npm test` and `cd api && npm test` do not.
+pub(super) fn check_key(command: &str) -> String {
+    let steps: Vec<&str> = command
+        .split("&&")
+        .flat_map(|s| s.split(';'))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    let dirs: Vec<&str> = steps
+        .iter()
+        .filter_map(|s| s.strip_prefix("cd "))
+        .map(str::trim)
+        .collect();
+    let Some(last) = steps.last() else {
+        return command.trim().to_owned();
+    };
+    let mut words = Vec::new();
+    let mut tokens = last.split_whitespace();
+    while let Some(t) = tokens.next() {
+        let redirect = t.trim_start_matches(|c: char| c.is_ascii_digit() || c == '&');
+        if let Some(target) = redirect.strip_prefix('>').map(|r| r.trim_start_matches('>')) {
+            if target.is_empty() {
+                tokens.next();
+            }
+            continue;
+        }
+        words.push(t);
+    }
+    format!("{}\u{1f}{}", dirs.join("/"), words.join(" "))
+}
+
+/// Failures that no later call of the same tool on the same subject (for a
+/// command: the same [`check_key`]) has fixed, newest first, each with how often its subject failed. One pass
 /// over the calls.
 pub(super) fn open_failures<'a>(calls: &[&'a ToolCall]) -> Vec<(&'a ToolCall, usize)> {
-    /// Per (tool, subject): failures so far, the last failure, the last pass.
+    /// Per (tool, what it checks): failures so far, the last failure, the last pass.
     #[derive(Default)]
     struct Track {
         failures: usize,
         last_failure: Option<usize>,
         last_pass: Option<usize>,
     }
-    let mut tracks: std::collections::HashMap<(&str, Option<&str>), Track> = std::collections::HashMap::new();
+    let mut tracks: std::collections::HashMap<(&str, Option<String>), Track> = std::collections::HashMap::new();
     for (i, call) in calls.iter().enumerate() {
-        let track = tracks.entry((call.tool.as_str(), call.subject())).or_default();
+        let checks = match &call.command {
+            Some(command) => Some(check_key(command)),
+            None => call.subject().map(str::to_owned),
+        };
+        let track = tracks.entry((call.tool.as_str(), checks)).or_default();
         if call.failed() {
             track.failures += 1;
             track.last_failure = Some(i);
@@ -464,4 +503,33 @@ pub(super) fn open_failures<'a>(calls: &[&'a ToolCall]) -> Vec<(&'a ToolCall, us
         .collect();
     open.sort_unstable_by_key(|&(failed, _)| std::cmp::Reverse(failed));
     open.into_iter().map(|(i, failures)| (calls[i], failures)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_key;
+
+    #[test]
+    fn commands_that_check_the_same_thing() {
+        let same = [
+            (
+                "cmake -S . -B build > /dev/null && cmake --build build > /dev/null && cd build && ctest --output-on-failure",
+                "cmake --build build > /dev/null && cd build && ctest --output-on-failure",
+            ),
+            ("npm install && npm test", "npm test"),
+            ("make 2>&1", "make"),
+            ("pytest -q >out.txt", "pytest -q"),
+        ];
+        for (a, b) in same {
+            assert_eq!(check_key(a), check_key(b), "{a} / {b}");
+        }
+        let different = [
+            ("cd web && npm test", "cd api && npm test"),
+            ("pytest tests/a", "pytest tests/b"),
+            ("make", "make test"),
+        ];
+        for (a, b) in different {
+            assert_ne!(check_key(a), check_key(b), "{a} / {b}");
+        }
+    }
 }

@@ -2,6 +2,8 @@
 //! an ephemeral port.
 #![allow(dead_code)]
 
+pub mod eval;
+
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -26,6 +28,22 @@ pub fn test_model() -> PathBuf {
     assert!(
         path.exists(),
         "test model missing at {}; run scripts/fetch-test-model.sh",
+        path.display()
+    );
+    path
+}
+
+/// The realistic model, Qwen2.5-Coder-0.5B-Instruct Q4_K_M:
+/// `scripts/fetch-model.sh qwen-coder` puts it here; `EVOLVE_HUD_EVAL_MODEL`
+/// overrides the path.
+pub fn realistic_model() -> PathBuf {
+    if let Ok(p) = std::env::var("EVOLVE_HUD_EVAL_MODEL") {
+        return PathBuf::from(p);
+    }
+    let path = test_model().with_file_name("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf");
+    assert!(
+        path.exists(),
+        "the realistic model is missing at {}; run scripts/fetch-model.sh qwen-coder",
         path.display()
     );
     path
@@ -72,7 +90,12 @@ impl Server {
     /// Starts `evolve-hud serve` on the test model with extra flags, and waits
     /// until `/health` says ready.
     pub fn start(extra: &[&str]) -> Server {
-        let server = Server::start_listening(extra);
+        Server::start_model(&test_model(), extra)
+    }
+
+    /// [`Server::start`] on another model.
+    pub fn start_model(model: &std::path::Path, extra: &[&str]) -> Server {
+        let server = Server::spawn(model, extra);
         let deadline = Instant::now() + Duration::from_secs(120);
         let health = server.url("/health");
         while Instant::now() < deadline {
@@ -86,10 +109,13 @@ impl Server {
 
     /// Starts `evolve-hud serve` and returns as soon as it listens.
     pub fn start_listening(extra: &[&str]) -> Server {
-        let model = test_model();
+        Server::spawn(&test_model(), extra)
+    }
+
+    fn spawn(model: &std::path::Path, extra: &[&str]) -> Server {
         let mut child = Command::new(binary())
             .args(["serve", "--model"])
-            .arg(&model)
+            .arg(model)
             .args(["--port", "0", "--threads", "2"])
             .args(extra)
             .env("RUST_LOG", "info")

@@ -1,0 +1,60 @@
+//! The HUD quality evaluation (`cargo bench --bench hud_quality`): every
+//! captured session of `tests/fixtures/sessions/` replayed step by step into
+//! the real server, facts only and with each model, against the
+//! hand-written expectations of `tests/common/eval.rs`. Prints one table
+//! row per configuration: expected facts found, false or stale statements,
+//! questions asked of the model and how they ended, and the time from the
+//! sync that raised a question to the verified answer in the HUD.
+//! SmolLM2 is the test model; Qwen2.5-Coder-0.5B needs
+//! `scripts/fetch-model.sh qwen-coder`.
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use common::eval::{quantile, run_all, CASES};
+use common::{realistic_model, test_model, Server};
+
+#[tokio::main]
+async fn main() {
+    let configs: [(&str, std::path::PathBuf, &[&str]); 3] = [
+        ("facts only", test_model(), &["--hud-extract", "false"]),
+        ("SmolLM2-135M Q4_1", test_model(), &[]),
+        ("Qwen2.5-Coder-0.5B Q4_K_M", realistic_model(), &[]),
+    ];
+    println!(
+        "{} sessions, replayed one assistant message at a time; model threads at --nice 0\n",
+        CASES.len()
+    );
+    println!("| HUD | facts found | details only the model can add | false or stale statements | questions | shown | rejected | sync to shown p50 / p90 |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    for (label, model, extra) in configs {
+        let args: Vec<&str> = ["--hud-debounce-ms", "0", "--nice", "0"]
+            .iter()
+            .chain(extra)
+            .copied()
+            .collect();
+        let server = Server::start_model(&model, &args);
+        let out = run_all(&server).await;
+        let latency = match (quantile(&out.latencies, 0.5), quantile(&out.latencies, 0.9)) {
+            (Some(p50), Some(p90)) => format!("{p50:.1} s / {p90:.1} s"),
+            _ => "–".to_owned(),
+        };
+        println!(
+            "| {label} | {}/{} | {}/{} | {} | {} | {} | {} | {latency} |",
+            out.found,
+            out.expected,
+            out.model_found,
+            out.model_expected,
+            out.false_statements.len(),
+            out.asked,
+            out.shown,
+            out.rejected
+        );
+        for f in &out.false_statements {
+            eprintln!("  false: {f}");
+        }
+        for m in &out.missing {
+            eprintln!("  missing: {}", m.lines().next().unwrap_or_default());
+        }
+    }
+}

@@ -1,0 +1,433 @@
+// The sessions of the HUD quality evaluation, as scripts of tool calls. The
+// real tools run them when eval/capture.ts drives the real OpenCode.
+
+import type { ToolStep } from "../test/fake-model.ts";
+
+export interface EvalScenario {
+  name: string;
+  goal: string;
+  steps(project: string): ToolStep[];
+  /** The main request at which the fake model reports a full context. */
+  compactAt?: number;
+}
+
+const bash = (command: string): ToolStep => ({ tool: "bash", args: { command, description: "run" } });
+const write = (filePath: string, content: string): ToolStep => ({ tool: "write", args: { filePath, content } });
+const read = (filePath: string): ToolStep => ({ tool: "read", args: { filePath } });
+const edit = (filePath: string, oldString: string, newString: string): ToolStep => ({
+  tool: "edit",
+  args: { filePath, oldString, newString },
+});
+
+const calcPy = `def add(a, b):
+    return a + b
+
+
+def average(xs):
+    return sum(xs) // len(xs)
+
+
+def div(a, b):
+    return a * b
+`;
+
+const testCalcPy = `import unittest
+
+from calc import add, average, div
+
+
+class TestCalc(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(add(2, 3), 5)
+
+    def test_add_negative(self):
+        self.assertEqual(add(-2, -3), -5)
+
+    def test_average(self):
+        self.assertEqual(average([1, 2]), 1.5)
+
+    def test_div(self):
+        self.assertEqual(div(6, 3), 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
+`;
+
+const statsToml = `[package]
+name = "stats"
+version = "0.1.0"
+edition = "2021"
+`;
+
+const statsRs = `pub fn mean(xs: &[f64]) -> f64 {
+    let total: f64 = xs.iter().sum();
+    total / xs.len()
+}
+
+pub fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mean_of_three() {
+        assert_eq!(mean(&[1.0, 2.0, 3.0]), 2.0);
+    }
+
+    #[test]
+    fn median_of_even_count() {
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5, "median of an even count");
+    }
+}
+`;
+
+const calcJs = `export function total(items) {
+  return items.reduce((sum, item) => sum + item.price * item.qty, 0);
+}
+
+export function discount(amount, percent) {
+  return amount - amount * percent;
+}
+`;
+
+const calcTestJs = `import { test } from "node:test";
+import assert from "node:assert/strict";
+import { total, discount } from "./cart.js";
+
+test("total adds price times quantity", () => {
+  assert.equal(total([{ price: 2, qty: 3 }, { price: 1, qty: 1 }]), 7);
+});
+
+test("discount takes a percentage off", () => {
+  assert.equal(discount(200, 10), 180);
+});
+`;
+
+const modules = ["accounts", "billing", "reports", "emails", "admin", "search"];
+const modulePy = (name: string) => `from users import get_user_name
+
+
+def ${name}_header(user):
+    return "${name}: " + get_user_name(user)
+`;
+const usersPy = `def get_user_name(user):
+    return user["first"] + " " + user["last"]
+`;
+const refactorTest = `import unittest
+
+from users import user_display_name
+${modules.map((m) => `from ${m} import ${m}_header`).join("\n")}
+
+USER = {"first": "Ada", "last": "Lovelace"}
+
+
+class TestHeaders(unittest.TestCase):
+    def test_display_name(self):
+        self.assertEqual(user_display_name(USER), "Ada Lovelace")
+
+${modules.map((m) => `    def test_${m}(self):\n        self.assertEqual(${m}_header(USER), "${m}: Ada Lovelace")\n`).join("\n")}
+
+if __name__ == "__main__":
+    unittest.main()
+`;
+
+const checkSh = `#!/bin/sh
+if [ ! -f build/ready ]; then
+  echo "checking build/ready"
+  echo "error: build/ready is missing; run the build first" >&2
+  exit 1
+fi
+echo "build is ready"
+`;
+
+const calcC = `#include <stdio.h>
+
+int sum(const int *xs, int n) {
+    int total = 0;
+    for (int i = 0; i < n; i++) total += xs[i];
+    return total;
+}
+
+double average(const int *xs, int n) {
+    return (double)sum(xs, n) / count;
+}
+
+int main(void) {
+    int xs[] = {1, 2, 3};
+    printf("%f\\n", average(xs, 3));
+    return 0;
+}
+`;
+
+const cmakeLists = `cmake_minimum_required(VERSION 3.10)
+project(calc C)
+enable_testing()
+add_executable(test_calc test_calc.c)
+add_test(NAME sum_adds_numbers COMMAND test_calc sum)
+add_test(NAME average_of_three COMMAND test_calc average)
+add_test(NAME divide_by_zero_is_refused COMMAND test_calc divide)
+`;
+
+const testCalcC = `#include <stdio.h>
+#include <string.h>
+
+static int sum(int a, int b) { return a + b; }
+static double average(int a, int b, int c) { return (a + b + c) / 3; }
+static int divide(int a, int b, int *out) { *out = b ? a / b : 0; return 0; }
+
+int main(int argc, char **argv) {
+    if (argc < 2) return 2;
+    if (!strcmp(argv[1], "sum")) {
+        if (sum(2, 3) != 5) { printf("test_calc.c:11: sum(2, 3) = %d, expected 5\\n", sum(2, 3)); return 1; }
+        return 0;
+    }
+    if (!strcmp(argv[1], "average")) {
+        double a = average(1, 2, 4);
+        if (a < 2.3333 || a > 2.3334) { printf("test_calc.c:16: average(1, 2, 4) = %f, expected 2.333333\\n", a); return 1; }
+        return 0;
+    }
+    if (!strcmp(argv[1], "divide")) {
+        int q;
+        if (divide(1, 0, &q) == 0) { printf("test_calc.c:21: divide(1, 0) returned 0, expected -1 (division by zero)\\n"); return 1; }
+        return 0;
+    }
+    return 2;
+}
+`;
+
+const goMod = `module example.com/calc
+
+go 1.19
+`;
+const calcGo = `package calc
+
+func Sum(xs []int) int {
+	t := 0
+	for _, x := range xs {
+		t += x
+	}
+	return t
+}
+
+func Average(xs []int) float64 { return float64(Sum(xs) / len(xs)) }
+
+func Max(xs []int) int {
+	m := 0
+	for _, x := range xs {
+		if x > m {
+			m = x
+		}
+	}
+	return m
+}
+`;
+const calcTestGo = `package calc
+
+import "testing"
+
+func TestSum(t *testing.T) {
+	if got := Sum([]int{1, 2, 3}); got != 6 {
+		t.Errorf("Sum = %d, want 6", got)
+	}
+}
+
+func TestAverage(t *testing.T) {
+	if got := Average([]int{1, 2}); got != 1.5 {
+		t.Errorf("Average([1 2]) = %v, want 1.5", got)
+	}
+}
+
+func TestMax(t *testing.T) {
+	if got := Max([]int{-3, -1}); got != -1 {
+		t.Fatalf("Max([-3 -1]) = %d, want -1", got)
+	}
+}
+`;
+
+const runTestsSh = `#!/bin/bash
+# Runs each tests/*.sh; a test fails when it exits non-zero.
+failed=0; total=0
+for t in tests/*.sh; do
+  total=$((total + 1))
+  name=$(basename "$t" .sh)
+  if out=$(bash "$t" 2>&1); then
+    echo "$name ... ok"
+  else
+    echo "$name ... FAILED"
+    echo "$out" | sed 's/^/  /'
+    failed=$((failed + 1))
+  fi
+done
+echo "$failed of $total tests failed"
+[ "$failed" -eq 0 ]
+`;
+const loginTest = `set -eu
+. ./session.sh
+login alice
+[ "$SESSION_USER" = alice ] || { echo "expected SESSION_USER=alice, got $SESSION_USER"; exit 1; }
+`;
+const logoutTest = `set -eu
+. ./session.sh
+login alice
+logout
+[ -z "$SESSION_USER" ] || { echo "expected no SESSION_USER after logout, got $SESSION_USER"; exit 1; }
+`;
+const refreshTest = `set -eu
+. ./session.sh
+login alice
+status=$(refresh)
+[ "$status" = 200 ] || { echo "refresh: expected status 200, got $status"; exit 1; }
+`;
+const sessionSh = `login() { SESSION_USER="$1"; SESSION_TOKEN="t-$1"; }
+logout() { unset SESSION_TOKEN; echo "logged out $session_id"; }
+refresh() { if [ -n "\${SESSION_TOKEN:-}" ]; then echo 401; else echo 200; fi; }
+`;
+
+export const scenarios: EvalScenario[] = [
+  {
+    name: "python-two-rounds",
+    goal: "The unit tests of calc.py fail. Fix calc.py so that they pass.",
+    steps: (p) => [
+      write(`${p}/calc.py`, calcPy),
+      write(`${p}/test_calc.py`, testCalcPy),
+      bash("python3 -m unittest"),
+      read(`${p}/calc.py`),
+      edit(`${p}/calc.py`, "return a / b", "return a // b"),
+      edit(`${p}/calc.py`, "return a * b", "return a / b"),
+      bash("python3 -m unittest"),
+      edit(`${p}/calc.py`, "return sum(xs) // len(xs)", "return sum(xs) / len(xs)"),
+      bash("python3 -m unittest"),
+    ],
+  },
+  {
+    name: "rust-build-then-tests",
+    goal: "Make the stats crate build and its tests pass.",
+    steps: (p) => [
+      write(`${p}/Cargo.toml`, statsToml),
+      write(`${p}/src/lib.rs`, statsRs),
+      bash("cargo test"),
+      edit(`${p}/src/lib.rs`, "total / xs.len()", "total / xs.len() as f64"),
+      bash("cargo test"),
+      edit(
+        `${p}/src/lib.rs`,
+        "    v[v.len() / 2]\n",
+        "    let mid = v.len() / 2;\n    if v.len() % 2 == 0 { (v[mid - 1] + v[mid]) / 2.0 } else { v[mid] }\n",
+      ),
+      bash("cargo test"),
+    ],
+  },
+  {
+    name: "js-node-tests",
+    goal: "The cart tests fail; fix cart.js.",
+    steps: (p) => [
+      write(`${p}/package.json`, `{ "name": "cart", "type": "module", "private": true }\n`),
+      write(`${p}/cart.js`, calcJs),
+      write(`${p}/cart.test.js`, calcTestJs),
+      bash("node --test"),
+      edit(`${p}/cart.js`, "amount - amount * percent", "amount - (amount * percent) / 100"),
+      bash("node --test"),
+    ],
+  },
+  {
+    name: "python-rename-refactor",
+    goal: "Rename get_user_name to user_display_name everywhere.",
+    steps: (p) => [
+      write(`${p}/users.py`, usersPy),
+      ...modules.map((m) => write(`${p}/${m}.py`, modulePy(m))),
+      write(`${p}/test_headers.py`, refactorTest),
+      bash("python3 -m unittest"),
+      edit(`${p}/users.py`, "def get_user_name(user):", "def user_display_name(user):"),
+      ...modules.flatMap((m) => [
+        read(`${p}/${m}.py`),
+        { tool: "edit", args: { filePath: `${p}/${m}.py`, oldString: "get_user_name", newString: "user_display_name", replaceAll: true } },
+      ]),
+      bash("python3 -m unittest"),
+    ],
+  },
+  {
+    name: "retry-loop",
+    goal: "Get ./check.sh to pass.",
+    steps: (p) => [
+      write(`${p}/check.sh`, checkSh),
+      bash("sh check.sh"),
+      bash("sh check.sh"),
+      bash("sh check.sh"),
+      bash("sh check.sh"),
+      bash("mkdir -p build && touch build/ready"),
+      bash("sh check.sh"),
+    ],
+  },
+  {
+    name: "python-through-compaction",
+    goal: "The unit tests of calc.py fail. Fix calc.py so that they pass.",
+    compactAt: 4,
+    steps: (p) => [
+      write(`${p}/calc.py`, calcPy),
+      write(`${p}/test_calc.py`, testCalcPy),
+      bash("python3 -m unittest"),
+      edit(`${p}/calc.py`, "return a * b", "return a / b"),
+      bash("python3 -m unittest"),
+      edit(`${p}/calc.py`, "return sum(xs) // len(xs)", "return sum(xs) / len(xs)"),
+      bash("python3 -m unittest"),
+    ],
+  },
+  {
+    name: "c-make-compile-error",
+    goal: "make fails to build calc; fix it.",
+    steps: (p) => [
+      write(`${p}/calc.c`, calcC),
+      write(`${p}/Makefile`, "calc: calc.c\n\tcc -Wall -o calc calc.c\n"),
+      bash("make"),
+      edit(`${p}/calc.c`, "/ count;", "/ n;"),
+      bash("make"),
+    ],
+  },
+  {
+    name: "c-ctest-failures",
+    goal: "Two ctest tests fail; fix test_calc.c's functions.",
+    steps: (p) => [
+      write(`${p}/CMakeLists.txt`, cmakeLists),
+      write(`${p}/test_calc.c`, testCalcC),
+      bash("cmake -S . -B build > /dev/null && cmake --build build > /dev/null && cd build && ctest --output-on-failure"),
+      edit(`${p}/test_calc.c`, "(a + b + c) / 3;", "(a + b + c) / 3.0;"),
+      edit(`${p}/test_calc.c`, "*out = b ? a / b : 0; return 0;", "if (!b) return -1; *out = a / b; return 0;"),
+      bash("cmake --build build > /dev/null && cd build && ctest --output-on-failure"),
+    ],
+  },
+  {
+    name: "go-tests",
+    goal: "Fix the failing Go tests in calc.go.",
+    steps: (p) => [
+      write(`${p}/go.mod`, goMod),
+      write(`${p}/calc.go`, calcGo),
+      write(`${p}/calc_test.go`, calcTestGo),
+      bash("go test ./..."),
+      edit(`${p}/calc.go`, "float64(Sum(xs) / len(xs))", "float64(Sum(xs)) / float64(len(xs))"),
+      bash("go test ./..."),
+      edit(`${p}/calc.go`, "m := 0", "m := xs[0]"),
+      bash("go test ./..."),
+    ],
+  },
+  {
+    name: "shell-test-harness",
+    goal: "Two of the session tests fail; fix session.sh.",
+    steps: (p) => [
+      write(`${p}/session.sh`, sessionSh),
+      write(`${p}/tests/login.sh`, loginTest),
+      write(`${p}/tests/logout.sh`, logoutTest),
+      write(`${p}/tests/refresh.sh`, refreshTest),
+      write(`${p}/run-tests.sh`, runTestsSh),
+      bash("bash run-tests.sh"),
+      edit(`${p}/session.sh`, 'unset SESSION_TOKEN; echo "logged out $session_id";', 'SESSION_USER=""; unset SESSION_TOKEN;'),
+      bash("bash run-tests.sh"),
+      edit(`${p}/session.sh`, 'then echo 401; else echo 200; fi', 'then echo 200; else echo 401; fi'),
+      bash("bash run-tests.sh"),
+    ],
+  },
+];

@@ -1,0 +1,441 @@
+//! The HUD quality evaluation: real OpenCode sessions (captured by
+//! `plugin-shim/eval/capture.ts` into `tests/fixtures/sessions/`) replayed
+//! step by step into a real server, each HUD checked against hand-written
+//! expectations: facts that must appear by a step, and claims that must not
+//! (a failure still open after it passed). Every quote of the model's part
+//! must also be a line of the session's outputs. Used by
+//! `benches/hud_quality.rs` (the table) and `tests/hud_quality.rs` (the
+//! "no false statement" gate).
+
+use super::{client, post_json, Server};
+use serde_json::{json, Value};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// What must and must not be in the HUD once `calls` tool calls are done.
+/// `model` lists what only the model's part can supply (details of an
+/// output no parser knows); it counts toward the model's recall.
+pub struct Expect {
+    pub calls: usize,
+    pub must: &'static [&'static str],
+    pub model: &'static [&'static str],
+    pub must_not: &'static [&'static str],
+}
+
+/// A captured session and its expectations. The last expectation also holds
+/// for the compaction text asked for at the end.
+pub struct Case {
+    pub name: &'static str,
+    pub expect: &'static [Expect],
+}
+
+/// A claim that the work is broken; after the last fix it is false.
+const STILL_OPEN: &[&str] = &["no pass since"];
+
+pub const CASES: &[Case] = &[
+    Case {
+        name: "python-two-rounds",
+        expect: &[
+            Expect {
+                calls: 3,
+                must: &["2 of 4 failed", "test_average", "test_div", "18 != 2"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 5,
+                must: &["✗ edit calc.py"],
+                model: &[],
+                must_not: &[],
+            },
+            Expect {
+                calls: 7,
+                must: &["1 of 4 failed", "1 != 1.5"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 9,
+                must: &["4 passed", "Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    Case {
+        name: "rust-build-then-tests",
+        expect: &[
+            Expect {
+                calls: 3,
+                must: &["1 error", "src/lib.rs:3", "E0277"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 5,
+                must: &["1 of 2 failed", "median_of_even_count"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 7,
+                must: &["2 passed", "Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    Case {
+        name: "js-node-tests",
+        expect: &[
+            Expect {
+                calls: 4,
+                must: &["1 of 2 failed", "discount takes a percentage off"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 6,
+                must: &["2 passed", "Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    Case {
+        name: "python-rename-refactor",
+        expect: &[
+            Expect {
+                calls: 9,
+                must: &["1 of 1 failed", "ImportError"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 23,
+                must: &["7 passed", "Open problems: none", "users.py"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    Case {
+        name: "retry-loop",
+        expect: &[
+            Expect {
+                calls: 5,
+                must: &["×4", "failed 4 times", "build/ready is missing"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 7,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    Case {
+        name: "python-through-compaction",
+        expect: &[
+            Expect {
+                calls: 3,
+                must: &["2 of 4 failed", "test_average", "test_div"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            // The failures before the compaction are gone with it, so no
+            // "none" line: nothing failed since.
+            Expect {
+                calls: 7,
+                must: &["unittest 4 passed", "since the last compaction"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    Case {
+        name: "c-make-compile-error",
+        expect: &[
+            Expect {
+                calls: 3,
+                must: &["exited 2", "'count' undeclared"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 5,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    Case {
+        name: "c-ctest-failures",
+        expect: &[
+            Expect {
+                calls: 3,
+                must: &["exited 8", "average_of_three"],
+                model: &["divide_by_zero_is_refused", "expected 2.333333", "expected -1"],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 6,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    Case {
+        name: "go-tests",
+        expect: &[
+            Expect {
+                calls: 4,
+                must: &["2 failed", "TestAverage", "TestMax", "want 1.5"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 6,
+                must: &["1 failed", "want -1"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 8,
+                must: &["go test passed", "Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    Case {
+        name: "shell-test-harness",
+        expect: &[
+            Expect {
+                calls: 6,
+                must: &["exited 1", "logout ... FAILED"],
+                model: &["unbound variable", "refresh", "expected status 200, got 401"],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 8,
+                must: &["refresh ... FAILED"],
+                model: &["expected status 200, got 401"],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 10,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+];
+
+/// What one case gave.
+#[derive(Debug, Default, Clone)]
+pub struct Outcome {
+    /// Expected facts found, and expected in all.
+    pub found: usize,
+    pub expected: usize,
+    /// The same for what only the model's part can supply.
+    pub model_found: usize,
+    pub model_expected: usize,
+    /// False or stale statements, each described.
+    pub false_statements: Vec<String>,
+    /// Questions the model was asked, and how they ended.
+    pub asked: usize,
+    pub shown: usize,
+    pub rejected: usize,
+    /// Seconds from the sync that raised a question to the verified answer
+    /// being in the HUD (shown answers only).
+    pub latencies: Vec<f64>,
+    /// Expected facts that were missing, for the report.
+    pub missing: Vec<String>,
+}
+
+impl Outcome {
+    pub fn add(&mut self, other: &Outcome) {
+        self.found += other.found;
+        self.expected += other.expected;
+        self.model_found += other.model_found;
+        self.model_expected += other.model_expected;
+        self.false_statements.extend(other.false_statements.iter().cloned());
+        self.asked += other.asked;
+        self.shown += other.shown;
+        self.rejected += other.rejected;
+        self.latencies.extend(&other.latencies);
+        self.missing.extend(other.missing.iter().cloned());
+    }
+}
+
+fn session_file(name: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/sessions")
+        .join(format!("{name}.json"));
+    serde_json::from_slice(&std::fs::read(&path).expect("session fixture")).expect("session JSON")
+}
+
+fn tool_calls(message: &Value) -> usize {
+    message["parts"]
+        .as_array()
+        .map_or(0, |parts| parts.iter().filter(|p| p["type"] == "tool").count())
+}
+
+/// Every shell output of the session, for checking the model's quotes.
+fn outputs(messages: &[Value]) -> Vec<String> {
+    messages
+        .iter()
+        .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
+        .filter(|p| p["type"] == "tool")
+        .filter_map(|p| p["state"]["output"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The quotes of the model's part in `text`.
+pub fn quotes(text: &str) -> Vec<String> {
+    const LABEL: &str = "local model found in the output, each line checked there: ";
+    text.lines()
+        .filter_map(|l| l.split_once(LABEL).map(|(_, found)| found))
+        .flat_map(|found| {
+            found
+                .split('"')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Replays one case into `server` (a fresh session per case): one sync per
+/// assistant message, as the plugin sends them, waiting for the model after
+/// each; then the compaction text.
+pub async fn run_case(server: &Server, case: &Case) -> Outcome {
+    let session = session_file(case.name);
+    let messages = session["messages"].as_array().expect("messages").clone();
+    let outputs = outputs(&messages);
+    let id = messages[0]["info"]["sessionID"]
+        .as_str()
+        .expect("session id")
+        .to_owned();
+    let mut out = Outcome::default();
+    let mut calls = 0;
+    let mut sent = 0;
+    let mut last_hud = String::new();
+    for (i, message) in messages.iter().enumerate() {
+        let n = tool_calls(message);
+        if n == 0 {
+            continue;
+        }
+        calls += n;
+        let body = json!({ "session_id": id, "messages": messages[sent..=i], "full": sent == 0 });
+        sent = i + 1;
+        let started = Instant::now();
+        let (status, mut view) = post_json(server, "/v1/hud/sync", &body).await;
+        assert_eq!(status, 200, "{}: {view}", case.name);
+        if view["model_status"] == "pending" {
+            out.asked += 1;
+            let deadline = Instant::now() + Duration::from_secs(120);
+            while view["model_status"] == "pending" && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                let r = client()
+                    .get(server.url(&format!("/v1/hud/{id}")))
+                    .send()
+                    .await
+                    .expect("GET");
+                view = r.json().await.expect("view");
+            }
+            match view["model_status"].as_str() {
+                Some("ready") => {
+                    out.shown += 1;
+                    out.latencies.push(started.elapsed().as_secs_f64());
+                }
+                Some(s) if s.starts_with("rejected") => out.rejected += 1,
+                _ => {}
+            }
+        }
+        let hud = view["hud"].as_str().expect("hud").to_owned();
+        check(case, calls, &hud, &outputs, &mut out, "HUD");
+        last_hud = hud;
+    }
+    let (status, compaction) = post_json(
+        server,
+        &format!("/v1/hud/{id}/compaction"),
+        &json!({ "deadline_ms": 60_000 }),
+    )
+    .await;
+    assert_eq!(status, 200, "{compaction}");
+    let text = compaction["text"].as_str().expect("text");
+    if let Some(last) = case.expect.last() {
+        for claim in last.must_not {
+            if text.contains(claim) {
+                out.false_statements
+                    .push(format!("{}: compaction text says {claim:?}", case.name));
+            }
+        }
+        if !text.contains("No open problems") {
+            out.false_statements.push(format!(
+                "{}: compaction text lists an open problem after the fix",
+                case.name
+            ));
+        }
+    }
+    assert!(!last_hud.is_empty(), "{}: no steps", case.name);
+    out
+}
+
+fn check(case: &Case, calls: usize, text: &str, outputs: &[String], out: &mut Outcome, what: &str) {
+    for quote in quotes(text) {
+        if !outputs.iter().any(|o| o.lines().any(|l| l.contains(quote.as_str()))) {
+            out.false_statements.push(format!(
+                "{} at {calls} calls: {what} quotes {quote:?}, not in any output",
+                case.name
+            ));
+        }
+    }
+    for e in case.expect.iter().filter(|e| e.calls == calls) {
+        for fact in e.must {
+            out.expected += 1;
+            if text.contains(fact) {
+                out.found += 1;
+            } else {
+                out.missing
+                    .push(format!("{} at {calls} calls: {fact:?} in\n{text}", case.name));
+            }
+        }
+        for fact in e.model {
+            out.model_expected += 1;
+            if text.contains(fact) {
+                out.model_found += 1;
+            }
+        }
+        for claim in e.must_not {
+            if text.contains(claim) {
+                out.false_statements
+                    .push(format!("{} at {calls} calls: {what} says {claim:?}\n{text}", case.name));
+            }
+        }
+    }
+}
+
+/// Every case on one server.
+pub async fn run_all(server: &Server) -> Outcome {
+    let mut total = Outcome::default();
+    for case in CASES {
+        total.add(&run_case(server, case).await);
+    }
+    total
+}
+
+/// The `p`-quantile of `values` (nearest rank).
+pub fn quantile(values: &[f64], p: f64) -> Option<f64> {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    (!v.is_empty()).then(|| v[((v.len() as f64 - 1.0) * p).round() as usize])
+}

@@ -289,7 +289,9 @@ impl Entry {
     /// Derived from the open problems and the answers about them, so it
     /// never describes facts that have moved on.
     fn model_status(&self) -> ModelStatus {
-        if matches!(self.refresh, Refresh::Busy { .. }) {
+        // Busy with a question not yet answered. (A refresh can also be
+        // busy waiting out its debounce after a compaction answered all.)
+        if matches!(self.refresh, Refresh::Busy { .. }) && !self.unasked().is_empty() {
             return ModelStatus::Pending;
         }
         let open = render::open_failures(&self.state.work_calls());

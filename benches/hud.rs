@@ -2,7 +2,7 @@
 //! 1. sync-and-render latency over HTTP, p50/p99, with the model idle and
 //!    with the model busy generating;
 //! 2. the model's answer to one question about a failed output that no
-//!    parser knows (grammar-constrained, then verified), with the session's
+//!    parser knows (grammar-constrained, then verified), with the questions' shared
 //!    KV slot warm versus a fresh slot;
 //! 3. the compaction and heartbeat texts for a session, findings included.
 
@@ -179,7 +179,7 @@ async fn main() {
         .collect();
     state.merge(&parsed, &limits);
     // Each failed make (every third) is a new question; the system prompt
-    // stays in the session's slot.
+    // stays in the questions' shared slot.
     let failed: Vec<extract::Question> = state
         .work_calls()
         .into_iter()

@@ -185,25 +185,69 @@ fn explain(e: hf_hub::api::sync::ApiError, f: &HubFile) -> anyhow::Error {
 }
 
 /// Checks size and sha256 against the registry; prints the sha256 of an
-/// unpinned file so it can be pinned.
+/// unpinned file so it can be pinned. A file is hashed once: the result is
+/// remembered beside it (size, modification time, sha256), and a later check
+/// of the same unchanged file trusts that record instead of reading the
+/// whole file again.
 fn verify(path: &Path, f: &HubFile) -> anyhow::Result<()> {
-    let size = std::fs::metadata(path)
-        .with_context(|| format!("reading {}", path.display()))?
-        .len();
+    let meta = std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
+    let size = meta.len();
     if let Some(expected) = f.size {
         if size != expected {
             bail!("size mismatch: expected {expected} bytes, found {size}");
         }
     }
-    let actual = sha256_file(path)?;
-    match f.sha256 {
-        Some(expected) if expected != actual => {
-            bail!("sha256 mismatch: expected {expected}, got {actual}; the upstream file changed or was corrupted")
-        }
-        Some(_) => Ok(()),
+    let stamp = Stamp::of(path, &meta);
+    let actual = match stamp.as_ref().and_then(Stamp::recorded) {
+        Some(recorded) => recorded,
         None => {
-            eprintln!("sha256 {actual}  {} ({size} bytes; not pinned in the registry)", f.file);
-            Ok(())
+            let actual = sha256_file(path)?;
+            if f.sha256.is_none() {
+                eprintln!("sha256 {actual}  {} ({size} bytes; not pinned in the registry)", f.file);
+            }
+            actual
+        }
+    };
+    if let Some(expected) = f.sha256 {
+        if expected != actual {
+            bail!("sha256 mismatch: expected {expected}, got {actual}; the upstream file changed or was corrupted");
+        }
+    }
+    if let Some(stamp) = stamp {
+        stamp.record(&actual);
+    }
+    Ok(())
+}
+
+/// The record of a file's hash, beside the file (the cache's blob, not the
+/// snapshot link): `<size> <mtime ns> <sha256>`.
+struct Stamp {
+    path: PathBuf,
+    key: String,
+}
+
+impl Stamp {
+    fn of(path: &Path, meta: &std::fs::Metadata) -> Option<Stamp> {
+        let blob = std::fs::canonicalize(path).ok()?;
+        let mtime = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
+        let mut name = blob.file_name()?.to_owned();
+        name.push(".evolve-hud-verified");
+        Some(Stamp {
+            path: blob.with_file_name(name),
+            key: format!("{} {}", meta.len(), mtime.as_nanos()),
+        })
+    }
+
+    /// The sha256 recorded for the file as it is now, if any.
+    fn recorded(&self) -> Option<String> {
+        let text = std::fs::read_to_string(&self.path).ok()?;
+        let (key, sha) = text.trim().rsplit_once(' ')?;
+        (key == self.key && sha.len() == 64).then(|| sha.to_owned())
+    }
+
+    fn record(&self, sha256: &str) {
+        if let Err(e) = std::fs::write(&self.path, format!("{} {sha256}\n", self.key)) {
+            tracing::debug!(path = %self.path.display(), error = %e, "cannot record the verified hash");
         }
     }
 }

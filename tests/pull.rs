@@ -190,6 +190,51 @@ async fn pull_downloads_checks_and_then_hits_the_cache() {
     );
 }
 
+/// The cached file is hashed once; later uses trust the record while the
+/// file's size and modification time are unchanged, and hash it again when
+/// they change.
+#[tokio::test]
+async fn a_cached_file_is_hashed_again_only_when_it_changes() {
+    let mock = Mock::start(SHA256).await;
+    let out = mock.run(&["pull", "smollm2-135m"], &[]).await;
+    assert!(out.status.success(), "{:?}", text(&out));
+    let path = PathBuf::from(text(&out).0.trim().rsplit(": ").next().unwrap());
+    let blob = std::fs::canonicalize(&path).unwrap();
+    let stamp = blob.with_file_name(format!(
+        "{}.evolve-hud-verified",
+        blob.file_name().unwrap().to_string_lossy()
+    ));
+    let recorded = std::fs::read_to_string(&stamp).expect("the check is recorded");
+    assert!(recorded.trim().ends_with(SHA256), "{recorded}");
+
+    // Flip a byte but keep the size and the modification time: the record
+    // is trusted, so the file is not read again.
+    let mtime = std::fs::metadata(&blob).unwrap().modified().unwrap();
+    let mut data = std::fs::read(&blob).unwrap();
+    data[1000] ^= 0xff;
+    std::fs::write(&blob, &data).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&blob)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    let trusted = mock.run(&["pull", "smollm2-135m", "--offline"], &[]).await;
+    assert!(trusted.status.success(), "{:?}", text(&trusted));
+
+    // Any change of the modification time: hashed again, and refused.
+    std::fs::File::options()
+        .write(true)
+        .open(&blob)
+        .unwrap()
+        .set_modified(mtime + std::time::Duration::from_secs(1))
+        .unwrap();
+    let checked = mock.run(&["pull", "smollm2-135m", "--offline"], &[]).await;
+    let (_, stderr) = text(&checked);
+    assert!(!checked.status.success());
+    assert!(stderr.contains("sha256 mismatch"), "{stderr}");
+}
+
 #[tokio::test]
 async fn a_dropped_connection_resumes_where_it_stopped() {
     let mock = Mock::start(SHA256).await;

@@ -640,7 +640,10 @@ impl Hud {
                 stop: Vec::new(),
                 grammar: Some(grammar.to_owned()),
             },
-            cache_key: Some(format!("hud:{id}")),
+            // Every question starts with the same instructions and worked
+            // example, and only that start is shared between questions: one
+            // slot for all keeps it cached for every session's first question.
+            cache_key: Some("hud:questions".to_owned()),
         };
         let mut rx = match model.generate(request) {
             Ok(rx) => rx,

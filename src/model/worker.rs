@@ -381,8 +381,8 @@ impl<'m> Worker<'m> {
         let slot = self.pick_slot(request.cache_key.as_deref(), &tokens);
         // Keep the shared prefix, but always decode at least the last prompt
         // token: its logits start generation.
-        let cached = common_prefix(&self.slots[slot].tokens, &tokens).min(tokens.len() - 1);
-        self.truncate_slot(slot, cached);
+        let shared = common_prefix(&self.slots[slot].tokens, &tokens).min(tokens.len() - 1);
+        let cached = self.truncate_slot(slot, shared);
         self.decode(slot, cached, &tokens[cached..])?;
         // Tests of the recovery above: a panic with the slot half-written.
         #[cfg(feature = "fault-injection")]
@@ -493,10 +493,13 @@ impl<'m> Worker<'m> {
                 match best {
                     Some((i, n)) if n < self.slots[i].tokens.len() && self.slots.len() > 1 => {
                         let to = self.evict_lru(Some(i));
-                        // Slots live in separate streams, which copy whole.
-                        let _ = self.ctx.copy_kv_cache_seq(i as i32, to as i32, None, None);
-                        let _ = self.ctx.clear_kv_cache_seq(Some(to as u32), Some(n as u32), None);
-                        self.slots[to].tokens = self.slots[i].tokens[..n].to_vec();
+                        // Slots live in separate streams, which copy whole;
+                        // the copy is then cut to the shared prefix. A
+                        // copy or cut that fails leaves the fresh slot empty.
+                        if self.ctx.copy_kv_cache_seq(i as i32, to as i32, None, None).is_ok() {
+                            self.slots[to].tokens = self.slots[i].tokens.clone();
+                            self.truncate_slot(to, n);
+                        }
                         to
                     }
                     Some((i, _)) => i,
@@ -521,14 +524,29 @@ impl<'m> Worker<'m> {
     }
 
     fn clear_slot(&mut self, index: usize) {
-        let _ = self.ctx.clear_kv_cache_seq(Some(index as u32), None, None);
+        if let Err(e) = self.ctx.clear_kv_cache_seq(Some(index as u32), None, None) {
+            tracing::warn!(slot = index, error = %e, "clearing a KV slot failed");
+        }
         self.slots[index].tokens.clear();
     }
 
-    fn truncate_slot(&mut self, index: usize, len: usize) {
-        if self.slots[index].tokens.len() > len {
-            let _ = self.ctx.clear_kv_cache_seq(Some(index as u32), Some(len as u32), None);
-            self.slots[index].tokens.truncate(len);
+    /// Cuts the slot's cache to its first `len` tokens and returns how many
+    /// it keeps: `len`, or 0 when llama.cpp cannot remove part of a sequence
+    /// (recurrent and some sliding-window caches), in which case the whole
+    /// slot is cleared so its tokens never disagree with its cache.
+    fn truncate_slot(&mut self, index: usize, len: usize) -> usize {
+        if self.slots[index].tokens.len() <= len {
+            return self.slots[index].tokens.len();
+        }
+        match self.ctx.clear_kv_cache_seq(Some(index as u32), Some(len as u32), None) {
+            Ok(true) => {
+                self.slots[index].tokens.truncate(len);
+                len
+            }
+            _ => {
+                self.clear_slot(index);
+                0
+            }
         }
     }
 

@@ -109,6 +109,7 @@ async fn answer(model: &ModelHandle, question: &extract::Question, key: &str) ->
             grammar: extract::grammar().map(str::to_owned),
         },
         cache_key: Some(key.to_owned()),
+        started: None,
     };
     let started = Instant::now();
     let mut rx = model.generate(request).unwrap();

@@ -335,6 +335,12 @@ pub struct ServerConfig {
     #[arg(long, env = "EVOLVE_HUD_MODEL_NAME")]
     pub model_name: Option<String>,
 
+    /// Longest a chat completion may wait in the model's queue before it is
+    /// answered 503 with Retry-After, in milliseconds (time spent generating
+    /// does not count).
+    #[arg(long, env = "EVOLVE_HUD_QUEUE_TIMEOUT_MS", default_value_t = 10_000)]
+    pub queue_timeout_ms: u64,
+
     /// Largest accepted request body, in bytes.
     #[arg(long, env = "EVOLVE_HUD_MAX_BODY", default_value_t = 4 * 1024 * 1024)]
     pub max_body: usize,

@@ -1,7 +1,7 @@
 //! Load: many sessions syncing at once while chat completions and the HUD's
-//! own summaries keep the real model busy. Every request must be answered
-//! (a HUD or a fast 429/503, never a hang), and the server must stay
-//! healthy. The figures are printed (`--nocapture`).
+//! own questions keep the real model busy. Every request must be answered
+//! (a HUD, a fast 429, or a 503 once it waited `--queue-timeout-ms` in the
+//! queue; never a hang), and the server must stay healthy. The figures are printed (`--nocapture`).
 //!
 //! The default run is short: 50 sessions × 20 syncs. `EVOLVE_HUD_LOAD_SYNCS=200`
 //! runs the full 50 × 200 (`scripts/long-tests.sh` does).
@@ -19,8 +19,12 @@ const SESSIONS: usize = 50;
 /// queue fills and some requests are refused.
 const CHAT_CLIENTS: usize = 8;
 const QUEUE: &str = "4";
-/// A refusal must come at once; one slower than this counts as a hang.
+/// A refusal of a full queue (429) must come at once; one slower than this
+/// counts as a hang.
 const FAST_REFUSAL: Duration = Duration::from_secs(2);
+/// A request the model has not started by then is answered 503
+/// (`--queue-timeout-ms`); that answer may take this long, and a little more.
+const QUEUE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Longer than any answer may take; a request reaching it counts as hung.
 const HANG: Duration = Duration::from_secs(30);
 
@@ -82,6 +86,9 @@ struct ChatCounts {
     rejected: usize,
     rejected_without_retry_after: usize,
     slowest_rejection: Duration,
+    /// 503s for a request left waiting in the queue.
+    timed_out: usize,
+    slowest_timeout: Duration,
     other: Vec<String>,
     hung: usize,
     tokens: u64,
@@ -89,7 +96,8 @@ struct ChatCounts {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifty_sessions_sync_while_the_model_serves_chat() {
-    let server = Server::start(&["--queue", QUEUE]);
+    let queue_timeout = QUEUE_TIMEOUT.as_millis().to_string();
+    let server = Server::start(&["--queue", QUEUE, "--queue-timeout-ms", &queue_timeout]);
     let base: Arc<str> = server.base.clone().into();
     let syncs = syncs_per_session();
     let http = client();
@@ -155,8 +163,13 @@ async fn fifty_sessions_sync_while_the_model_serves_chat() {
                         counts.tokens += v["usage"]["completion_tokens"].as_u64().unwrap_or(0);
                     }
                     Ok(Ok(r)) if r.status() == 429 || r.status() == 503 => {
-                        counts.rejected += 1;
-                        counts.slowest_rejection = counts.slowest_rejection.max(t.elapsed());
+                        if r.status() == 429 {
+                            counts.rejected += 1;
+                            counts.slowest_rejection = counts.slowest_rejection.max(t.elapsed());
+                        } else {
+                            counts.timed_out += 1;
+                            counts.slowest_timeout = counts.slowest_timeout.max(t.elapsed());
+                        }
                         if r.headers().get("retry-after").is_none() {
                             counts.rejected_without_retry_after += 1;
                         }
@@ -187,6 +200,8 @@ async fn fifty_sessions_sync_while_the_model_serves_chat() {
         chat.rejected += c.rejected;
         chat.rejected_without_retry_after += c.rejected_without_retry_after;
         chat.slowest_rejection = chat.slowest_rejection.max(c.slowest_rejection);
+        chat.timed_out += c.timed_out;
+        chat.slowest_timeout = chat.slowest_timeout.max(c.slowest_timeout);
         chat.other.extend(c.other);
         chat.hung += c.hung;
         chat.tokens += c.tokens;
@@ -218,12 +233,15 @@ async fn fifty_sessions_sync_while_the_model_serves_chat() {
     );
     eprintln!(
         "load: chat {} completed ({} tokens, {:.1} tokens/s over {total_secs:.1} s), {} rejected \
-         (slowest rejection {:.1} ms), {} other errors, {} hung; peak RSS {rss:.0} MiB; /health {}",
+         (slowest rejection {:.1} ms), {} given up in the queue (slowest {:.1} ms), {} other errors, \
+         {} hung; peak RSS {rss:.0} MiB; /health {}",
         chat.ok,
         chat.tokens,
         chat.tokens as f64 / total_secs,
         chat.rejected,
         chat.slowest_rejection.as_secs_f64() * 1e3,
+        chat.timed_out,
+        chat.slowest_timeout.as_secs_f64() * 1e3,
         chat.other.len(),
         chat.hung,
         health_status,
@@ -242,6 +260,11 @@ async fn fifty_sessions_sync_while_the_model_serves_chat() {
         chat.slowest_rejection < FAST_REFUSAL,
         "a refusal took {:?}",
         chat.slowest_rejection
+    );
+    assert!(
+        chat.slowest_timeout < QUEUE_TIMEOUT + FAST_REFUSAL,
+        "a request given up in the queue was answered after {:?}",
+        chat.slowest_timeout
     );
     assert!(chat.ok > 0, "no chat completion got through");
     assert_eq!(health_status, 200, "unhealthy after the load");

@@ -193,6 +193,45 @@ async fn response_format_holds_the_answer_to_the_schema() {
 }
 
 #[tokio::test]
+async fn a_request_left_waiting_in_the_queue_gets_503_with_retry_after() {
+    let server = Server::start(&["--queue-timeout-ms", "300"]);
+    // A long generation holds the model.
+    let long = {
+        let url = server.url("/v1/chat/completions");
+        let body = chat(
+            "Write a long story.",
+            json!({ "max_tokens": 3000, "temperature": 0.8, "seed": 7 }),
+        );
+        tokio::spawn(async move { client().post(url).json(&body).send().await.map(|r| r.status()) })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!long.is_finished(), "the long generation is still running");
+    let started = std::time::Instant::now();
+    let r = client()
+        .post(server.url("/v1/chat/completions"))
+        .json(&chat("hi", json!({ "max_tokens": 4 })))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(r.status(), 503);
+    assert_eq!(r.headers().get("retry-after").and_then(|v| v.to_str().ok()), Some("1"));
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["type"], "queue_timeout", "{body}");
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    // The long one goes on; cancelled, the model serves again.
+    long.abort();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let (status, v) = post(&server, &chat("hi", json!({ "max_tokens": 4 }))).await;
+        if status == 200 {
+            break;
+        }
+        assert_eq!(status, 503, "{v}");
+        assert!(std::time::Instant::now() < deadline, "the model did not come back");
+    }
+}
+
+#[tokio::test]
 async fn models_and_metrics() {
     let server = Server::start(&["--model-name", "smol"]);
     let c = client();

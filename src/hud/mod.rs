@@ -644,6 +644,7 @@ impl Hud {
             // example, and only that start is shared between questions: one
             // slot for all keeps it cached for every session's first question.
             cache_key: Some("hud:questions".to_owned()),
+            started: None,
         };
         let mut rx = match model.generate(request) {
             Ok(rx) => rx,

@@ -73,6 +73,8 @@ pub struct GenerateRequest {
     /// Keeps this prompt's KV cache in a slot of its own (a HUD session, say);
     /// without a key the slot with the longest shared prefix is reused.
     pub cache_key: Option<String>,
+    /// Set when the model thread takes the request from its queue.
+    pub started: Option<Arc<AtomicBool>>,
 }
 
 /// Why generation ended.
@@ -134,6 +136,8 @@ pub enum ModelError {
     Unavailable(String),
     #[error("the model queue is full ({0} requests waiting); retry shortly")]
     Overloaded(usize),
+    #[error("the request waited {0} ms in the model's queue without starting; retry shortly")]
+    QueueTimeout(u64),
     #[error("the prompt is {prompt} tokens but the context holds {ctx}; shorten the conversation or start the server with a larger --ctx")]
     ContextExceeded { prompt: u32, ctx: u32 },
     #[error("{0}")]

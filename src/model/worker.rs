@@ -343,6 +343,9 @@ impl<'m> Worker<'m> {
             // Given up on while queued (a client that left, a stale summary).
             return;
         }
+        if let Some(started) = &request.started {
+            started.store(true, Ordering::Release);
+        }
         let span = tracing::debug_span!("generate", cache_key = request.cache_key.as_deref());
         let _enter = span.enter();
         let event = match self.try_generate(&request, events, stopping) {

@@ -40,7 +40,7 @@ impl ApiError {
             ApiError::Hud(crate::hud::HudError::ResyncRequired(_)) => StatusCode::CONFLICT,
             ApiError::Hud(crate::hud::HudError::NotFound(_)) => StatusCode::NOT_FOUND,
             ApiError::Model(e) => match e {
-                ModelError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+                ModelError::Unavailable(_) | ModelError::QueueTimeout(_) => StatusCode::SERVICE_UNAVAILABLE,
                 ModelError::Overloaded(_) => StatusCode::TOO_MANY_REQUESTS,
                 ModelError::ContextExceeded { .. } | ModelError::InvalidInput(_) => StatusCode::BAD_REQUEST,
                 ModelError::Backend(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -62,6 +62,7 @@ impl ApiError {
             ApiError::Model(e) => match e {
                 ModelError::Unavailable(_) => "unavailable",
                 ModelError::Overloaded(_) => "overloaded",
+                ModelError::QueueTimeout(_) => "queue_timeout",
                 ModelError::ContextExceeded { .. } => "context_length_exceeded",
                 ModelError::InvalidInput(_) => "invalid_request_error",
                 ModelError::Backend(_) => "server_error",
@@ -84,7 +85,7 @@ impl IntoResponse for ApiError {
         let mut response = (status, axum::Json(self.body())).into_response();
         if matches!(
             self,
-            ApiError::Model(ModelError::Overloaded(_) | ModelError::Unavailable(_))
+            ApiError::Model(ModelError::Overloaded(_) | ModelError::Unavailable(_) | ModelError::QueueTimeout(_))
         ) {
             response
                 .headers_mut()

@@ -31,6 +31,8 @@ pub struct AppState {
     pub metrics: PrometheusHandle,
     /// Unix time the server started.
     pub started: u64,
+    /// Longest a chat completion waits in the model's queue.
+    pub queue_timeout: std::time::Duration,
 }
 
 /// Runs `evolve-hud serve` until SIGINT or SIGTERM.
@@ -98,6 +100,7 @@ async fn serve(
         hud,
         model_name,
         metrics,
+        queue_timeout: std::time::Duration::from_millis(config.server.queue_timeout_ms),
         started: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),

@@ -12,7 +12,8 @@ use futures_util::stream::{self, Stream, StreamExt};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::convert::Infallible;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_stream::wrappers::UnboundedReceiverStream;
@@ -165,6 +166,7 @@ impl ChatRequest {
                 grammar,
             },
             cache_key: None,
+            started: None,
         })
     }
 }
@@ -249,7 +251,9 @@ pub async fn chat_completions(
 ) -> Result<Response, ApiError> {
     let stream = request.stream;
     tracing::Span::current().record("stream", stream);
-    let generate = request.into_generate(state.model.info().ctx)?;
+    let mut generate = request.into_generate(state.model.info().ctx)?;
+    let started = Arc::new(AtomicBool::new(false));
+    generate.started = Some(started.clone());
     let mut events = state.model.generate(generate)?;
     let id = format!("chatcmpl-{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
     let created = now();
@@ -257,7 +261,17 @@ pub async fn chat_completions(
 
     // Wait for the first event, so that a request that fails before any text
     // (prompt too long, say) gets a plain HTTP error even when streaming.
-    let first = events.recv().await.ok_or_else(model_gone)?;
+    // A request still queued after `queue_timeout` is given up (dropping
+    // the receiver makes the model thread skip it) and answered 503 with
+    // Retry-After; one the model has started waits for its first event.
+    let first = match tokio::time::timeout(state.queue_timeout, events.recv()).await {
+        Ok(first) => first,
+        Err(_) if !started.load(Ordering::Acquire) => {
+            return Err(ModelError::QueueTimeout(state.queue_timeout.as_millis() as u64).into())
+        }
+        Err(_) => events.recv().await,
+    }
+    .ok_or_else(model_gone)?;
     if let Event::Failed(e) = first {
         return Err(e.into());
     }

@@ -23,8 +23,10 @@ pub const DEFAULT_MAX_TOKENS: u32 = 512;
 const MAX_STOPS: usize = 4;
 
 /// A chat completion request. Fields the server does not use (`n`, `user`,
-/// `tools`, penalties, ...) are accepted and ignored; `response_format`
-/// holds the output to JSON, or to a JSON schema, by a grammar.
+/// penalties, ...) are accepted and ignored; `response_format` holds the
+/// output to JSON, or to a JSON schema, by a grammar. Tools are refused
+/// rather than ignored: a client that offers tools waits for calls that
+/// would never come.
 #[derive(Debug, Deserialize)]
 pub struct ChatRequest {
     pub messages: Option<Vec<WireMessage>>,
@@ -42,6 +44,10 @@ pub struct ChatRequest {
     pub stream: bool,
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
+    #[serde(default)]
+    pub tools: Option<Vec<Value>>,
+    #[serde(default)]
+    pub tool_choice: Option<Value>,
 }
 
 /// `{"type": "text"}`, `{"type": "json_object"}` or
@@ -133,6 +139,13 @@ impl ChatRequest {
             Some(n) if n < 1 => return invalid(format!("`max_tokens` must be at least 1, got {n}")),
             Some(n) => n.min(i64::from(ctx)) as u32,
         };
+        let offers_tools = self.tools.as_ref().is_some_and(|t| !t.is_empty());
+        if offers_tools && self.tool_choice.as_ref().and_then(Value::as_str) != Some("none") {
+            return invalid(
+                "`tools`: this server does not call tools; send the request without them, or with `tool_choice: \"none\"`"
+                    .into(),
+            );
+        }
         let grammar = match &self.response_format {
             Some(format) => format.grammar()?,
             None => None,
@@ -413,6 +426,16 @@ mod tests {
     }
 
     #[test]
+    fn tools_are_accepted_only_when_not_to_be_called() {
+        for body in [
+            r#"{"messages":[{"role":"user","content":"hi"}],"tools":[]}"#,
+            r#"{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"none"}"#,
+        ] {
+            assert!(parse(body).is_ok(), "{body}");
+        }
+    }
+
+    #[test]
     fn long_limits_are_capped_at_the_context() {
         let g = parse(r#"{"messages":[{"role":"user","content":"hi"}],"max_tokens":32000}"#).unwrap();
         assert_eq!(g.params.max_tokens, 4096);
@@ -460,6 +483,7 @@ mod tests {
             r#"{"messages":[{"role":"user","content":"x"}],"max_tokens":-5}"#,
             r#"{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"x"}}}"#,
             r#"{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"xml"}}"#,
+            r#"{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}]}"#,
             r#"{"messages":[{"role":"user","content":"x"}],"temperature":3}"#,
             r#"{"messages":[{"role":"user","content":"x"}],"top_p":0}"#,
             r#"{"messages":[{"role":"user","content":"x"}],"stop":["a","b","c","d","e"]}"#,

@@ -175,7 +175,7 @@ pub struct HudArgs {
     pub hud_extract: bool,
 
     /// Quiet milliseconds after a change before the model is asked.
-    #[arg(long, env = "EVOLVE_HUD_DEBOUNCE_MS", default_value_t = 1500)]
+    #[arg(long, env = "EVOLVE_HUD_DEBOUNCE_MS", default_value_t = 250)]
     pub hud_debounce_ms: u64,
 
     /// Longest one answer of the model may take, in milliseconds.

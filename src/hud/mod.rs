@@ -57,7 +57,7 @@ impl Default for HudConfig {
             max_sessions: 64,
             max_bytes: 64 << 20,
             extract: true,
-            debounce: Duration::from_millis(1500),
+            debounce: Duration::from_millis(250),
             extract_timeout: Duration::from_secs(20),
         }
     }
@@ -604,11 +604,16 @@ impl Hud {
             extract::question(entry.unasked().first()?)?
         };
         // An output never changes, so new facts do not make the answer
-        // stale; a call evicted meanwhile does (which cancels the generation).
+        // stale; but once the call's problem is closed (the command passed)
+        // or the call is evicted, the answer would never be shown, and the
+        // generation is cancelled.
         let gone = || {
-            self.lock()
-                .get(id)
-                .is_none_or(|e| e.epoch != epoch || !e.state.calls.contains_key(&question.call_id))
+            self.lock().get(id).is_none_or(|e| {
+                e.epoch != epoch
+                    || !render::open_failures(&e.state.work_calls())
+                        .iter()
+                        .any(|(c, _)| c.call_id == question.call_id)
+            })
         };
         let deadline = tokio::time::Instant::now() + self.config.extract_timeout;
         let answer = self.ask(&question, id, deadline, &gone).await?;

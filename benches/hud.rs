@@ -10,11 +10,12 @@
 mod common;
 
 use evolve_hud::cli::{FlashAttn, ModelConfig};
+use evolve_hud::engine::local::ModelHandle;
+use evolve_hud::engine::{Backend, Engine, Event, GenerateRequest, Prompt, SamplingParams};
 use evolve_hud::hud::extract;
 use evolve_hud::hud::opencode::Message;
 use evolve_hud::hud::session::{Limits, SessionState};
 use evolve_hud::hud::{Hud, HudConfig, TokenCounter};
-use evolve_hud::model::{Event, GenerateRequest, ModelHandle, Prompt, SamplingParams};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
@@ -106,7 +107,7 @@ async fn answer(model: &ModelHandle, question: &extract::Question, key: &str) ->
             top_p: 1.0,
             seed: 0,
             stop: Vec::new(),
-            grammar: extract::grammar().map(str::to_owned),
+            json_schema: Some(extract::answer_schema()),
         },
         cache_key: Some(key.to_owned()),
         started: None,
@@ -157,7 +158,7 @@ async fn main() {
 
     // 2. Summary refresh after one new tool call, in-process on the model thread.
     let config = ModelConfig {
-        model: common::test_model(),
+        model: Some(common::test_model()),
         ctx: None,
         registry: None,
         offline: false,
@@ -214,7 +215,8 @@ async fn main() {
         debounce: Duration::from_secs(3600), // no background refreshes meanwhile
         ..HudConfig::default()
     };
-    let hud = Hud::new(hud_config, TokenCounter::Model(model.clone()), Some(model.clone()));
+    let engine = Engine::new(model.clone());
+    let hud = Hud::new(hud_config, TokenCounter::Engine(engine.clone()), Some(engine));
     let mut all = messages.clone();
     all.extend((121..=125).map(tool));
     hud.sync("bench", all, true).unwrap();

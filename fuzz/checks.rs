@@ -3,6 +3,8 @@
 //! found here stays fixed.
 #![allow(dead_code)] // each user takes what it needs
 
+use evolve_hud::engine::local::{StopMatcher, Utf8Stream};
+use evolve_hud::engine::Prompt;
 use evolve_hud::gguf;
 use evolve_hud::hud::compose::{self, Quiet};
 use evolve_hud::hud::extract::{Finding, Findings};
@@ -11,7 +13,6 @@ use evolve_hud::hud::render::{render, Budget};
 use evolve_hud::hud::session::SessionState;
 use evolve_hud::hud::text::{clean_line, Clipped};
 use evolve_hud::hud::{Hud, HudConfig, TokenCounter};
-use evolve_hud::model::{Prompt, StopMatcher, Utf8Stream};
 use evolve_hud::server::openai::ChatRequest;
 use serde_json::Value;
 use std::sync::Arc;
@@ -114,7 +115,7 @@ pub fn chat_request(data: &[u8]) {
     let Ok(request) = evolve_hud::json::from_slice::<ChatRequest>(data) else {
         return;
     };
-    let Ok(generate) = request.into_generate(CTX) else {
+    let Ok(generate) = request.into_generate(Some(CTX)) else {
         return;
     };
     let params = &generate.params;

@@ -27,7 +27,7 @@ for variant in $VARIANTS; do
     RUSTFLAGS="-C target-cpu=x86-64" CARGO_TARGET_DIR="$GENERIC_TARGET_DIR" cargo build --release --locked >&2
     ours="$GENERIC_TARGET_DIR/release/evolve-hud"
   fi
-  theirs="$(scripts/llama-bench.sh "$variant")"
+  theirs="$(scripts/llama-cpp.sh llama-bench "$variant")"
   for round in $(seq "$ROUNDS"); do
     echo "$variant round $round: llama-bench..." >&2
     "$theirs" -m "$MODEL" -t "$THREADS" -p 512 -n 128 -r "$REPS" -fa 0 -o json > "$OUT/llama-$variant-$round.json" 2>/dev/null

@@ -9,7 +9,8 @@
 //!   process's own server on loopback: time to first token and decode rate.
 
 use crate::cli::BenchArgs;
-use crate::model::{BenchTest, ModelHandle, ModelInfo};
+use crate::engine::local::{BenchTest, ModelHandle, ModelInfo};
+use crate::engine::Engine;
 use anyhow::Context;
 use serde::Serialize;
 use std::io::BufRead;
@@ -87,16 +88,21 @@ async fn measure(model: &ModelHandle, test: BenchTest, warmup: u32, reps: u32) -
 /// Loads the model, runs the tests and (unless turned off) the end-to-end
 /// requests, and returns the report.
 pub async fn run(args: &BenchArgs) -> anyhow::Result<Report> {
-    let (model, thread) = ModelHandle::start(&args.model)
-        .await
-        .with_context(|| format!("cannot load {}", args.model.model.display()))?;
+    let (model, thread) = ModelHandle::start(&args.model).await.with_context(|| {
+        format!(
+            "cannot load {}",
+            args.model
+                .path()
+                .map_or_else(|e| e.to_string(), |p| p.display().to_string())
+        )
+    })?;
     let result = measure_all(args, &model).await;
     thread.shutdown().await;
     result
 }
 
 async fn measure_all(args: &BenchArgs, model: &ModelHandle) -> anyhow::Result<Report> {
-    let info: ModelInfo = model.info().clone();
+    let info: ModelInfo = model.model_info().clone();
     let mut results = Vec::new();
     if args.prompt > 0 {
         results.push(measure(model, BenchTest::Prompt(args.prompt), args.warmup, args.reps).await?);
@@ -129,14 +135,14 @@ async fn end_to_end(model: &ModelHandle, max_tokens: u32, requests: u32) -> anyh
         .handle();
     let hud = crate::hud::Hud::new(
         crate::hud::HudConfig::default(),
-        crate::hud::TokenCounter::Model(model.clone()),
+        crate::hud::TokenCounter::words(),
         None,
     );
     let state = crate::server::AppState {
-        model: model.clone(),
+        engine: Engine::new(model.clone()),
         access: Default::default(),
         hud,
-        model_name: "bench".into(),
+        model_name: Some("bench".into()),
         metrics,
         started: 0,
         queue_timeout: std::time::Duration::from_secs(600),

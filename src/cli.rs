@@ -15,8 +15,9 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Load a GGUF model and serve the HTTP API on localhost.
-    Serve(ServeConfig),
+    /// Serve the HTTP API on localhost, with a GGUF model loaded here or a
+    /// remote engine (--engine).
+    Serve(Box<ServeConfig>),
     /// Install the OpenCode plugin that shows the HUD to the agent.
     InstallShim(InstallShimArgs),
     /// Download a registry model (or hf:owner/repo/file.gguf) into the
@@ -148,9 +149,61 @@ pub struct ServeConfig {
     #[command(flatten)]
     pub model: ModelConfig,
     #[command(flatten)]
+    pub engine: EngineArgs,
+    #[command(flatten)]
     pub server: ServerConfig,
     #[command(flatten)]
     pub hud: HudArgs,
+}
+
+/// A remote engine to send model work to, instead of loading a model.
+#[derive(Debug, Clone, Args)]
+pub struct EngineArgs {
+    /// An OpenAI-compatible engine (llama-server, vLLM, Ollama) to send model
+    /// work to, such as http://gpu-box:8080/v1; no model is loaded here and
+    /// the HUD state stays here.
+    #[arg(long, env = "EVOLVE_HUD_ENGINE", conflicts_with = "model")]
+    pub engine: Option<String>,
+
+    /// The engine's model to use. Default: the first the engine lists.
+    #[arg(long, env = "EVOLVE_HUD_ENGINE_MODEL", requires = "engine")]
+    pub engine_model: Option<String>,
+
+    /// File holding a bearer token the engine wants (never logged).
+    #[arg(long, env = "EVOLVE_HUD_ENGINE_TOKEN_FILE", requires = "engine")]
+    pub engine_token_file: Option<PathBuf>,
+
+    /// Longest wait, in milliseconds, for the engine to start answering, and
+    /// for each next piece of a streamed answer.
+    #[arg(long, env = "EVOLVE_HUD_ENGINE_TIMEOUT_MS", default_value_t = 30_000)]
+    pub engine_timeout_ms: u64,
+
+    /// Requests sent to the engine at once; more are answered 429.
+    #[arg(long, env = "EVOLVE_HUD_ENGINE_PARALLEL", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub engine_parallel: u32,
+}
+
+impl EngineArgs {
+    /// The remote engine's configuration, when `--engine` is given.
+    pub fn remote(&self) -> anyhow::Result<Option<crate::engine::remote::RemoteConfig>> {
+        let Some(url) = &self.engine else {
+            return Ok(None);
+        };
+        Ok(Some(crate::engine::remote::RemoteConfig {
+            url: url.clone(),
+            model: self.engine_model.clone(),
+            token: self.engine_token_file.as_deref().map(read_token).transpose()?,
+            timeout: std::time::Duration::from_millis(self.engine_timeout_ms.max(1)),
+            max_in_flight: self.engine_parallel as usize,
+        }))
+    }
+}
+
+/// Reads a token file (surrounding whitespace trimmed).
+fn read_token(path: &std::path::Path) -> anyhow::Result<Secret> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("reading the token file {}: {e}", path.display()))?;
+    Secret::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
 /// The HUD's budget, limits and model part.
@@ -231,7 +284,7 @@ pub struct ModelConfig {
     /// hf:owner/repo/file.gguf[@revision]. Names and hub files are downloaded
     /// into the Hugging Face cache when missing.
     #[arg(long, short = 'm', env = "EVOLVE_HUD_MODEL")]
-    pub model: PathBuf,
+    pub model: Option<PathBuf>,
 
     /// Context tokens per prompt (each KV slot holds this many). 0 uses the
     /// model's training context. Default: the registry entry's, else 4096.
@@ -292,15 +345,24 @@ impl ModelConfig {
     /// files when needed) and takes the registry entry's context length
     /// unless `--ctx` was given.
     pub fn resolve_model(&mut self) -> anyhow::Result<()> {
-        let spec = self.model.to_string_lossy().into_owned();
+        let spec = self.path()?.to_string_lossy().into_owned();
         let registry = crate::registry::Registry::load(self.registry.as_deref())?;
         let spec = crate::registry::resolve(&spec, &registry)?;
         if let (crate::registry::ModelSpec::Entry(e), None) = (&spec, self.ctx) {
             self.ctx = Some(e.ctx);
         }
         let options = crate::pull::Options::from_env(self.offline, false);
-        self.model = crate::pull::fetch(&spec, &options)?.path().to_owned();
+        self.model = Some(crate::pull::fetch(&spec, &options)?.path().to_owned());
         Ok(())
+    }
+
+    /// `--model`, which is required unless a remote engine serves.
+    pub fn path(&self) -> anyhow::Result<&std::path::Path> {
+        self.model.as_deref().ok_or_else(|| {
+            anyhow::anyhow!(
+                "no model: give --model (a GGUF file or a registry name), or --engine URL to use a running engine"
+            )
+        })
     }
 
     /// Threads to use: the flag, or every available core.
@@ -391,13 +453,7 @@ impl ServerConfig {
     /// The token from `--auth-token-file` or `--auth-token`/`EVOLVE_HUD_AUTH_TOKEN`.
     pub fn token(&self) -> anyhow::Result<Option<Secret>> {
         match (&self.auth_token_file, &self.auth_token) {
-            (Some(path), _) => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| anyhow::anyhow!("reading the token file {}: {e}", path.display()))?;
-                Secret::parse(&text)
-                    .map(Some)
-                    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
-            }
+            (Some(path), _) => read_token(path).map(Some),
             (None, token) => Ok(token.clone()),
         }
     }

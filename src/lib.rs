@@ -2,7 +2,8 @@
 //!
 //! Layout:
 //! - [`cli`]: the command line and the configuration structs it fills.
-//! - [`model`]: the one OS thread that owns llama.cpp, and the async handle to it.
+//! - [`engine`]: where model work goes: the local llama.cpp thread, or a
+//!   remote OpenAI-compatible engine, behind one seam.
 //! - [`hud`]: per-session facts from OpenCode's messages, rendered into the HUD.
 //! - [`gguf`]: a pre-check of GGUF files before they reach llama.cpp.
 //! - [`json`]: request bodies from JavaScript, lone surrogates tolerated.
@@ -16,13 +17,13 @@
 
 pub mod bench;
 pub mod cli;
+pub mod engine;
 pub mod gguf;
 pub mod hook;
 pub mod hud;
 pub mod install;
 pub mod json;
 pub mod logging;
-pub mod model;
 pub mod pull;
 pub mod registry;
 pub mod server;

@@ -8,14 +8,16 @@ fn main() -> std::process::ExitCode {
     match cli.command {
         Command::Serve(mut config) => {
             evolve_hud::logging::init(config.server.log_format);
-            if let Err(err) = config.model.resolve_model() {
-                return fail(&err);
+            if config.engine.engine.is_none() {
+                if let Err(err) = config.model.resolve_model() {
+                    return fail(&err);
+                }
             }
             let runtime = match tokio::runtime::Runtime::new() {
                 Ok(rt) => rt,
                 Err(err) => return fail(&anyhow::Error::new(err).context("starting the async runtime")),
             };
-            match runtime.block_on(evolve_hud::server::run(config)) {
+            match runtime.block_on(evolve_hud::server::run(*config)) {
                 Ok(()) => std::process::ExitCode::SUCCESS,
                 Err(err) => fail(&err),
             }

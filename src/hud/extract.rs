@@ -10,7 +10,7 @@
 
 use super::session::{SessionState, ToolCall};
 use super::text::{clean_line, says_failure};
-use crate::model::ChatMessage;
+use crate::engine::ChatMessage;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -83,18 +83,10 @@ pub fn schema() -> serde_json::Value {
     })
 }
 
-/// The llama.cpp grammar of [`schema`], made once.
-pub fn grammar() -> Option<&'static str> {
-    static GRAMMAR: OnceLock<Option<String>> = OnceLock::new();
-    GRAMMAR
-        .get_or_init(|| match crate::model::json_schema_grammar(&schema()) {
-            Ok(g) => Some(g),
-            Err(e) => {
-                tracing::error!(error = %e, "the findings schema has no grammar; the model part of the HUD is off");
-                None
-            }
-        })
-        .as_deref()
+/// [`schema`], made once and shared by every question.
+pub fn answer_schema() -> std::sync::Arc<serde_json::Value> {
+    static SCHEMA: OnceLock<std::sync::Arc<serde_json::Value>> = OnceLock::new();
+    SCHEMA.get_or_init(|| std::sync::Arc::new(schema())).clone()
 }
 
 /// A question about one call's output.
@@ -376,7 +368,7 @@ make: *** [Makefile:4: calc.o] Error 1";
 
     #[test]
     fn the_schema_has_a_grammar() {
-        let g = grammar().expect("grammar");
+        let g = crate::engine::local::json_schema_grammar(&answer_schema()).expect("grammar");
         assert!(g.contains("root"), "{g}");
     }
 }

@@ -14,7 +14,7 @@ pub mod render;
 pub mod session;
 pub mod text;
 
-use crate::model::{Event, GenerateRequest, ModelHandle, Prompt, SamplingParams};
+use crate::engine::{Engine, EngineError, Event, GenerateRequest, Prompt, SamplingParams};
 use extract::{Finding, Findings};
 use opencode::SessionEvent;
 use render::Budget;
@@ -67,8 +67,10 @@ impl Default for HudConfig {
 pub enum TokenCounter {
     /// A `tokenizer.json` of the main model.
     Tokenizer(Box<tokenizers::Tokenizer>),
-    /// The local model's vocabulary.
-    Model(ModelHandle),
+    /// The engine's vocabulary where it can count here (the local model);
+    /// else an estimate of one token per 3 bytes, on the high side for
+    /// code and English, so the HUD stays within its budget.
+    Engine(Engine),
 }
 
 impl TokenCounter {
@@ -99,9 +101,19 @@ impl TokenCounter {
             TokenCounter::Tokenizer(t) => t
                 .encode(text, false)
                 .map_or_else(|_| text.len().div_ceil(3), |e| e.len()),
-            TokenCounter::Model(m) => m.count_tokens(text),
+            TokenCounter::Engine(e) => e.count_tokens(text).unwrap_or_else(|| text.len().div_ceil(3)),
         }
     }
+}
+
+/// Whether an engine error says the question was not taken (engine busy,
+/// down or stopping) rather than answered badly: such a question is asked
+/// again later instead of being marked rejected.
+fn not_taken(e: &EngineError) -> bool {
+    matches!(
+        e,
+        EngineError::Unavailable(_) | EngineError::Overloaded(_) | EngineError::QueueTimeout(_)
+    ) || matches!(e, EngineError::Upstream { status, .. } if *status == 429 || *status >= 500)
 }
 
 /// What a sync or a GET returns.
@@ -356,7 +368,7 @@ impl Entry {
 pub struct Hud {
     config: HudConfig,
     counter: TokenCounter,
-    model: Option<ModelHandle>,
+    engine: Option<Engine>,
     sessions: Mutex<HashMap<String, Entry>>,
     epochs: std::sync::atomic::AtomicU64,
     /// One background question at a time reaches the model's queue, so chat
@@ -366,11 +378,11 @@ pub struct Hud {
 }
 
 impl Hud {
-    pub fn new(config: HudConfig, counter: TokenCounter, model: Option<ModelHandle>) -> Arc<Hud> {
+    pub fn new(config: HudConfig, counter: TokenCounter, engine: Option<Engine>) -> Arc<Hud> {
         Arc::new(Hud {
             config,
             counter,
-            model,
+            engine,
             sessions: Mutex::new(HashMap::new()),
             epochs: std::sync::atomic::AtomicU64::new(0),
             background: tokio::sync::Semaphore::new(1),
@@ -489,7 +501,7 @@ impl Hud {
     /// After a change of facts: starts a refresh when there is something
     /// to ask the model, or marks the running one to go again.
     fn schedule_refresh(self: &Arc<Self>, entry: &mut Entry, session_id: &str) {
-        if !self.config.extract || self.model.is_none() {
+        if !self.config.extract || self.engine.is_none() {
             return;
         }
         match entry.refresh {
@@ -620,10 +632,12 @@ impl Hud {
         Some((question.call_id, answer))
     }
 
-    /// Has the model answer `question` in the session's KV slot, under the
-    /// answer's grammar, and verifies the answer against the question's
-    /// source. `None` when there is no model or `gone()` turned true while
-    /// generating (which cancels the generation).
+    /// Has the model answer `question` in the questions' KV slot, held to
+    /// the answer's schema, and verifies the answer against the question's
+    /// source. `None` when there is no engine, `gone()` turned true while
+    /// generating (which cancels the generation), or the engine could not
+    /// take the question (busy, down): it is asked again after the next
+    /// change.
     async fn ask(
         &self,
         question: &extract::Question,
@@ -631,10 +645,7 @@ impl Hud {
         deadline: tokio::time::Instant,
         gone: &(dyn Fn() -> bool + Sync),
     ) -> Option<Result<Vec<Finding>, String>> {
-        let model = self.model.as_ref()?;
-        let Some(grammar) = extract::grammar() else {
-            return Some(Err("the answer grammar is unavailable".into()));
-        };
+        let engine = self.engine.as_ref()?;
         let request = GenerateRequest {
             prompt: Prompt::Chat(question.messages.clone()),
             params: SamplingParams {
@@ -643,7 +654,7 @@ impl Hud {
                 top_p: 1.0,
                 seed: 0,
                 stop: Vec::new(),
-                grammar: Some(grammar.to_owned()),
+                json_schema: Some(extract::answer_schema()),
             },
             // Every question starts with the same instructions and worked
             // example, and only that start is shared between questions: one
@@ -651,15 +662,18 @@ impl Hud {
             cache_key: Some("hud:questions".to_owned()),
             started: None,
         };
-        let mut rx = match model.generate(request) {
+        let mut rx = match engine.generate(request) {
             Ok(rx) => rx,
-            Err(e) => return Some(Err(format!("model busy: {e}"))),
+            Err(e) => {
+                tracing::debug!(session = id, error = %e, "the engine did not take the question");
+                return None;
+            }
         };
         let mut text = String::new();
         loop {
             let event = match tokio::time::timeout_at(deadline, rx.recv()).await {
                 Ok(Some(e)) => e,
-                Ok(None) => return Some(Err("model thread stopped".into())),
+                Ok(None) => return None,
                 Err(_) => return Some(Err("timed out".into())),
             };
             match event {
@@ -676,6 +690,10 @@ impl Hud {
                         "model answered"
                     );
                     break;
+                }
+                Event::Failed(e) if not_taken(&e) => {
+                    tracing::debug!(session = id, error = %e, "the engine did not answer the question");
+                    return None;
                 }
                 Event::Failed(e) => return Some(Err(e.to_string())),
             }
@@ -706,7 +724,7 @@ impl Hud {
                 let Some(entry) = sessions.get(id) else {
                     return (SessionState::new(id), Findings::new(), ModelStatus::None);
                 };
-                let question = (self.config.extract && self.model.is_some())
+                let question = (self.config.extract && self.engine.is_some())
                     .then(|| entry.unasked().first().and_then(|c| extract::question(c)))
                     .flatten();
                 match question {

@@ -1,7 +1,7 @@
 //! One error type for the HTTP edge: every failure becomes a JSON body
 //! `{"error": "...", "type": "..."}` with a fixed status code.
 
-use crate::model::ModelError;
+use crate::engine::EngineError;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
 use axum::http::{header, HeaderValue, StatusCode};
@@ -23,7 +23,7 @@ pub enum ApiError {
     #[error("missing or wrong bearer token; send `Authorization: Bearer <token>`")]
     Unauthorized,
     #[error(transparent)]
-    Model(#[from] ModelError),
+    Engine(#[from] EngineError),
     #[error(transparent)]
     Hud(#[from] crate::hud::HudError),
 }
@@ -39,11 +39,12 @@ impl ApiError {
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
             ApiError::Hud(crate::hud::HudError::ResyncRequired(_)) => StatusCode::CONFLICT,
             ApiError::Hud(crate::hud::HudError::NotFound(_)) => StatusCode::NOT_FOUND,
-            ApiError::Model(e) => match e {
-                ModelError::Unavailable(_) | ModelError::QueueTimeout(_) => StatusCode::SERVICE_UNAVAILABLE,
-                ModelError::Overloaded(_) => StatusCode::TOO_MANY_REQUESTS,
-                ModelError::ContextExceeded { .. } | ModelError::InvalidInput(_) => StatusCode::BAD_REQUEST,
-                ModelError::Backend(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::Engine(e) => match e {
+                EngineError::Unavailable(_) | EngineError::QueueTimeout(_) => StatusCode::SERVICE_UNAVAILABLE,
+                EngineError::Overloaded(_) => StatusCode::TOO_MANY_REQUESTS,
+                EngineError::ContextExceeded { .. } | EngineError::InvalidInput(_) => StatusCode::BAD_REQUEST,
+                EngineError::Backend(_) => StatusCode::INTERNAL_SERVER_ERROR,
+                EngineError::Upstream { status, .. } => upstream_status(*status),
             },
         }
     }
@@ -59,13 +60,18 @@ impl ApiError {
             ApiError::Unauthorized => "unauthorized",
             ApiError::Hud(crate::hud::HudError::ResyncRequired(_)) => "resync_required",
             ApiError::Hud(crate::hud::HudError::NotFound(_)) => "not_found",
-            ApiError::Model(e) => match e {
-                ModelError::Unavailable(_) => "unavailable",
-                ModelError::Overloaded(_) => "overloaded",
-                ModelError::QueueTimeout(_) => "queue_timeout",
-                ModelError::ContextExceeded { .. } => "context_length_exceeded",
-                ModelError::InvalidInput(_) => "invalid_request_error",
-                ModelError::Backend(_) => "server_error",
+            ApiError::Engine(e) => match e {
+                EngineError::Unavailable(_) => "unavailable",
+                EngineError::Overloaded(_) => "overloaded",
+                EngineError::QueueTimeout(_) => "queue_timeout",
+                EngineError::ContextExceeded { .. } => "context_length_exceeded",
+                EngineError::InvalidInput(_) => "invalid_request_error",
+                EngineError::Backend(_) => "server_error",
+                EngineError::Upstream { status, .. } => match upstream_status(*status) {
+                    StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE => "overloaded",
+                    StatusCode::BAD_REQUEST => "invalid_request_error",
+                    _ => "engine_error",
+                },
             },
         }
     }
@@ -83,13 +89,22 @@ impl IntoResponse for ApiError {
             tracing::warn!(error = %self, "request failed");
         }
         let mut response = (status, axum::Json(self.body())).into_response();
-        if matches!(
-            self,
-            ApiError::Model(ModelError::Overloaded(_) | ModelError::Unavailable(_) | ModelError::QueueTimeout(_))
-        ) {
+        let retry_after = match &self {
+            ApiError::Engine(
+                EngineError::Overloaded(_) | EngineError::Unavailable(_) | EngineError::QueueTimeout(_),
+            ) => Some(1),
+            // Overload of a remote engine passes through with its advice.
+            ApiError::Engine(EngineError::Upstream { retry_after, .. })
+                if matches!(status, StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE) =>
+            {
+                Some(retry_after.unwrap_or(1))
+            }
+            _ => None,
+        };
+        if let Some(seconds) = retry_after {
             response
                 .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
         }
         if matches!(self, ApiError::Unauthorized) {
             response
@@ -97,6 +112,19 @@ impl IntoResponse for ApiError {
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
         response
+    }
+}
+
+/// Our status for a remote engine's error status: overload passes through,
+/// a refused request is the client's 400, anything else is the engine's
+/// fault (502), never ours to explain as the client's (a 401 from the engine
+/// is about the engine's token, not the client's).
+fn upstream_status(status: u16) -> StatusCode {
+    match status {
+        429 => StatusCode::TOO_MANY_REQUESTS,
+        503 => StatusCode::SERVICE_UNAVAILABLE,
+        400 | 404 | 413 | 422 => StatusCode::BAD_REQUEST,
+        _ => StatusCode::BAD_GATEWAY,
     }
 }
 

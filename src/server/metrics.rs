@@ -8,7 +8,7 @@ use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use std::time::Instant;
 
 use super::AppState;
-use crate::model::Completion;
+use crate::engine::Completion;
 
 /// Installs the process-wide recorder.
 pub fn install() -> anyhow::Result<PrometheusHandle> {
@@ -75,6 +75,6 @@ pub fn record_completion(c: &Completion) {
 
 /// `GET /metrics`.
 pub async fn render(State(state): State<AppState>) -> impl IntoResponse {
-    metrics::gauge!("evolve_hud_model_queue_depth").set(state.model.queued() as f64);
+    metrics::gauge!("evolve_hud_model_queue_depth").set(state.engine.queued() as f64);
     ([("content-type", "text/plain; version=0.0.4")], state.metrics.render())
 }

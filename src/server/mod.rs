@@ -1,5 +1,6 @@
-//! The HTTP server: start-up in order (check and load the model, bind, warm
-//! up, serve), the routes, and graceful shutdown.
+//! The HTTP server: start-up in order (the engine: check and load the model,
+//! or reach the remote engine; bind; serve), the routes, and graceful
+//! shutdown.
 
 pub mod access;
 pub mod error;
@@ -10,7 +11,7 @@ pub mod openai;
 pub use error::ApiError;
 
 use crate::cli::ServeConfig;
-use crate::model::{HealthState, ModelHandle};
+use crate::engine::{Engine, HealthState};
 use anyhow::Context;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::StatusCode;
@@ -19,15 +20,17 @@ use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 use error::BodyLimit;
 use metrics_exporter_prometheus::PrometheusHandle;
-use serde_json::json;
+use serde_json::{json, Value};
 
 /// Shared state of the handlers. Cheap to clone.
 #[derive(Clone)]
 pub struct AppState {
-    pub model: ModelHandle,
+    pub engine: Engine,
     pub access: std::sync::Arc<access::Access>,
     pub hud: std::sync::Arc<crate::hud::Hud>,
-    pub model_name: String,
+    /// `--model-name`, or the local model's file name; `None`: the remote
+    /// engine's model id.
+    pub model_name: Option<String>,
     pub metrics: PrometheusHandle,
     /// Unix time the server started.
     pub started: u64,
@@ -56,46 +59,60 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
         );
     }
     let metrics = metrics::install().context("installing the metrics recorder")?;
-    tracing::info!(model = %config.model.model.display(), "loading model");
-    let (model, thread) = crate::model::ModelHandle::start(&config.model)
-        .await
-        .with_context(|| format!("cannot serve {}", config.model.model.display()))?;
-
-    // Whatever happens from here on, the model thread is stopped before
-    // returning: a process exiting under a running llama.cpp thread crashes.
-    let served = serve(&config, access, metrics, &model).await;
-    thread.shutdown().await;
-    served?;
+    let address = std::net::SocketAddr::new(config.server.host, config.server.port);
+    if let Some(remote) = config.engine.remote()? {
+        tracing::info!(engine = %remote.url, "using a remote engine; no model is loaded here");
+        let engine = crate::engine::remote::RemoteEngine::start(remote)?;
+        let listener = bind(address).await?;
+        serve(&config, access, metrics, Engine::new(engine), listener).await?;
+    } else {
+        let path = config.model.path()?.to_owned();
+        tracing::info!(model = %path.display(), "loading model");
+        let (model, thread) = crate::engine::local::ModelHandle::start(&config.model)
+            .await
+            .with_context(|| format!("cannot serve {}", path.display()))?;
+        // Whatever happens from here on, the model thread is stopped before
+        // returning: a process exiting under a running llama.cpp thread crashes.
+        let served = match bind(address).await {
+            Ok(listener) => serve(&config, access, metrics, Engine::new(model), listener).await,
+            Err(e) => Err(e),
+        };
+        thread.shutdown().await;
+        served?;
+    }
     tracing::info!("stopped");
     Ok(())
 }
 
-/// Binds, builds the state and serves until the shutdown signal.
+async fn bind(address: std::net::SocketAddr) -> anyhow::Result<tokio::net::TcpListener> {
+    tokio::net::TcpListener::bind(address)
+        .await
+        .with_context(|| format!("cannot listen on {address}; is another server using the port? Try --port"))
+}
+
+/// Builds the state and serves on `listener` until the shutdown signal.
 async fn serve(
     config: &ServeConfig,
     access: access::Access,
     metrics: PrometheusHandle,
-    model: &ModelHandle,
+    engine: Engine,
+    listener: tokio::net::TcpListener,
 ) -> anyhow::Result<()> {
-    let address = std::net::SocketAddr::new(config.server.host, config.server.port);
-    let listener = tokio::net::TcpListener::bind(address)
-        .await
-        .with_context(|| format!("cannot listen on {address}; is another server using the port? Try --port"))?;
     let local = listener.local_addr().context("reading the bound address")?;
-
-    let model_name = config.server.model_name.clone().unwrap_or_else(|| {
-        config.model.model.file_stem().map_or_else(
+    let model_name = config.server.model_name.clone().or_else(|| {
+        let path = config.model.model.as_ref().filter(|_| config.engine.engine.is_none())?;
+        Some(path.file_stem().map_or_else(
             || "model".into(),
             |s| s.to_string_lossy().trim_end_matches(".gguf").to_owned(),
-        )
+        ))
     });
     let counter = match &config.hud.hud_tokenizer {
         Some(path) => crate::hud::TokenCounter::from_file(path)?,
-        None => crate::hud::TokenCounter::Model(model.clone()),
+        None => crate::hud::TokenCounter::Engine(engine.clone()),
     };
-    let hud = crate::hud::Hud::new(config.hud.config(), counter, Some(model.clone()));
+    let hud = crate::hud::Hud::new(config.hud.config(), counter, Some(engine.clone()));
     let state = AppState {
-        model: model.clone(),
+        engine: engine.clone(),
         access: std::sync::Arc::new(access),
         hud,
         model_name,
@@ -108,13 +125,10 @@ async fn serve(
     let app = router(state, config.server.max_body);
     tracing::info!("listening on http://{local}");
 
-    let shutdown = {
-        let model = model.clone();
-        async move {
-            shutdown_signal().await;
-            tracing::info!("shutting down");
-            model.begin_shutdown();
-        }
+    let shutdown = async move {
+        shutdown_signal().await;
+        tracing::info!("shutting down");
+        engine.begin_shutdown();
     };
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
@@ -147,19 +161,31 @@ pub fn router(state: AppState, max_body: usize) -> Router {
         .with_state(state)
 }
 
-/// `GET /health`: 200 once the model is warmed up, 503 while loading or after
-/// the model thread has failed.
+impl AppState {
+    /// The name the API serves the model under.
+    pub fn model_name(&self) -> String {
+        self.model_name.clone().unwrap_or_else(|| self.engine.info().model)
+    }
+}
+
+/// `GET /health`: 200 once the engine can take work (the local model warmed
+/// up, or the remote engine answering), 503 with the reason otherwise.
 async fn health(State(state): State<AppState>) -> Response {
-    let health = state.model.health();
+    let health = state.engine.health();
     let status = match health {
         HealthState::Ready => StatusCode::OK,
         _ => StatusCode::SERVICE_UNAVAILABLE,
     };
     let mut body = serde_json::to_value(&health).unwrap_or_else(|_| json!({}));
-    body["model"] = json!(state.model_name);
-    let (restarts, last_fault) = state.model.restarts();
-    body["restarts"] = json!(restarts);
-    body["last_fault"] = json!(last_fault);
+    body["model"] = json!(state.model_name());
+    body["engine"] = json!(state.engine.info().kind);
+    if let (Some(body), Value::Object(details)) = (body.as_object_mut(), state.engine.details()) {
+        for (k, v) in details {
+            if k != "meta" {
+                body.entry(k).or_insert(v);
+            }
+        }
+    }
     (status, Json(body)).into_response()
 }
 

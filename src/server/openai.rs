@@ -3,7 +3,9 @@
 use super::error::{ApiError, JsonBody};
 use super::metrics::record_completion;
 use super::AppState;
-use crate::model::{ChatMessage, Completion, Event, FinishReason, GenerateRequest, ModelError, Prompt, SamplingParams};
+use crate::engine::{
+    ChatMessage, Completion, EngineError, Event, FinishReason, GenerateRequest, Prompt, SamplingParams,
+};
 use axum::extract::State;
 use axum::response::sse::{Event as SseEvent, Sse};
 use axum::response::{IntoResponse, Response};
@@ -67,8 +69,8 @@ pub struct JsonSchemaFormat {
 }
 
 impl ResponseFormat {
-    /// The grammar the output must follow, if any.
-    fn grammar(&self) -> Result<Option<String>, ApiError> {
+    /// The JSON schema the output must follow, if any.
+    fn json_schema(&self) -> Result<Option<Arc<Value>>, ApiError> {
         let schema = match self {
             ResponseFormat::Text => return Ok(None),
             ResponseFormat::JsonObject => json!({ "type": "object" }),
@@ -81,9 +83,12 @@ impl ResponseFormat {
                 }
             },
         };
-        crate::model::json_schema_grammar(&schema)
-            .map(Some)
-            .map_err(|e| ApiError::InvalidRequest(format!("`response_format`: {e}")))
+        if !schema.is_object() {
+            return Err(ApiError::InvalidRequest(
+                "`response_format.json_schema.schema` must be a JSON schema object".into(),
+            ));
+        }
+        Ok(Some(Arc::new(schema)))
     }
 }
 
@@ -118,8 +123,10 @@ pub enum Stop {
 }
 
 impl ChatRequest {
-    /// Checks the request against the loaded model's context size.
-    pub fn into_generate(self, ctx: u32) -> Result<GenerateRequest, ApiError> {
+    /// Checks the request; `max_tokens` is capped at the engine's context
+    /// size where it is known.
+    pub fn into_generate(self, ctx: Option<u32>) -> Result<GenerateRequest, ApiError> {
+        let ctx = ctx.unwrap_or(u32::MAX);
         let invalid = |m: String| Err(ApiError::InvalidRequest(m));
         let messages = match self.messages {
             None => return invalid("`messages` is required".into()),
@@ -146,8 +153,8 @@ impl ChatRequest {
                     .into(),
             );
         }
-        let grammar = match &self.response_format {
-            Some(format) => format.grammar()?,
+        let json_schema = match &self.response_format {
+            Some(format) => format.json_schema()?,
             None => None,
         };
         let temperature = self.temperature.unwrap_or(1.0);
@@ -176,7 +183,7 @@ impl ChatRequest {
                 top_p,
                 seed,
                 stop,
-                grammar,
+                json_schema,
             },
             cache_key: None,
             started: None,
@@ -264,13 +271,13 @@ pub async fn chat_completions(
 ) -> Result<Response, ApiError> {
     let stream = request.stream;
     tracing::Span::current().record("stream", stream);
-    let mut generate = request.into_generate(state.model.info().ctx)?;
+    let mut generate = request.into_generate(state.engine.info().ctx)?;
     let started = Arc::new(AtomicBool::new(false));
     generate.started = Some(started.clone());
-    let mut events = state.model.generate(generate)?;
+    let mut events = state.engine.generate(generate)?;
     let id = format!("chatcmpl-{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
     let created = now();
-    let model = state.model_name.clone();
+    let model = state.model_name();
 
     // Wait for the first event, so that a request that fails before any text
     // (prompt too long, say) gets a plain HTTP error even when streaming.
@@ -280,7 +287,7 @@ pub async fn chat_completions(
     let first = match tokio::time::timeout(state.queue_timeout, events.recv()).await {
         Ok(first) => first,
         Err(_) if !started.load(Ordering::Acquire) => {
-            return Err(ModelError::QueueTimeout(state.queue_timeout.as_millis() as u64).into())
+            return Err(EngineError::QueueTimeout(state.queue_timeout.as_millis() as u64).into())
         }
         Err(_) => events.recv().await,
     }
@@ -325,13 +332,13 @@ pub async fn chat_completions(
 }
 
 /// The events ended without a final one: the model thread is gone.
-fn model_gone() -> ModelError {
-    ModelError::Unavailable("the model thread stopped".into())
+fn model_gone() -> EngineError {
+    EngineError::Unavailable("the model thread stopped".into())
 }
 
 /// The generation was cancelled because the server is stopping.
-fn shutting_down() -> ModelError {
-    ModelError::Unavailable("the server is shutting down".into())
+fn shutting_down() -> EngineError {
+    EngineError::Unavailable("the server is shutting down".into())
 }
 
 /// The event stream of a streamed completion: a role chunk, content chunks,
@@ -393,15 +400,14 @@ fn sse(
 
 /// `GET /v1/models`.
 pub async fn models(State(state): State<AppState>) -> Json<Value> {
-    let info = state.model.info();
     Json(json!({
         "object": "list",
         "data": [{
-            "id": state.model_name,
+            "id": state.model_name(),
             "object": "model",
             "created": state.started,
             "owned_by": "evolve-hud",
-            "meta": info,
+            "meta": state.engine.details().get("meta").cloned().unwrap_or_else(|| json!(state.engine.info())),
         }],
     }))
 }
@@ -413,7 +419,7 @@ mod tests {
     fn parse(body: &str) -> Result<GenerateRequest, ApiError> {
         serde_json::from_str::<ChatRequest>(body)
             .map_err(|e| ApiError::InvalidRequest(e.to_string()))?
-            .into_generate(4096)
+            .into_generate(Some(4096))
     }
 
     #[test]
@@ -422,7 +428,7 @@ mod tests {
         assert_eq!(g.params.max_tokens, DEFAULT_MAX_TOKENS);
         assert_eq!(g.params.temperature, 1.0);
         assert_eq!(g.params.seed, u32::MAX);
-        assert_eq!(g.params.grammar, None);
+        assert_eq!(g.params.json_schema, None);
     }
 
     #[test]
@@ -445,15 +451,18 @@ mod tests {
     fn response_formats_become_grammars() {
         let g =
             parse(r#"{"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_object"}}"#).unwrap();
-        assert!(g.params.grammar.is_some_and(|g| g.contains("root")));
+        assert_eq!(g.params.json_schema.as_deref(), Some(&json!({"type": "object"})));
         let schema = r#"{"type":"json_schema","json_schema":{"name":"n","schema":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}}}"#;
         let g = parse(&format!(
             r#"{{"messages":[{{"role":"user","content":"hi"}}],"response_format":{schema}}}"#
         ))
         .unwrap();
-        assert!(g.params.grammar.is_some_and(|g| g.contains("integer")));
+        assert!(g
+            .params
+            .json_schema
+            .is_some_and(|s| s["properties"]["n"]["type"] == "integer"));
         let g = parse(r#"{"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"text"}}"#).unwrap();
-        assert_eq!(g.params.grammar, None);
+        assert_eq!(g.params.json_schema, None);
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The model: one OS thread owns the llama.cpp backend, model and context
+//! The local engine: one OS thread owns the llama.cpp model and context
 //! (`LlamaContext` is not `Send`). The async side talks to it through a
 //! [`ModelHandle`]: commands go over a bounded channel, results come back on a
 //! oneshot (load) or an unbounded channel of [`Event`]s (generation), which
@@ -7,6 +7,7 @@
 mod text;
 mod worker;
 
+use super::{Backend, EngineError, EngineInfo, Event, GenerateRequest, HealthState};
 use crate::cli::ModelConfig;
 use crate::gguf::{self, GgufError};
 use serde::Serialize;
@@ -17,41 +18,12 @@ use tokio::sync::{mpsc, oneshot};
 
 pub use text::{StopMatcher, Utf8Stream};
 
-/// One message of a chat, as the chat template receives it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChatMessage {
-    pub role: String,
-    pub content: String,
-}
-
-/// What to feed the model.
-#[derive(Debug, Clone)]
-pub enum Prompt {
-    /// Rendered through the model's chat template, ending with the assistant's turn.
-    Chat(Vec<ChatMessage>),
-    /// Used as it is (special tokens in it are parsed).
-    Raw(String),
-}
-
-/// How to sample. `temperature <= 0` is greedy.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SamplingParams {
-    pub max_tokens: u32,
-    pub temperature: f32,
-    pub top_p: f32,
-    pub seed: u32,
-    pub stop: Vec<String>,
-    /// A llama.cpp (GBNF) grammar the output must follow, rooted at `root`;
-    /// see [`json_schema_grammar`].
-    pub grammar: Option<String>,
-}
-
 /// The llama.cpp grammar that admits exactly the JSON documents of `schema`,
 /// written compactly: at most one space between tokens, no newlines or
 /// indentation, which would cost generated tokens and say nothing.
-pub fn json_schema_grammar(schema: &serde_json::Value) -> Result<String, ModelError> {
+pub fn json_schema_grammar(schema: &serde_json::Value) -> Result<String, EngineError> {
     let grammar = llama_cpp_2::json_schema_to_grammar(&schema.to_string())
-        .map_err(|e| ModelError::InvalidInput(format!("the JSON schema cannot be used as a grammar: {e}")))?;
+        .map_err(|e| EngineError::InvalidInput(format!("the JSON schema cannot be used as a grammar: {e}")))?;
     Ok(grammar
         .lines()
         .map(|line| {
@@ -65,87 +37,6 @@ pub fn json_schema_grammar(schema: &serde_json::Value) -> Result<String, ModelEr
         .join("\n"))
 }
 
-/// A generation job.
-#[derive(Debug, Clone)]
-pub struct GenerateRequest {
-    pub prompt: Prompt,
-    pub params: SamplingParams,
-    /// Keeps this prompt's KV cache in a slot of its own (a HUD session, say);
-    /// without a key the slot with the longest shared prefix is reused.
-    pub cache_key: Option<String>,
-    /// Set when the model thread takes the request from its queue.
-    pub started: Option<Arc<AtomicBool>>,
-}
-
-/// Why generation ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FinishReason {
-    /// End-of-generation token or a stop string.
-    Stop,
-    /// `max_tokens` reached, or the context is full.
-    Length,
-    /// The receiver went away, or the server is shutting down.
-    Cancelled,
-}
-
-/// Token counts and timings of one finished generation.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Completion {
-    pub prompt_tokens: u32,
-    /// Prompt tokens whose KV cache was reused rather than decoded.
-    pub cached_tokens: u32,
-    pub completion_tokens: u32,
-    pub finish_reason: FinishReason,
-    pub prompt_ms: f64,
-    pub generation_ms: f64,
-}
-
-impl Completion {
-    /// Prompt tokens decoded per second (cached tokens excluded).
-    pub fn prompt_tokens_per_second(&self) -> f64 {
-        per_second(self.prompt_tokens - self.cached_tokens, self.prompt_ms)
-    }
-
-    /// Generated tokens per second.
-    pub fn generation_tokens_per_second(&self) -> f64 {
-        per_second(self.completion_tokens, self.generation_ms)
-    }
-}
-
-fn per_second(tokens: u32, ms: f64) -> f64 {
-    if ms > 0.0 {
-        f64::from(tokens) * 1000.0 / ms
-    } else {
-        0.0
-    }
-}
-
-/// What a generation sends back, in order: text pieces, then one `Done` or `Failed`.
-#[derive(Debug, Clone)]
-pub enum Event {
-    Text(String),
-    Done(Completion),
-    Failed(ModelError),
-}
-
-/// A request the model could not serve.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum ModelError {
-    #[error("the model is not ready: {0}")]
-    Unavailable(String),
-    #[error("the model queue is full ({0} requests waiting); retry shortly")]
-    Overloaded(usize),
-    #[error("the request waited {0} ms in the model's queue without starting; retry shortly")]
-    QueueTimeout(u64),
-    #[error("the prompt is {prompt} tokens but the context holds {ctx}; shorten the conversation or start the server with a larger --ctx")]
-    ContextExceeded { prompt: u32, ctx: u32 },
-    #[error("{0}")]
-    InvalidInput(String),
-    #[error("llama.cpp failed: {0}")]
-    Backend(String),
-}
-
 /// Why the model could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
@@ -157,6 +48,8 @@ pub enum LoadError {
     Context { ctx: u32, reason: String },
     #[error("the llama.cpp backend failed to start: {0}")]
     Backend(String),
+    #[error("no model file was given")]
+    NoModel,
     #[error("the model thread stopped while loading")]
     ThreadDied,
 }
@@ -199,15 +92,6 @@ pub struct Health {
     reason: Mutex<String>,
     restarts: AtomicU32,
     last_fault: Mutex<Option<String>>,
-}
-
-/// A snapshot of [`Health`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "status", rename_all = "snake_case")]
-pub enum HealthState {
-    Loading,
-    Ready,
-    Failed { reason: String },
 }
 
 impl Health {
@@ -266,7 +150,7 @@ enum Command {
     },
     Bench {
         test: BenchTest,
-        reply: oneshot::Sender<Result<std::time::Duration, ModelError>>,
+        reply: oneshot::Sender<Result<std::time::Duration, EngineError>>,
     },
     Shutdown,
 }
@@ -304,10 +188,13 @@ impl ModelHandle {
     /// loaded. The thread then warms up; [`ModelHandle::health`] says `Ready`
     /// once it has.
     pub async fn start(config: &ModelConfig) -> Result<(ModelHandle, ModelThread), LoadError> {
-        let path = config.model.clone();
-        let summary = tokio::task::spawn_blocking(move || gguf::check(&path))
-            .await
-            .map_err(|_| LoadError::ThreadDied)??;
+        let path = config.model.clone().ok_or(LoadError::NoModel)?;
+        let summary = {
+            let path = path.clone();
+            tokio::task::spawn_blocking(move || gguf::check(&path))
+        }
+        .await
+        .map_err(|_| LoadError::ThreadDied)??;
         tracing::debug!(?summary, "GGUF pre-check passed");
 
         let (tx, rx) = mpsc::channel(config.queue as usize);
@@ -318,7 +205,7 @@ impl ModelHandle {
             let (config, health, stopping) = (config.clone(), health.clone(), stopping.clone());
             std::thread::Builder::new()
                 .name("model".into())
-                .spawn(move || worker::run(config, summary, loaded_tx, rx, health, stopping))
+                .spawn(move || worker::run(config, path, summary, loaded_tx, rx, health, stopping))
                 .map_err(|e| LoadError::Backend(format!("cannot spawn the model thread: {e}")))?
         };
         match loaded_rx.await {
@@ -344,19 +231,8 @@ impl ModelHandle {
     }
 
     /// Facts about the loaded model.
-    pub fn info(&self) -> &ModelInfo {
+    pub fn model_info(&self) -> &ModelInfo {
         &self.info
-    }
-
-    /// Tokens of `text` in the model's vocabulary, without BOS, without
-    /// waiting for the model thread.
-    pub fn count_tokens(&self, text: &str) -> usize {
-        self.vocab.vocab().tokenize(text.as_bytes(), false, false).len()
-    }
-
-    /// Loading, ready, or failed with a reason.
-    pub fn health(&self) -> HealthState {
-        self.health.get()
     }
 
     /// Context rebuilds after panics, and the last panic's reason.
@@ -364,46 +240,65 @@ impl ModelHandle {
         self.health.restarts()
     }
 
-    /// Queues a generation. Fails at once when the queue is full or the
-    /// model is gone; otherwise events arrive on the returned receiver, and
-    /// dropping it cancels the generation.
-    pub fn generate(&self, request: GenerateRequest) -> Result<mpsc::UnboundedReceiver<Event>, ModelError> {
+    /// Runs one [`BenchTest`] on the model thread and returns its decode time.
+    pub async fn bench(&self, test: BenchTest) -> Result<std::time::Duration, EngineError> {
+        let (reply, rx) = oneshot::channel();
+        self.tx
+            .send(Command::Bench { test, reply })
+            .await
+            .map_err(|_| EngineError::Unavailable("the model thread has stopped".into()))?;
+        rx.await
+            .map_err(|_| EngineError::Unavailable("the model thread has stopped".into()))?
+    }
+}
+
+impl Backend for ModelHandle {
+    fn generate(&self, request: GenerateRequest) -> Result<mpsc::UnboundedReceiver<Event>, EngineError> {
         if self.stopping.load(Ordering::Acquire) {
-            return Err(ModelError::Unavailable("the server is shutting down".into()));
+            return Err(EngineError::Unavailable("the server is shutting down".into()));
         }
         if let HealthState::Failed { reason } = self.health() {
-            return Err(ModelError::Unavailable(reason));
+            return Err(EngineError::Unavailable(reason));
         }
         let (events, rx) = mpsc::unbounded_channel();
         self.tx
             .try_send(Command::Generate { request, events })
             .map_err(|e| match e {
-                mpsc::error::TrySendError::Full(_) => ModelError::Overloaded(self.tx.max_capacity()),
-                mpsc::error::TrySendError::Closed(_) => ModelError::Unavailable("the model thread has stopped".into()),
+                mpsc::error::TrySendError::Full(_) => EngineError::Overloaded(self.tx.max_capacity()),
+                mpsc::error::TrySendError::Closed(_) => EngineError::Unavailable("the model thread has stopped".into()),
             })?;
         Ok(rx)
     }
 
-    /// Runs one [`BenchTest`] on the model thread and returns its decode time.
-    pub async fn bench(&self, test: BenchTest) -> Result<std::time::Duration, ModelError> {
-        let (reply, rx) = oneshot::channel();
-        self.tx
-            .send(Command::Bench { test, reply })
-            .await
-            .map_err(|_| ModelError::Unavailable("the model thread has stopped".into()))?;
-        rx.await
-            .map_err(|_| ModelError::Unavailable("the model thread has stopped".into()))?
+    fn health(&self) -> HealthState {
+        self.health.get()
     }
 
-    /// Cancels the running generation and refuses new ones, so that open
-    /// streams end and graceful shutdown can finish.
-    pub fn begin_shutdown(&self) {
-        self.stopping.store(true, Ordering::Release);
+    fn info(&self) -> EngineInfo {
+        EngineInfo {
+            kind: "local",
+            model: self.info.name.clone(),
+            ctx: Some(self.info.ctx),
+        }
     }
 
-    /// Requests waiting in front of the model thread.
-    pub fn queued(&self) -> usize {
+    fn details(&self) -> serde_json::Value {
+        let (restarts, last_fault) = self.restarts();
+        serde_json::json!({ "restarts": restarts, "last_fault": last_fault, "meta": &*self.info })
+    }
+
+    /// Counted with the model's vocabulary, read-only after load and safe to
+    /// use from any thread, without waiting for the model thread.
+    fn count_tokens(&self, text: &str) -> Option<usize> {
+        Some(self.vocab.vocab().tokenize(text.as_bytes(), false, false).len())
+    }
+
+    fn queued(&self) -> usize {
         self.tx.max_capacity() - self.tx.capacity()
+    }
+
+    fn begin_shutdown(&self) {
+        self.stopping.store(true, Ordering::Release);
     }
 }
 

@@ -3,11 +3,11 @@
 //! prompt that extends a cached one only decodes its new tokens.
 
 use super::text::{StopMatcher, Utf8Stream};
-use super::{
-    BenchTest, ChatMessage, Command, Completion, Event, FinishReason, GenerateRequest, Health, HealthState, LoadError,
-    ModelError, ModelInfo, Prompt, SamplingParams, TemplateSource,
-};
+use super::{BenchTest, Command, Health, LoadError, ModelInfo, TemplateSource};
 use crate::cli::{FlashAttn, ModelConfig};
+use crate::engine::{
+    ChatMessage, Completion, EngineError, Event, FinishReason, GenerateRequest, HealthState, Prompt, SamplingParams,
+};
 use crate::gguf::GgufSummary;
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::context::LlamaContext;
@@ -43,9 +43,21 @@ fn lower_priority(nice: i32) {
     let _ = nice;
 }
 
+/// The llama.cpp backend, started once for the process and never freed, so
+/// that nothing (the vocabulary shared for counting tokens included)
+/// outlives it.
+fn backend() -> Result<&'static LlamaBackend, LoadError> {
+    static BACKEND: std::sync::OnceLock<Result<LlamaBackend, String>> = std::sync::OnceLock::new();
+    BACKEND
+        .get_or_init(|| LlamaBackend::init().map_err(|e| e.to_string()))
+        .as_ref()
+        .map_err(|e| LoadError::Backend(e.clone()))
+}
+
 /// Entry point of the model thread.
 pub(super) fn run(
     config: ModelConfig,
+    path: std::path::PathBuf,
     summary: GgufSummary,
     loaded: oneshot::Sender<Result<(ModelInfo, Arc<LlamaModel>), LoadError>>,
     mut rx: mpsc::Receiver<Command>,
@@ -67,25 +79,25 @@ pub(super) fn run(
     // Compute threads spawned from here on (llama.cpp's OpenMP team) inherit it.
     lower_priority(config.nice);
 
-    let backend = match LlamaBackend::init() {
+    let backend = match backend() {
         Ok(b) => b,
         Err(e) => {
-            let _ = loaded.send(Err(LoadError::Backend(e.to_string())));
+            let _ = loaded.send(Err(e));
             return;
         }
     };
     let params = LlamaModelParams::default().with_n_gpu_layers(config.gpu_layers);
-    let model = match LlamaModel::load_from_file(&backend, &config.model, &params) {
+    let model = match LlamaModel::load_from_file(backend, &path, &params) {
         Ok(m) => Arc::new(m),
         Err(e) => {
             let _ = loaded.send(Err(LoadError::Model {
-                path: config.model.clone(),
+                path: path.clone(),
                 reason: e.to_string(),
             }));
             return;
         }
     };
-    let mut worker = match Worker::new(&backend, &model, &config, &summary) {
+    let mut worker = match Worker::new(backend, &model, &config, &path, &summary) {
         Ok(w) => w,
         Err(e) => {
             let _ = loaded.send(Err(e));
@@ -119,7 +131,7 @@ pub(super) fn run(
         let verdict = match command {
             Command::Shutdown => break,
             Command::Generate { events, .. } if stopping.load(Ordering::Acquire) => {
-                let _ = events.send(Event::Failed(ModelError::Unavailable(
+                let _ = events.send(Event::Failed(EngineError::Unavailable(
                     "the server is shutting down".into(),
                 )));
                 continue;
@@ -149,7 +161,7 @@ pub(super) fn run(
         }
         // Free the old context before allocating the new one.
         drop(worker.take());
-        match Worker::new(&backend, &model, &config, &summary) {
+        match Worker::new(backend, &model, &config, &path, &summary) {
             Ok(w) => {
                 tracing::warn!("model context rebuilt after a panic");
                 worker = Some(w);
@@ -180,7 +192,7 @@ impl Panics {
 
     /// Logs a panic, marks /health and says what to do; the error is the
     /// failed request's answer.
-    fn record(&mut self, health: &Health, panic: &(dyn std::any::Any + Send)) -> (Verdict, ModelError) {
+    fn record(&mut self, health: &Health, panic: &(dyn std::any::Any + Send)) -> (Verdict, EngineError) {
         let message = panic
             .downcast_ref::<&str>()
             .map(|s| (*s).to_owned())
@@ -203,7 +215,7 @@ impl Panics {
             health.count_restart(&reason);
             Verdict::Rebuild
         };
-        (verdict, ModelError::Backend(reason))
+        (verdict, EngineError::Backend(reason))
     }
 }
 
@@ -235,6 +247,7 @@ impl<'m> Worker<'m> {
         backend: &LlamaBackend,
         model: &'m LlamaModel,
         config: &ModelConfig,
+        path: &std::path::Path,
         summary: &GgufSummary,
     ) -> Result<Self, LoadError> {
         let ctx_train = model.n_ctx_train();
@@ -295,9 +308,9 @@ impl<'m> Worker<'m> {
             .meta_val_str("general.name")
             .ok()
             .filter(|n| !n.trim().is_empty())
-            .unwrap_or_else(|| file_stem(&config.model));
+            .unwrap_or_else(|| file_stem(path));
         let info = ModelInfo {
-            path: config.model.clone(),
+            path: path.to_owned(),
             name,
             architecture: summary.architecture.clone(),
             size_bytes: summary.file_size,
@@ -331,7 +344,7 @@ impl<'m> Worker<'m> {
     }
 
     /// One short decode, so the first request does not pay for lazy set-up.
-    fn warmup(&mut self) -> Result<(), ModelError> {
+    fn warmup(&mut self) -> Result<(), EngineError> {
         let tokens = self.model.vocab().tokenize(b"Hello", false, false);
         self.decode(0, 0, &tokens)?;
         self.clear_slot(0);
@@ -363,7 +376,7 @@ impl<'m> Worker<'m> {
         request: &GenerateRequest,
         events: &mpsc::UnboundedSender<Event>,
         stopping: &AtomicBool,
-    ) -> Result<Completion, ModelError> {
+    ) -> Result<Completion, EngineError> {
         let text = match &request.prompt {
             Prompt::Chat(messages) => self.render(messages)?,
             Prompt::Raw(text) => text.clone(),
@@ -371,10 +384,10 @@ impl<'m> Worker<'m> {
         let tokens = self.tokenize(&text);
         let n_ctx = self.info.ctx;
         if tokens.is_empty() {
-            return Err(ModelError::InvalidInput("the prompt is empty".into()));
+            return Err(EngineError::InvalidInput("the prompt is empty".into()));
         }
         if tokens.len() >= n_ctx as usize {
-            return Err(ModelError::ContextExceeded {
+            return Err(EngineError::ContextExceeded {
                 prompt: tokens.len() as u32,
                 ctx: n_ctx,
             });
@@ -447,17 +460,17 @@ impl<'m> Worker<'m> {
         })
     }
 
-    fn render(&self, messages: &[ChatMessage]) -> Result<String, ModelError> {
+    fn render(&self, messages: &[ChatMessage]) -> Result<String, EngineError> {
         match &self.template {
             Template::Gguf(template) => {
                 let chat = messages
                     .iter()
                     .map(|m| LlamaChatMessage::new(m.role.clone(), m.content.clone()))
                     .collect::<Result<Vec<_>, _>>()
-                    .map_err(|_| ModelError::InvalidInput("message text must not contain NUL characters".into()))?;
+                    .map_err(|_| EngineError::InvalidInput("message text must not contain NUL characters".into()))?;
                 self.model
                     .apply_chat_template(template, &chat, true)
-                    .map_err(|e| ModelError::Backend(format!("applying the chat template: {e}")))
+                    .map_err(|e| EngineError::Backend(format!("applying the chat template: {e}")))
             }
             Template::ChatMl => Ok(chatml(messages)),
         }
@@ -555,7 +568,7 @@ impl<'m> Worker<'m> {
 
     /// Decodes `tokens` into slot `index` from position `pos`, in batches,
     /// with logits for the last token only.
-    fn decode(&mut self, index: usize, pos: usize, tokens: &[LlamaToken]) -> Result<(), ModelError> {
+    fn decode(&mut self, index: usize, pos: usize, tokens: &[LlamaToken]) -> Result<(), EngineError> {
         let chunk = self.batch_capacity();
         let mut at = pos;
         for piece in tokens.chunks(chunk) {
@@ -564,12 +577,12 @@ impl<'m> Worker<'m> {
                 let last = at + i + 1 == pos + tokens.len();
                 self.batch
                     .add(token, (at + i) as i32, &[index as i32], last)
-                    .map_err(|e| ModelError::Backend(e.to_string()))?;
+                    .map_err(|e| EngineError::Backend(e.to_string()))?;
             }
             match self.ctx.decode(&mut self.batch) {
                 Ok(()) => {}
                 Err(DecodeError::NoKvCacheSlot) => {
-                    return Err(ModelError::ContextExceeded {
+                    return Err(EngineError::ContextExceeded {
                         prompt: (pos + tokens.len()) as u32,
                         ctx: self.info.ctx,
                     })
@@ -577,7 +590,7 @@ impl<'m> Worker<'m> {
                 Err(e) => {
                     // The failed batch may be partly in the cache; forget this slot.
                     self.clear_slot(index);
-                    return Err(ModelError::Backend(e.to_string()));
+                    return Err(EngineError::Backend(e.to_string()));
                 }
             }
             self.slots[index].tokens.extend_from_slice(piece);
@@ -588,7 +601,7 @@ impl<'m> Worker<'m> {
 
     /// Times one llama-bench style test in slot 0, which is cleared before
     /// and after: random tokens, no tokenizing or sampling.
-    fn bench(&mut self, test: BenchTest) -> Result<std::time::Duration, ModelError> {
+    fn bench(&mut self, test: BenchTest) -> Result<std::time::Duration, EngineError> {
         self.clear_slot(0);
         let n_vocab = self.model.n_vocab().max(1) as u64;
         // A fixed linear congruential sequence: the same tokens every run.
@@ -626,7 +639,7 @@ struct Sampler {
 }
 
 impl Sampler {
-    fn new(model: &LlamaModel, params: &SamplingParams) -> Result<Sampler, ModelError> {
+    fn new(model: &LlamaModel, params: &SamplingParams) -> Result<Sampler, EngineError> {
         let chain = if params.temperature <= 0.0 {
             LlamaSampler::greedy()
         } else {
@@ -636,11 +649,14 @@ impl Sampler {
                 LlamaSampler::dist(params.seed),
             ])
         };
-        let grammar = match &params.grammar {
-            Some(g) => Some(
-                LlamaSampler::grammar(model, g, "root")
-                    .map_err(|e| ModelError::InvalidInput(format!("the grammar was refused: {e}")))?,
-            ),
+        let grammar = match &params.json_schema {
+            Some(schema) => {
+                let grammar = super::json_schema_grammar(schema)?;
+                Some(
+                    LlamaSampler::grammar(model, &grammar, "root")
+                        .map_err(|e| EngineError::InvalidInput(format!("the grammar was refused: {e}")))?,
+                )
+            }
             None => None,
         };
         Ok(Sampler { chain, grammar })

@@ -1,0 +1,198 @@
+//! The engine: where model work goes. The HUD's questions, the compaction
+//! and heartbeat texts and the chat API all talk to an [`Engine`], never to
+//! llama.cpp or an HTTP client directly. Two implementations plug in:
+//!
+//! - [`local`]: one OS thread that owns the llama.cpp backend, model and
+//!   context (`serve --model`);
+//! - [`remote`]: an OpenAI-compatible engine over HTTP, such as llama-server,
+//!   vLLM or Ollama (`serve --engine URL`); the HUD state stays here.
+//!
+//! Work is queued with [`Engine::generate`], which answers at once: with an
+//! error (overloaded, unavailable, invalid) or with a receiver of
+//! [`Event`]s. Dropping the receiver cancels the work.
+
+pub mod local;
+pub mod remote;
+
+use serde::Serialize;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// One message of a chat, as the chat template receives it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ChatMessage {
+    pub role: String,
+    pub content: String,
+}
+
+/// What to feed the model.
+#[derive(Debug, Clone)]
+pub enum Prompt {
+    /// Rendered through the model's chat template, ending with the assistant's turn.
+    Chat(Vec<ChatMessage>),
+    /// Used as it is (special tokens in it are parsed). Local engine only.
+    Raw(String),
+}
+
+/// How to sample. `temperature <= 0` is greedy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SamplingParams {
+    pub max_tokens: u32,
+    pub temperature: f32,
+    pub top_p: f32,
+    pub seed: u32,
+    pub stop: Vec<String>,
+    /// A JSON schema the output must follow: a llama.cpp grammar locally,
+    /// `response_format` for a remote engine.
+    pub json_schema: Option<Arc<serde_json::Value>>,
+}
+
+/// A generation job.
+#[derive(Debug, Clone)]
+pub struct GenerateRequest {
+    pub prompt: Prompt,
+    pub params: SamplingParams,
+    /// Keeps this prompt's KV cache in a slot of its own (the HUD's
+    /// questions, say); without a key the slot with the longest shared
+    /// prefix is reused. A remote llama-server is asked for a slot by it.
+    pub cache_key: Option<String>,
+    /// Set when the engine takes the request from its queue.
+    pub started: Option<Arc<AtomicBool>>,
+}
+
+/// Why generation ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    /// End-of-generation token or a stop string.
+    Stop,
+    /// `max_tokens` reached, or the context is full.
+    Length,
+    /// The receiver went away, or the server is shutting down.
+    Cancelled,
+}
+
+/// Token counts and timings of one finished generation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Completion {
+    pub prompt_tokens: u32,
+    /// Prompt tokens whose KV cache was reused rather than decoded.
+    pub cached_tokens: u32,
+    pub completion_tokens: u32,
+    pub finish_reason: FinishReason,
+    pub prompt_ms: f64,
+    pub generation_ms: f64,
+}
+
+impl Completion {
+    /// Prompt tokens decoded per second (cached tokens excluded).
+    pub fn prompt_tokens_per_second(&self) -> f64 {
+        per_second(self.prompt_tokens.saturating_sub(self.cached_tokens), self.prompt_ms)
+    }
+
+    /// Generated tokens per second.
+    pub fn generation_tokens_per_second(&self) -> f64 {
+        per_second(self.completion_tokens, self.generation_ms)
+    }
+}
+
+fn per_second(tokens: u32, ms: f64) -> f64 {
+    if ms > 0.0 {
+        f64::from(tokens) * 1000.0 / ms
+    } else {
+        0.0
+    }
+}
+
+/// What a generation sends back, in order: text pieces, then one `Done` or `Failed`.
+#[derive(Debug, Clone)]
+pub enum Event {
+    Text(String),
+    Done(Completion),
+    Failed(EngineError),
+}
+
+/// A request the engine could not serve.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EngineError {
+    #[error("the model is not ready: {0}")]
+    Unavailable(String),
+    #[error("the model queue is full ({0} requests waiting); retry shortly")]
+    Overloaded(usize),
+    #[error("the request waited {0} ms in the model's queue without starting; retry shortly")]
+    QueueTimeout(u64),
+    #[error("the prompt is {prompt} tokens but the context holds {ctx}; shorten the conversation or start the server with a larger --ctx")]
+    ContextExceeded { prompt: u32, ctx: u32 },
+    #[error("{0}")]
+    InvalidInput(String),
+    #[error("llama.cpp failed: {0}")]
+    Backend(String),
+    /// The remote engine answered with an error status.
+    #[error("the engine answered {status}: {message}")]
+    Upstream {
+        status: u16,
+        message: String,
+        /// Seconds, from the engine's `Retry-After`.
+        retry_after: Option<u64>,
+    },
+}
+
+/// Whether the engine can take work.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum HealthState {
+    Loading,
+    Ready,
+    Failed { reason: String },
+}
+
+/// What the rest of the server needs to know about an engine.
+#[derive(Debug, Clone, Serialize)]
+pub struct EngineInfo {
+    /// `local` or `remote`.
+    pub kind: &'static str,
+    /// The model's name: `general.name` locally, the engine's model id remotely.
+    pub model: String,
+    /// Context tokens per prompt, when known; `max_tokens` is capped at it.
+    pub ctx: Option<u32>,
+}
+
+/// One engine implementation. All methods answer at once: none waits for
+/// model work.
+pub trait Backend: Send + Sync + 'static {
+    /// Queues a generation. Fails at once when the engine is overloaded or
+    /// gone, or the request cannot fit; otherwise events arrive on the
+    /// returned receiver, and dropping it cancels the generation.
+    fn generate(&self, request: GenerateRequest) -> Result<mpsc::UnboundedReceiver<Event>, EngineError>;
+    /// Loading, ready, or failed with a reason.
+    fn health(&self) -> HealthState;
+    fn info(&self) -> EngineInfo;
+    /// Details for `/health` and `/v1/models` (restarts, the engine's URL, ...).
+    fn details(&self) -> serde_json::Value;
+    /// Tokens of `text` in the model's vocabulary, when the engine can count
+    /// them here without waiting.
+    fn count_tokens(&self, text: &str) -> Option<usize>;
+    /// Requests waiting for the engine.
+    fn queued(&self) -> usize;
+    /// Cancels running generations and refuses new ones.
+    fn begin_shutdown(&self);
+}
+
+/// The server's handle to its engine. Cheap to clone.
+#[derive(Clone)]
+pub struct Engine(Arc<dyn Backend>);
+
+impl Engine {
+    pub fn new(backend: impl Backend) -> Engine {
+        Engine(Arc::new(backend))
+    }
+}
+
+impl std::ops::Deref for Engine {
+    type Target = dyn Backend;
+
+    fn deref(&self) -> &Self::Target {
+        &*self.0
+    }
+}

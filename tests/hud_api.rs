@@ -2,6 +2,7 @@
 
 mod common;
 
+use common::hud::{failed_make, get, quoted_findings, sync, wait_model};
 use common::{assert_compaction_sections, client, post_json, Server};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -12,52 +13,6 @@ fn transform(n: usize) -> Vec<Value> {
 
 fn session_of(messages: &[Value]) -> String {
     messages[0]["info"]["sessionID"].as_str().unwrap().to_owned()
-}
-
-async fn sync(server: &Server, body: &Value) -> (u16, Value) {
-    post_json(server, "/v1/hud/sync", body).await
-}
-
-async fn get(server: &Server, path: &str) -> (u16, Value) {
-    let r = client().get(server.url(path)).send().await.unwrap();
-    let status = r.status().as_u16();
-    (status, r.json().await.unwrap_or(Value::Null))
-}
-
-/// The HUD's view once the model has answered (or after two minutes).
-async fn wait_model(server: &Server, session: &str) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let (_, v) = get(server, &format!("/v1/hud/{session}")).await;
-        if v["model_status"] != "pending" || Instant::now() > deadline {
-            return v;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-/// A session whose `make` failed with a real compiler error, an output no
-/// parser knows.
-fn failed_make(session: &str) -> Vec<Value> {
-    let output = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/outputs/make-gcc.txt"
-    ))
-    .unwrap();
-    vec![
-        json!({ "info": { "id": "msg_m0", "sessionID": session, "role": "user", "time": { "created": 1.0 } },
-                "parts": [{ "type": "text", "id": "prt_m0", "text": "Build calc." }] }),
-        json!({ "info": { "id": "msg_m1", "sessionID": session, "role": "assistant", "path": { "cwd": "/p", "root": "/p" } },
-                "parts": [{ "type": "tool", "id": "prt_m1", "callID": "call_m1", "tool": "bash",
-                            "state": { "status": "completed", "input": { "command": "make" }, "output": output,
-                                       "metadata": { "exit": 2 }, "time": { "start": 2.0, "end": 3.0 } } }] }),
-    ]
-}
-
-/// The quoted lines of the model's part of a HUD line, if it has one.
-fn quoted_findings(line: &str) -> Option<Vec<String>> {
-    let (_, found) = line.split_once("local model found in the output, each line checked there: ")?;
-    Some(found.split('"').skip(1).step_by(2).map(str::to_owned).collect())
 }
 
 #[tokio::test]

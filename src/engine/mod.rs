@@ -126,7 +126,7 @@ pub enum EngineError {
     ContextExceeded { prompt: u32, ctx: u32 },
     #[error("{0}")]
     InvalidInput(String),
-    #[error("llama.cpp failed: {0}")]
+    #[error("the model failed: {0}")]
     Backend(String),
     /// The remote engine answered with an error status.
     #[error("the engine answered {status}: {message}")]

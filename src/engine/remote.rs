@@ -82,17 +82,19 @@ struct Known {
 #[derive(Debug, Default)]
 struct Breaker {
     failures: u32,
-    open: Option<(Instant, String)>,
+    /// Until when, why, and whether the engine seemed down (unreachable or
+    /// silent) rather than broken (answering garbage or 5xx).
+    open: Option<(Instant, String, bool)>,
 }
 
 impl Breaker {
     const THRESHOLD: u32 = 3;
     const COOLDOWN: Duration = Duration::from_secs(10);
 
-    fn fail(&mut self, reason: &str) {
+    fn fail(&mut self, reason: &str, down: bool) {
         self.failures += 1;
         if self.failures >= Self::THRESHOLD {
-            self.open = Some((Instant::now() + Self::COOLDOWN, reason.to_owned()));
+            self.open = Some((Instant::now() + Self::COOLDOWN, reason.to_owned(), down));
         }
     }
 
@@ -101,9 +103,18 @@ impl Breaker {
         self.open = None;
     }
 
+    /// A health probe got an answer: an engine that was down is back. One
+    /// that answered garbage stays refused until its cooldown ends and a
+    /// request succeeds.
+    fn probe_answered(&mut self) {
+        if self.open.as_ref().is_none_or(|(_, _, down)| *down) {
+            self.succeed();
+        }
+    }
+
     /// Why requests are refused now, if they are.
     fn refusal(&self) -> Option<String> {
-        let (until, reason) = self.open.as_ref()?;
+        let (until, reason, _) = self.open.as_ref()?;
         let left = until.checked_duration_since(Instant::now())?;
         Some(format!(
             "the engine failed {} times in a row (last: {reason}); requests are refused for {} s more, or until it answers a health probe",
@@ -168,12 +179,11 @@ async fn probe_loop(inner: std::sync::Weak<Inner>) {
         let verdict = engine.probe().await;
         let wait = match verdict {
             Ok(()) => {
-                engine.breaker().succeed();
+                engine.breaker().probe_answered();
                 engine.set_health(HealthState::Ready);
                 RemoteConfig::PROBE_INTERVAL
             }
             Err(reason) => {
-                tracing::warn!(engine = %engine.config.url, %reason, "engine health probe failed");
                 engine.set_health(HealthState::Failed { reason });
                 RemoteConfig::RETRY_INTERVAL
             }
@@ -195,7 +205,12 @@ impl Inner {
     fn set_health(&self, state: HealthState) {
         let mut health = self.health.lock().unwrap_or_else(|p| p.into_inner());
         if *health != state {
-            tracing::info!(engine = %self.config.url, health = ?state, "engine health changed");
+            match &state {
+                HealthState::Failed { reason } => {
+                    tracing::warn!(engine = %self.config.url, %reason, "engine unavailable")
+                }
+                _ => tracing::info!(engine = %self.config.url, "engine ready"),
+            }
             *health = state;
         }
     }
@@ -545,7 +560,8 @@ impl Backend for RemoteEngine {
                     Err(e) => {
                         tracing::debug!(error = %e, "engine request failed");
                         if counts_against(&e) {
-                            inner.breaker().fail(&e.to_string());
+                            let down = matches!(e, EngineError::Unavailable(_));
+                            inner.breaker().fail(&e.to_string(), down);
                         }
                         Event::Failed(e)
                     }
@@ -609,12 +625,23 @@ mod tests {
     #[test]
     fn the_breaker_opens_after_repeated_failures_and_closes_on_success() {
         let mut b = Breaker::default();
-        b.fail("x");
-        b.fail("x");
+        b.fail("x", true);
+        b.fail("x", true);
         assert!(b.refusal().is_none());
-        b.fail("connection refused");
+        b.fail("connection refused", true);
         let why = b.refusal().expect("open");
         assert!(why.contains("3 times") && why.contains("connection refused"), "{why}");
+        b.probe_answered();
+        assert!(b.refusal().is_none(), "a down engine that answers again is used again");
+
+        for _ in 0..3 {
+            b.fail("garbage", false);
+        }
+        b.probe_answered();
+        assert!(
+            b.refusal().is_some(),
+            "a broken engine stays refused while it cools down"
+        );
         b.succeed();
         assert!(b.refusal().is_none());
     }

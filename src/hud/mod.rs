@@ -679,6 +679,7 @@ impl Hud {
             match event {
                 Event::Text(t) => text.push_str(&t),
                 Event::Done(done) => {
+                    crate::server::metrics::record_completion(&done, "hud");
                     tracing::debug!(
                         session = id,
                         call = question.call_id,

@@ -64,13 +64,14 @@ pub async fn track(req: Request, next: Next) -> Response {
     response
 }
 
-/// Token counts and timings of a finished generation.
-pub fn record_completion(c: &Completion) {
-    metrics::counter!("evolve_hud_prompt_tokens_total").increment(u64::from(c.prompt_tokens));
-    metrics::counter!("evolve_hud_prompt_tokens_cached_total").increment(u64::from(c.cached_tokens));
-    metrics::counter!("evolve_hud_completion_tokens_total").increment(u64::from(c.completion_tokens));
-    metrics::histogram!("evolve_hud_prompt_seconds").record(c.prompt_ms / 1000.0);
-    metrics::histogram!("evolve_hud_generation_seconds").record(c.generation_ms / 1000.0);
+/// Token counts and timings of a finished generation, labelled by the work
+/// it was for: `chat` (the chat API) or `hud` (the HUD's questions).
+pub fn record_completion(c: &Completion, work: &'static str) {
+    metrics::counter!("evolve_hud_prompt_tokens_total", "work" => work).increment(u64::from(c.prompt_tokens));
+    metrics::counter!("evolve_hud_prompt_tokens_cached_total", "work" => work).increment(u64::from(c.cached_tokens));
+    metrics::counter!("evolve_hud_completion_tokens_total", "work" => work).increment(u64::from(c.completion_tokens));
+    metrics::histogram!("evolve_hud_prompt_seconds", "work" => work).record(c.prompt_ms / 1000.0);
+    metrics::histogram!("evolve_hud_generation_seconds", "work" => work).record(c.generation_ms / 1000.0);
 }
 
 /// `GET /metrics`.

@@ -5,7 +5,7 @@
 pub mod access;
 pub mod error;
 pub mod hud;
-mod metrics;
+pub(crate) mod metrics;
 pub mod openai;
 
 pub use error::ApiError;

@@ -308,7 +308,7 @@ pub async fn chat_completions(
                 if done.finish_reason == FinishReason::Cancelled {
                     return Err(shutting_down().into());
                 }
-                record_completion(&done);
+                record_completion(&done, "chat");
                 return Ok(Json(json!({
                     "id": id,
                     "object": "chat.completion",
@@ -380,7 +380,7 @@ fn sse(
                 true,
             ),
             Event::Done(done) => {
-                record_completion(&done);
+                record_completion(&done, "chat");
                 let extra = Some((usage(&done), timings(&done)));
                 (chunk(json!({}), Some(finish_reason(done.finish_reason)), extra), true)
             }

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod eval;
+pub mod hud;
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -95,12 +96,28 @@ impl Server {
 
     /// [`Server::start`] on another model.
     pub fn start_model(model: &std::path::Path, extra: &[&str]) -> Server {
-        let server = Server::spawn(model, extra);
+        let mut args = vec![std::ffi::OsString::from("--model"), model.into()];
+        args.extend(extra.iter().map(Into::into));
+        let server = Server::spawn(&args);
+        server.wait_ready();
+        server
+    }
+
+    /// Starts `evolve-hud serve --engine URL` with extra flags, and returns
+    /// as soon as it listens (the engine may be down).
+    pub fn start_engine(url: &str, extra: &[&str]) -> Server {
+        let mut args = vec![std::ffi::OsString::from("--engine"), url.into()];
+        args.extend(extra.iter().map(Into::into));
+        Server::spawn(&args)
+    }
+
+    /// Waits until `/health` says ready.
+    pub fn wait_ready(&self) {
         let deadline = Instant::now() + Duration::from_secs(120);
-        let health = server.url("/health");
+        let health = self.url("/health");
         while Instant::now() < deadline {
             if http_status(&health) == Some(200) {
-                return server;
+                return;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -109,15 +126,16 @@ impl Server {
 
     /// Starts `evolve-hud serve` and returns as soon as it listens.
     pub fn start_listening(extra: &[&str]) -> Server {
-        Server::spawn(&test_model(), extra)
+        let mut args = vec![std::ffi::OsString::from("--model"), test_model().into()];
+        args.extend(extra.iter().map(Into::into));
+        Server::spawn(&args)
     }
 
-    fn spawn(model: &std::path::Path, extra: &[&str]) -> Server {
+    fn spawn(args: &[std::ffi::OsString]) -> Server {
         let mut child = Command::new(binary())
-            .args(["serve", "--model"])
-            .arg(model)
+            .arg("serve")
+            .args(args)
             .args(["--port", "0", "--threads", "2"])
-            .args(extra)
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -250,5 +268,67 @@ pub fn assert_compaction_sections(text: &str) {
         "## Relevant files / directories",
     ] {
         assert!(text.contains(section), "{section} missing:\n{text}");
+    }
+}
+
+/// A free loopback port (bound and released: for servers that cannot be
+/// told to pick one).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// llama.cpp's own `llama-server`, built by `scripts/llama-cpp.sh
+/// llama-server` and named by `EVOLVE_HUD_LLAMA_SERVER` (scripts/test.sh
+/// sets it); killed on drop.
+pub struct LlamaServer {
+    child: Child,
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+}
+
+impl LlamaServer {
+    /// Serves `model` with `extra` flags and waits until it is ready.
+    pub fn start(model: &std::path::Path, extra: &[&str]) -> LlamaServer {
+        let binary = std::env::var_os("EVOLVE_HUD_LLAMA_SERVER").expect(
+            "EVOLVE_HUD_LLAMA_SERVER must name llama.cpp's llama-server: build it with \
+             `scripts/llama-cpp.sh llama-server` (scripts/test.sh does)",
+        );
+        let port = free_port();
+        let child = Command::new(binary)
+            .arg("-m")
+            .arg(model)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string(), "-t", "2"])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawning llama-server");
+        let server = LlamaServer {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+        };
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while Instant::now() < deadline {
+            if http_status(&format!("{}/health", server.base)) == Some(200) {
+                return server;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("llama-server did not become ready");
+    }
+
+    /// The OpenAI-compatible API's base, for `--engine`.
+    pub fn v1(&self) -> String {
+        format!("{}/v1", self.base)
+    }
+}
+
+impl Drop for LlamaServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }

@@ -6,20 +6,25 @@
 //! questions asked of the model and how they ended, and the time from the
 //! sync that raised a question to the verified answer in the HUD.
 //! SmolLM2 is the test model; Qwen2.5-Coder-0.5B needs
-//! `scripts/fetch-model.sh qwen-coder`.
+//! `scripts/fetch-model.sh qwen-coder`. The last row serves Qwen through
+//! llama.cpp's own llama-server (`serve --engine`), named by
+//! `EVOLVE_HUD_LLAMA_SERVER` (`scripts/llama-cpp.sh llama-server`), on the
+//! same machine.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
 
 use common::eval::{quantile, run_all, CASES};
-use common::{realistic_model, test_model, Server};
+use common::{realistic_model, test_model, LlamaServer, Server};
 
 #[tokio::main]
 async fn main() {
-    let configs: [(&str, std::path::PathBuf, &[&str]); 3] = [
-        ("facts only", test_model(), &["--hud-extract", "false"]),
-        ("SmolLM2-135M Q4_1", test_model(), &[]),
-        ("Qwen2.5-Coder-0.5B Q4_K_M", realistic_model(), &[]),
+    // (label, model, flags, whether llama-server serves the model)
+    let configs: [(&str, std::path::PathBuf, &[&str], bool); 4] = [
+        ("facts only", test_model(), &["--hud-extract", "false"], false),
+        ("SmolLM2-135M Q4_1", test_model(), &[], false),
+        ("Qwen2.5-Coder-0.5B Q4_K_M", realistic_model(), &[], false),
+        ("Qwen2.5-Coder-0.5B via llama-server", realistic_model(), &[], true),
     ];
     println!(
         "{} sessions, replayed one assistant message at a time; model threads at --nice 0\n",
@@ -27,13 +32,22 @@ async fn main() {
     );
     println!("| HUD | facts found | details only the model can add | false or stale statements | questions | shown | rejected | sync to shown p50 / p90 |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|");
-    for (label, model, extra) in configs {
+    for (label, model, extra, remote) in configs {
         let args: Vec<&str> = ["--hud-debounce-ms", "0", "--nice", "0"]
             .iter()
             .chain(extra)
             .copied()
             .collect();
-        let server = Server::start_model(&model, &args);
+        // Two slots of 4096 tokens, as evolve-hud keeps (4 by default).
+        let engine = remote.then(|| LlamaServer::start(&model, &["-c", "8192", "-np", "2"]));
+        let server = match &engine {
+            Some(engine) => {
+                let server = Server::start_engine(&engine.v1(), &args);
+                server.wait_ready();
+                server
+            }
+            None => Server::start_model(&model, &args),
+        };
         let out = run_all(&server).await;
         let latency = match (quantile(&out.latencies, 0.5), quantile(&out.latencies, 0.9)) {
             (Some(p50), Some(p90)) => format!("{p50:.1} s / {p90:.1} s"),

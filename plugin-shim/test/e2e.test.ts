@@ -5,10 +5,8 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { EvolveHudPlugin } from "../evolve-hud.ts";
 import type { Scenario, ToolStep } from "./fake-model.ts";
 import { clone, deadPort, timeSteps, transforms } from "./helpers.ts";
@@ -127,29 +125,12 @@ test("heartbeat under opencode serve: a sidecar-written [heartbeat] prompt arriv
   const { model, env } = await prepare({
     plugin: { url: sidecar.url, heartbeatMs: 1000, heartbeatModel: "fake/fake-model", compactionDeadlineMs: 2000 },
   });
-  const port = await deadPort();
-  const server = spawn(opencode, ["serve", "--port", String(port), "--hostname", "127.0.0.1"], {
-    cwd: project,
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  server.stderr.on("data", (d) => (output += d));
+  const server = await harness.opencodeServe({ model, env });
   t.after(() => {
-    server.kill("SIGKILL");
+    server.stop();
     return model.stop();
   });
-  await new Promise<void>((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error(`opencode serve did not start: ${output}`)), 60_000);
-    createInterface({ input: server.stdout! }).on("line", (line) => {
-      output += line + "\n";
-      if (line.includes("opencode server listening")) {
-        clearTimeout(timer);
-        ok();
-      }
-    });
-  });
-  const api = `http://127.0.0.1:${port}`;
+  const { api, output } = server;
   const session = await (await fetch(`${api}/session`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).json();
   const busyFrom = Date.now();
   const reply = await fetch(`${api}/session/${session.id}/message`, {
@@ -157,10 +138,10 @@ test("heartbeat under opencode serve: a sidecar-written [heartbeat] prompt arriv
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ model: { providerID: "fake", modelID: "fake-model" }, parts: [{ type: "text", text: "Do the task." }] }),
   });
-  assert.equal(reply.status, 200, output);
+  assert.equal(reply.status, 200, output());
   await reply.text();
   const busyUntil = Date.now();
-  assert.equal(model.main().length, script.length + 1, output);
+  assert.equal(model.main().length, script.length + 1, output());
 
   // A heartbeat written before this turn describes other tests' sessions;
   // wait for one that describes this session.

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import { FakeModel, type Scenario, type ToolStep } from "./fake-model.ts";
-import { clone, repoRoot } from "./helpers.ts";
+import { clone, deadPort, repoRoot } from "./helpers.ts";
 
 const shimPath = join(repoRoot, "plugin-shim/evolve-hud.ts");
 export const opencode = process.env.OPENCODE_BIN ?? join(repoRoot, "plugin-shim/node_modules/opencode-linux-x64/bin/opencode");
@@ -98,6 +98,9 @@ export interface RunOptions {
   scenario?: Scenario;
   /** The main model's context and output limits. */
   limit?: { context: number; output: number };
+  /** Use the sidecar at this URL as OpenCode's `small_model` (session
+   * titles), and with `main` as the main model too (text only). */
+  evolve?: { url: string; main?: boolean };
 }
 
 export interface Prepared {
@@ -112,6 +115,7 @@ export async function prepare({
   env: extraEnv = {},
   scenario = { script: [] },
   limit = { context: 32000, output: 4096 },
+  evolve,
 }: RunOptions): Promise<Prepared> {
   const model = await FakeModel.start(scenario);
   const home = join(base, "home");
@@ -133,8 +137,8 @@ export async function prepare({
   }
   const config = {
     $schema: "https://opencode.ai/config.json",
-    model: "fake/fake-model",
-    small_model: "fake/fake-model",
+    model: evolve?.main ? "evolve/local" : "fake/fake-model",
+    small_model: evolve ? "evolve/local" : "fake/fake-model",
     autoupdate: false,
     share: "disabled",
     lsp: false,
@@ -147,6 +151,14 @@ export async function prepare({
         options: { baseURL: model.url, apiKey: "dummy" },
         models: { "fake-model": { name: "Fake", tool_call: true, limit } },
       },
+      ...(evolve && {
+        evolve: {
+          npm: "@ai-sdk/openai-compatible",
+          name: "evolve-hud",
+          options: { baseURL: evolve.url + "/v1", apiKey: "none" },
+          models: { local: { name: "evolve-hud local model", tool_call: false, limit: { context: 4096, output: 512 } } },
+        },
+      }),
     },
     plugin: plugin ? [[pathToFileURL(shimPath).href, plugin]] : [],
   };
@@ -178,6 +190,41 @@ export async function opencodeRun(
   const code = await new Promise<number | null>((ok) => child.once("exit", ok));
   clearTimeout(timer);
   return { code, seconds: (performance.now() - started) / 1000, output };
+}
+
+export interface OpencodeServer {
+  /** `http://127.0.0.1:PORT`. */
+  api: string;
+  /** What it printed so far. */
+  output(): string;
+  stop(): void;
+}
+
+/** `opencode serve` in a prepared project, once it says it listens. */
+export async function opencodeServe({ env }: Prepared): Promise<OpencodeServer> {
+  const port = await deadPort();
+  const server = spawn(opencode, ["serve", "--port", String(port), "--hostname", "127.0.0.1"], {
+    cwd: project,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  server.stderr.on("data", (d) => (output += d));
+  const stop = () => server.kill("SIGKILL");
+  await new Promise<void>((ok, fail) => {
+    const timer = setTimeout(() => {
+      stop();
+      fail(new Error(`opencode serve did not start: ${output}`));
+    }, 60_000);
+    createInterface({ input: server.stdout! }).on("line", (line) => {
+      output += line + "\n";
+      if (line.includes("opencode server listening")) {
+        clearTimeout(timer);
+        ok();
+      }
+    });
+  });
+  return { api: `http://127.0.0.1:${port}`, output: () => output, stop };
 }
 
 /** A fresh project, one `opencode run` in it, and what the fake model was asked. */

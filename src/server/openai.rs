@@ -24,11 +24,13 @@ use tokio_stream::wrappers::UnboundedReceiverStream;
 pub const DEFAULT_MAX_TOKENS: u32 = 512;
 const MAX_STOPS: usize = 4;
 
-/// A chat completion request. Fields the server does not use (`n`, `user`,
+/// A chat completion request. Fields the server does not use (`user`,
 /// penalties, ...) are accepted and ignored; `response_format` holds the
-/// output to JSON, or to a JSON schema, by a grammar. Tools are refused
-/// rather than ignored: a client that offers tools waits for calls that
-/// would never come.
+/// output to JSON, or to a JSON schema, by a grammar. Offered `tools` are
+/// never called: the answer is text, which `tool_choice` `auto` (the
+/// default) allows; a request that demands a call (`required`, or a named
+/// function) is refused, as is `n` above 1, rather than answered with
+/// something else than asked for.
 #[derive(Debug, Deserialize)]
 pub struct ChatRequest {
     pub messages: Option<Vec<WireMessage>>,
@@ -50,6 +52,8 @@ pub struct ChatRequest {
     pub tools: Option<Vec<Value>>,
     #[serde(default)]
     pub tool_choice: Option<Value>,
+    #[serde(default)]
+    pub n: Option<i64>,
 }
 
 /// `{"type": "text"}`, `{"type": "json_object"}` or
@@ -147,11 +151,18 @@ impl ChatRequest {
             Some(n) => n.min(i64::from(ctx)) as u32,
         };
         let offers_tools = self.tools.as_ref().is_some_and(|t| !t.is_empty());
-        if offers_tools && self.tool_choice.as_ref().and_then(Value::as_str) != Some("none") {
+        let demands_call = match &self.tool_choice {
+            None | Some(Value::Null) => false,
+            Some(Value::String(choice)) => choice != "auto" && choice != "none",
+            Some(_) => true,
+        };
+        if offers_tools && demands_call {
             return invalid(
-                "`tools`: this server does not call tools; send the request without them, or with `tool_choice: \"none\"`"
-                    .into(),
+                "`tool_choice`: this server answers in text and never calls tools; use \"auto\" or \"none\"".into(),
             );
+        }
+        if self.n.is_some_and(|n| n != 1) {
+            return invalid("`n`: this server gives one choice per request".into());
         }
         let json_schema = match &self.response_format {
             Some(format) => format.json_schema()?,
@@ -432,9 +443,11 @@ mod tests {
     }
 
     #[test]
-    fn tools_are_accepted_only_when_not_to_be_called() {
+    fn tools_are_accepted_only_when_a_call_is_not_demanded() {
         for body in [
             r#"{"messages":[{"role":"user","content":"hi"}],"tools":[]}"#,
+            r#"{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f"}}]}"#,
+            r#"{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"auto","n":1}"#,
             r#"{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"none"}"#,
         ] {
             assert!(parse(body).is_ok(), "{body}");
@@ -492,7 +505,9 @@ mod tests {
             r#"{"messages":[{"role":"user","content":"x"}],"max_tokens":-5}"#,
             r#"{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"x"}}}"#,
             r#"{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"xml"}}"#,
-            r#"{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}]}"#,
+            r#"{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"required"}"#,
+            r#"{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":{"type":"function","function":{"name":"f"}}}"#,
+            r#"{"messages":[{"role":"user","content":"x"}],"n":2}"#,
             r#"{"messages":[{"role":"user","content":"x"}],"temperature":3}"#,
             r#"{"messages":[{"role":"user","content":"x"}],"top_p":0}"#,
             r#"{"messages":[{"role":"user","content":"x"}],"stop":["a","b","c","d","e"]}"#,

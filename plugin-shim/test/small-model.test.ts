@@ -1,0 +1,71 @@
+// The real OpenCode (npm opencode-ai@1.18.33) with evolve-hud's chat API as a
+// model: as `small_model` it writes the session title; as the main model it
+// answers a short text-only turn.
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { rmSync } from "node:fs";
+import { base, opencodeRun, opencodeServe, prepare, startSidecar } from "./opencode.ts";
+import type { Sidecar } from "./opencode.ts";
+
+let sidecar: Sidecar;
+
+before(async () => {
+  sidecar = await startSidecar();
+}, { timeout: 180_000 });
+
+after(async () => {
+  await sidecar?.stop();
+  rmSync(base, { recursive: true, force: true });
+}, { timeout: 60_000 });
+
+/** Chat completions the sidecar has answered, from its metrics. */
+async function chatCompletions(): Promise<number> {
+  const text = await (await fetch(sidecar.url + "/metrics")).text();
+  return text
+    .split("\n")
+    .filter((l) => l.startsWith("evolve_hud_http_requests_total{") && l.includes('path="/v1/chat/completions"') && l.includes('status="200"'))
+    .reduce((sum, l) => sum + Number(l.split(" ").at(-1)), 0);
+}
+
+test("as small_model, evolve-hud writes the session title", async (t) => {
+  const before = await chatCompletions();
+  const prepared = await prepare({ scenario: { script: [] }, evolve: { url: sidecar.url } });
+  const server = await opencodeServe(prepared);
+  t.after(() => {
+    server.stop();
+    return prepared.model.stop();
+  });
+  const post = (path: string, body: unknown) =>
+    fetch(server.api + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const session = await (await post("/session", {})).json();
+  const reply = await post(`/session/${session.id}/message`, {
+    model: { providerID: "fake", modelID: "fake-model" },
+    parts: [{ type: "text", text: "Fix the failing tests in calc.py" }],
+  });
+  assert.equal(reply.status, 200, server.output());
+  await reply.text();
+  // The title is written beside the turn; wait for it.
+  let title = "";
+  for (let i = 0; i < 600 && !title; i++) {
+    const stored = await (await fetch(`${server.api}/session/${session.id}`)).json();
+    if (!/^New session - /.test(stored.title ?? "")) title = stored.title;
+    else await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.ok(title.trim().length > 0, `no model-written title within 60 s:\n${server.output()}`);
+  // It came from evolve-hud, not from the fake main model.
+  assert.equal(prepared.model.of("title").length, 0);
+  assert.ok((await chatCompletions()) > before, "the title request was answered 200 by the sidecar");
+  t.diagnostic(`title: ${JSON.stringify(title)}`);
+});
+
+test("as the main model, evolve-hud answers a short text-only turn", async () => {
+  const before = await chatCompletions();
+  const prepared = await prepare({ scenario: { script: [] }, evolve: { url: sidecar.url, main: true } });
+  const run = await opencodeRun(prepared, { prompt: "Say hello in one short sentence." });
+  await prepared.model.stop();
+  assert.equal(run.code, 0, run.output);
+  assert.equal(prepared.model.main().length, 0, "nothing went to the fake model");
+  assert.ok((await chatCompletions()) >= before + 2, "the turn and the title were answered by the sidecar");
+  assert.ok(run.output.trim().length > 0, "OpenCode printed the answer");
+});

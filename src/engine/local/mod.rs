@@ -4,6 +4,8 @@
 //! oneshot (load) or an unbounded channel of [`Event`]s (generation), which
 //! the thread stops feeding as soon as the receiver is dropped.
 
+mod prompt;
+mod slots;
 mod text;
 mod worker;
 
@@ -143,11 +145,16 @@ impl Health {
     }
 }
 
+/// A generation checked and tokenized by the caller, with the caller's span.
+struct Job {
+    request: GenerateRequest,
+    prompt: prompt::ValidPrompt,
+    events: mpsc::UnboundedSender<Event>,
+    span: tracing::Span,
+}
+
 enum Command {
-    Generate {
-        request: GenerateRequest,
-        events: mpsc::UnboundedSender<Event>,
-    },
+    Generate(Job),
     Bench {
         test: BenchTest,
         reply: oneshot::Sender<Result<std::time::Duration, EngineError>>,
@@ -170,9 +177,8 @@ pub struct ModelHandle {
     tx: mpsc::Sender<Command>,
     health: Arc<Health>,
     info: Arc<ModelInfo>,
-    /// The model, shared for tokenizing only (llama.cpp's vocabulary is
-    /// read-only after load and safe to use from any thread).
-    vocab: Arc<llama_cpp_2::model::LlamaModel>,
+    /// The template and tokenizer, to check prompts before they are queued.
+    prompter: Arc<prompt::Prompter>,
     stopping: Arc<AtomicBool>,
 }
 
@@ -209,12 +215,12 @@ impl ModelHandle {
                 .map_err(|e| LoadError::Backend(format!("cannot spawn the model thread: {e}")))?
         };
         match loaded_rx.await {
-            Ok(Ok((info, vocab))) => {
+            Ok(Ok((info, prompter))) => {
                 let handle = ModelHandle {
                     tx: tx.clone(),
                     health,
                     info: Arc::new(info),
-                    vocab,
+                    prompter,
                     stopping: stopping.clone(),
                 };
                 Ok((handle, ModelThread { join, tx, stopping }))
@@ -260,9 +266,18 @@ impl Backend for ModelHandle {
         if let HealthState::Failed { reason } = self.health() {
             return Err(EngineError::Unavailable(reason));
         }
+        // Checked and tokenized here, so a prompt that cannot fit is refused
+        // at once rather than after waiting in the queue.
+        let prompt = self.prompter.validate(&request.prompt, self.info.ctx)?;
         let (events, rx) = mpsc::unbounded_channel();
+        let span = tracing::Span::current();
         self.tx
-            .try_send(Command::Generate { request, events })
+            .try_send(Command::Generate(Job {
+                request,
+                prompt,
+                events,
+                span,
+            }))
             .map_err(|e| match e {
                 mpsc::error::TrySendError::Full(_) => EngineError::Overloaded(self.tx.max_capacity()),
                 mpsc::error::TrySendError::Closed(_) => EngineError::Unavailable("the model thread has stopped".into()),
@@ -287,10 +302,9 @@ impl Backend for ModelHandle {
         serde_json::json!({ "restarts": restarts, "last_fault": last_fault, "meta": &*self.info })
     }
 
-    /// Counted with the model's vocabulary, read-only after load and safe to
-    /// use from any thread, without waiting for the model thread.
+    /// Counted with the model's vocabulary, without waiting for the model thread.
     fn count_tokens(&self, text: &str) -> Option<usize> {
-        Some(self.vocab.vocab().tokenize(text.as_bytes(), false, false).len())
+        Some(self.prompter.count(text))
     }
 
     fn queued(&self) -> usize {

@@ -2,19 +2,19 @@
 //! at a time. Prompts keep their KV cache in a small pool of sequences, so a
 //! prompt that extends a cached one only decodes its new tokens.
 
+use super::prompt::{Prompter, ValidPrompt};
+use super::slots::{common_prefix, Placement, Slots};
 use super::text::{StopMatcher, Utf8Stream};
-use super::{BenchTest, Command, Health, LoadError, ModelInfo, TemplateSource};
+use super::{BenchTest, Command, Health, Job, LoadError, ModelInfo, TemplateSource};
 use crate::cli::{FlashAttn, ModelConfig};
-use crate::engine::{
-    ChatMessage, Completion, EngineError, Event, FinishReason, GenerateRequest, HealthState, Prompt, SamplingParams,
-};
+use crate::engine::{Completion, EngineError, Event, FinishReason, GenerateRequest, HealthState, SamplingParams};
 use crate::gguf::GgufSummary;
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
-use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
@@ -59,7 +59,7 @@ pub(super) fn run(
     config: ModelConfig,
     path: std::path::PathBuf,
     summary: GgufSummary,
-    loaded: oneshot::Sender<Result<(ModelInfo, Arc<LlamaModel>), LoadError>>,
+    loaded: oneshot::Sender<Result<(ModelInfo, Arc<Prompter>), LoadError>>,
     mut rx: mpsc::Receiver<Command>,
     health: Arc<Health>,
     stopping: Arc<AtomicBool>,
@@ -97,7 +97,9 @@ pub(super) fn run(
             return;
         }
     };
-    let mut worker = match Worker::new(backend, &model, &config, &path, &summary) {
+    let (prompter, template) = Prompter::new(model.clone());
+    let prompter = Arc::new(prompter);
+    let mut worker = match Worker::new(backend, &model, &config, &path, &summary, template) {
         Ok(w) => w,
         Err(e) => {
             let _ = loaded.send(Err(e));
@@ -108,7 +110,7 @@ pub(super) fn run(
         model = %worker.info.name, ctx = worker.info.ctx, threads = worker.info.threads,
         gpu_layers = worker.info.gpu_layers, template = ?worker.info.template, "model loaded"
     );
-    if loaded.send(Ok((worker.info.clone(), model.clone()))).is_err() {
+    if loaded.send(Ok((worker.info.clone(), prompter))).is_err() {
         return;
     }
     match worker.warmup() {
@@ -130,14 +132,15 @@ pub(super) fn run(
         // /health learns of a panic before the failed request is answered.
         let verdict = match command {
             Command::Shutdown => break,
-            Command::Generate { events, .. } if stopping.load(Ordering::Acquire) => {
-                let _ = events.send(Event::Failed(EngineError::Unavailable(
+            Command::Generate(job) if stopping.load(Ordering::Acquire) => {
+                let _ = job.events.send(Event::Failed(EngineError::Unavailable(
                     "the server is shutting down".into(),
                 )));
                 continue;
             }
-            Command::Generate { request, events } => {
-                let Err(panic) = catch_unwind(AssertUnwindSafe(|| w.generate(request, &events, &stopping))) else {
+            Command::Generate(job) => {
+                let events = job.events.clone();
+                let Err(panic) = catch_unwind(AssertUnwindSafe(|| w.generate(job, &stopping))) else {
                     continue;
                 };
                 let (verdict, error) = panics.record(&health, &*panic);
@@ -161,7 +164,7 @@ pub(super) fn run(
         }
         // Free the old context before allocating the new one.
         drop(worker.take());
-        match Worker::new(backend, &model, &config, &path, &summary) {
+        match Worker::new(backend, &model, &config, &path, &summary, template) {
             Ok(w) => {
                 tracing::warn!("model context rebuilt after a panic");
                 worker = Some(w);
@@ -219,26 +222,11 @@ impl Panics {
     }
 }
 
-/// The chat template applied to [`Prompt::Chat`].
-enum Template {
-    Gguf(LlamaChatTemplate),
-    ChatMl,
-}
-
-/// A KV sequence and the tokens it holds, position by position.
-struct Slot {
-    key: Option<String>,
-    tokens: Vec<LlamaToken>,
-    last_used: u64,
-}
-
 struct Worker<'m> {
     model: &'m LlamaModel,
     ctx: LlamaContext<'m>,
-    template: Template,
     batch: LlamaBatch<'static>,
-    slots: Vec<Slot>,
-    clock: u64,
+    slots: Slots<LlamaToken>,
     info: ModelInfo,
 }
 
@@ -249,6 +237,7 @@ impl<'m> Worker<'m> {
         config: &ModelConfig,
         path: &std::path::Path,
         summary: &GgufSummary,
+        template: TemplateSource,
     ) -> Result<Self, LoadError> {
         let ctx_train = model.n_ctx_train();
         let ctx_size = match config.ctx() {
@@ -286,19 +275,6 @@ impl<'m> Worker<'m> {
             reason: e.to_string(),
         })?;
 
-        let (template, source) = match model.chat_template(None) {
-            Ok(t) if model.apply_chat_template(&t, &[probe_message()], true).is_ok() => {
-                (Template::Gguf(t), TemplateSource::Gguf)
-            }
-            Ok(_) => {
-                tracing::warn!("llama.cpp does not recognise the GGUF's chat template; using ChatML");
-                (Template::ChatMl, TemplateSource::ChatmlFallback)
-            }
-            Err(_) => {
-                tracing::warn!("the GGUF has no chat template; using ChatML");
-                (Template::ChatMl, TemplateSource::ChatmlFallback)
-            }
-        };
         let gpu_layers = if backend.supports_gpu_offload() {
             config.gpu_layers.min(model.n_layer() + 1)
         } else {
@@ -322,23 +298,14 @@ impl<'m> Worker<'m> {
             threads,
             gpu_layers,
             backend: backend_name(gpu_layers),
-            template: source,
+            template,
             add_bos: model.vocab().should_add_bos(),
         };
-        let slots = (0..config.kv_slots)
-            .map(|_| Slot {
-                key: None,
-                tokens: Vec::new(),
-                last_used: 0,
-            })
-            .collect();
         Ok(Worker {
             model,
             ctx,
-            template,
             batch: LlamaBatch::new(batch as usize, 1),
-            slots,
-            clock: 0,
+            slots: Slots::new(config.kv_slots as usize),
             info,
         })
     }
@@ -351,7 +318,13 @@ impl<'m> Worker<'m> {
         Ok(())
     }
 
-    fn generate(&mut self, request: GenerateRequest, events: &mpsc::UnboundedSender<Event>, stopping: &AtomicBool) {
+    fn generate(&mut self, job: Job, stopping: &AtomicBool) {
+        let Job {
+            request,
+            prompt,
+            events,
+            span,
+        } = job;
         if events.is_closed() {
             // Given up on while queued (a client that left, a stale summary).
             return;
@@ -359,9 +332,9 @@ impl<'m> Worker<'m> {
         if let Some(started) = &request.started {
             started.store(true, Ordering::Release);
         }
-        let span = tracing::debug_span!("generate", cache_key = request.cache_key.as_deref());
+        // The caller's span, so the work shows under the request that asked.
         let _enter = span.enter();
-        let event = match self.try_generate(&request, events, stopping) {
+        let event = match self.try_generate(&request, &prompt, &events, stopping) {
             Ok(done) => Event::Done(done),
             Err(e) => {
                 tracing::debug!(error = %e, "generation failed");
@@ -374,35 +347,22 @@ impl<'m> Worker<'m> {
     fn try_generate(
         &mut self,
         request: &GenerateRequest,
+        prompt: &ValidPrompt,
         events: &mpsc::UnboundedSender<Event>,
         stopping: &AtomicBool,
     ) -> Result<Completion, EngineError> {
-        let text = match &request.prompt {
-            Prompt::Chat(messages) => self.render(messages)?,
-            Prompt::Raw(text) => text.clone(),
-        };
-        let tokens = self.tokenize(&text);
+        let tokens = &prompt.tokens;
         let n_ctx = self.info.ctx;
-        if tokens.is_empty() {
-            return Err(EngineError::InvalidInput("the prompt is empty".into()));
-        }
-        if tokens.len() >= n_ctx as usize {
-            return Err(EngineError::ContextExceeded {
-                prompt: tokens.len() as u32,
-                ctx: n_ctx,
-            });
-        }
-
         let started = Instant::now();
-        let slot = self.pick_slot(request.cache_key.as_deref(), &tokens);
+        let slot = self.place(request.cache_key.as_deref(), tokens);
         // Keep the shared prefix, but always decode at least the last prompt
         // token: its logits start generation.
-        let shared = common_prefix(&self.slots[slot].tokens, &tokens).min(tokens.len() - 1);
+        let shared = common_prefix(self.slots.tokens(slot), tokens).min(tokens.len() - 1);
         let cached = self.truncate_slot(slot, shared);
         self.decode(slot, cached, &tokens[cached..])?;
         // Tests of the recovery above: a panic with the slot half-written.
         #[cfg(feature = "fault-injection")]
-        if text.contains("<<evolve-hud:panic>>") {
+        if prompt.panic {
             panic!("fault injection: the prompt asked the model thread to panic");
         }
         let prompt_ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -439,7 +399,7 @@ impl<'m> Worker<'m> {
                 break;
             }
             if (generated as usize) < limit {
-                let pos = self.slots[slot].tokens.len();
+                let pos = self.slots.tokens(slot).len();
                 self.decode(slot, pos, &[token])?;
             }
         }
@@ -460,90 +420,32 @@ impl<'m> Worker<'m> {
         })
     }
 
-    fn render(&self, messages: &[ChatMessage]) -> Result<String, EngineError> {
-        match &self.template {
-            Template::Gguf(template) => {
-                let chat = messages
-                    .iter()
-                    .map(|m| LlamaChatMessage::new(m.role.clone(), m.content.clone()))
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(|_| EngineError::InvalidInput("message text must not contain NUL characters".into()))?;
-                self.model
-                    .apply_chat_template(template, &chat, true)
-                    .map_err(|e| EngineError::Backend(format!("applying the chat template: {e}")))
-            }
-            Template::ChatMl => Ok(chatml(messages)),
-        }
-    }
-
-    /// Tokenizes with special tokens parsed, adding BOS only where the model's
-    /// metadata asks for it and the text does not already start with it.
-    fn tokenize(&self, text: &str) -> Vec<LlamaToken> {
-        let vocab = self.model.vocab();
-        let add_bos = vocab.should_add_bos() && {
-            let bos = vocab.token_to_piece(vocab.bos(), true, None);
-            bos.is_empty() || !text.as_bytes().starts_with(&bos)
-        };
-        vocab.tokenize(text.as_bytes(), add_bos, true)
-    }
-
-    /// The slot for a prompt: the one with its key; else the keyless slot
-    /// sharing the longest prefix (forked into a fresh slot when using it in
-    /// place would cut its cache short); else the least recently used, cleared.
-    fn pick_slot(&mut self, key: Option<&str>, tokens: &[LlamaToken]) -> usize {
-        self.clock += 1;
-        let index = match key {
-            Some(k) => match self.slots.iter().position(|s| s.key.as_deref() == Some(k)) {
-                Some(i) => i,
-                None => self.evict_lru(None),
-            },
-            None => {
-                let best = self
-                    .slots
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, s)| s.key.is_none())
-                    .map(|(i, s)| (i, common_prefix(&s.tokens, tokens)))
-                    .filter(|&(_, n)| n > 0)
-                    .max_by_key(|&(_, n)| n);
-                match best {
-                    Some((i, n)) if n < self.slots[i].tokens.len() && self.slots.len() > 1 => {
-                        let to = self.evict_lru(Some(i));
-                        // Slots live in separate streams, which copy whole;
-                        // the copy is then cut to the shared prefix. A
-                        // copy or cut that fails leaves the fresh slot empty.
-                        if self.ctx.copy_kv_cache_seq(i as i32, to as i32, None, None).is_ok() {
-                            self.slots[to].tokens = self.slots[i].tokens.clone();
-                            self.truncate_slot(to, n);
-                        }
-                        to
-                    }
-                    Some((i, _)) => i,
-                    None => self.evict_lru(None),
+    /// Places the prompt by the slot policy and applies the placement to
+    /// the cache; returns the slot.
+    fn place(&mut self, key: Option<&str>, tokens: &[LlamaToken]) -> usize {
+        let placement = self.slots.place(key, tokens);
+        match placement {
+            Placement::Reuse(_) => {}
+            Placement::Clear(i) => self.clear_slot(i),
+            Placement::Fork { from, to, keep } => {
+                self.clear_slot(to);
+                // Slots live in separate streams, which copy whole; the copy
+                // is then cut to the shared prefix. A copy or cut that fails
+                // leaves the fresh slot empty.
+                if self.ctx.copy_kv_cache_seq(from as i32, to as i32, None, None).is_ok() {
+                    self.slots.fork(from, to);
+                    self.truncate_slot(to, keep);
                 }
             }
-        };
-        let slot = &mut self.slots[index];
-        slot.key = key.map(str::to_owned);
-        slot.last_used = self.clock;
-        index
-    }
-
-    /// Clears and returns the least recently used slot other than `keep`.
-    fn evict_lru(&mut self, keep: Option<usize>) -> usize {
-        let lru = (0..self.slots.len())
-            .filter(|&i| Some(i) != keep)
-            .min_by_key(|&i| self.slots[i].last_used)
-            .expect("more than one slot, or none kept");
-        self.clear_slot(lru);
-        lru
+        }
+        placement.slot()
     }
 
     fn clear_slot(&mut self, index: usize) {
         if let Err(e) = self.ctx.clear_kv_cache_seq(Some(index as u32), None, None) {
             tracing::warn!(slot = index, error = %e, "clearing a KV slot failed");
         }
-        self.slots[index].tokens.clear();
+        self.slots.clear(index);
     }
 
     /// Cuts the slot's cache to its first `len` tokens and returns how many
@@ -551,12 +453,12 @@ impl<'m> Worker<'m> {
     /// (recurrent and some sliding-window caches), in which case the whole
     /// slot is cleared so its tokens never disagree with its cache.
     fn truncate_slot(&mut self, index: usize, len: usize) -> usize {
-        if self.slots[index].tokens.len() <= len {
-            return self.slots[index].tokens.len();
+        if self.slots.tokens(index).len() <= len {
+            return self.slots.tokens(index).len();
         }
         match self.ctx.clear_kv_cache_seq(Some(index as u32), Some(len as u32), None) {
             Ok(true) => {
-                self.slots[index].tokens.truncate(len);
+                self.slots.truncate(index, len);
                 len
             }
             _ => {
@@ -593,7 +495,7 @@ impl<'m> Worker<'m> {
                     return Err(EngineError::Backend(e.to_string()));
                 }
             }
-            self.slots[index].tokens.extend_from_slice(piece);
+            self.slots.extend(index, piece);
             at += piece.len();
         }
         Ok(())
@@ -696,24 +598,6 @@ impl Sampler {
     }
 }
 
-fn common_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
-    a.iter().zip(b).take_while(|(x, y)| x == y).count()
-}
-
-fn probe_message() -> LlamaChatMessage {
-    LlamaChatMessage::new("user".into(), "hi".into()).expect("no NUL in a literal")
-}
-
-/// ChatML, the fallback template.
-fn chatml(messages: &[ChatMessage]) -> String {
-    let mut out = String::new();
-    for m in messages {
-        out.push_str(&format!("<|im_start|>{}\n{}<|im_end|>\n", m.role, m.content));
-    }
-    out.push_str("<|im_start|>assistant\n");
-    out
-}
-
 fn file_stem(path: &std::path::Path) -> String {
     path.file_stem()
         .map_or_else(|| "model".into(), |s| s.to_string_lossy().into_owned())
@@ -730,27 +614,5 @@ fn backend_name(gpu_layers: u32) -> &'static str {
         "Vulkan"
     } else {
         "CPU"
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn chatml_ends_with_the_assistant_turn() {
-        let text = chatml(&[ChatMessage {
-            role: "user".into(),
-            content: "hi".into(),
-        }]);
-        assert_eq!(text, "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n");
-    }
-
-    #[test]
-    fn common_prefix_counts_equal_leading_tokens() {
-        let t = |v: &[i32]| v.iter().map(|&x| LlamaToken(x)).collect::<Vec<_>>();
-        assert_eq!(common_prefix(&t(&[1, 2, 3]), &t(&[1, 2, 4])), 2);
-        assert_eq!(common_prefix(&t(&[]), &t(&[1])), 0);
-        assert_eq!(common_prefix(&t(&[1, 2]), &t(&[1, 2, 3])), 2);
     }
 }

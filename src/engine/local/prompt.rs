@@ -1,0 +1,136 @@
+//! From a [`Prompt`] to the tokens the model decodes: the chat template and
+//! the tokenizer. It runs on the caller's side, before a request is queued,
+//! so a prompt that cannot fit is refused at once and never holds a place in
+//! the model's queue.
+//!
+//! It reads the loaded model's vocabulary and template, which llama.cpp
+//! never changes after load; its tokenizer is safe to call from any thread,
+//! and the backend lives as long as the process (see `worker::backend`), so
+//! nothing here can outlive it.
+
+use crate::engine::{ChatMessage, EngineError, Prompt};
+use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::token::LlamaToken;
+use std::sync::Arc;
+
+/// The chat template applied to [`Prompt::Chat`].
+pub(super) enum Template {
+    Gguf(LlamaChatTemplate),
+    ChatMl,
+}
+
+/// Turns prompts into tokens for one loaded model.
+pub(super) struct Prompter {
+    pub(super) model: Arc<LlamaModel>,
+    pub(super) template: Template,
+}
+
+/// A prompt checked against the context: its tokens, ready to decode.
+#[derive(Debug)]
+pub(super) struct ValidPrompt {
+    pub(super) tokens: Vec<LlamaToken>,
+    /// Test builds: the prompt asked the model thread to panic.
+    #[cfg(feature = "fault-injection")]
+    pub(super) panic: bool,
+}
+
+impl Prompter {
+    /// The template llama.cpp can apply, else ChatML.
+    pub(super) fn new(model: Arc<LlamaModel>) -> (Prompter, super::TemplateSource) {
+        let probe = [LlamaChatMessage::new("user".into(), "hi".into()).expect("no NUL in a literal")];
+        let (template, source) = match model.chat_template(None) {
+            Ok(t) if model.apply_chat_template(&t, &probe, true).is_ok() => {
+                (Template::Gguf(t), super::TemplateSource::Gguf)
+            }
+            Ok(_) => {
+                tracing::warn!("llama.cpp does not recognise the GGUF's chat template; using ChatML");
+                (Template::ChatMl, super::TemplateSource::ChatmlFallback)
+            }
+            Err(_) => {
+                tracing::warn!("the GGUF has no chat template; using ChatML");
+                (Template::ChatMl, super::TemplateSource::ChatmlFallback)
+            }
+        };
+        (Prompter { model, template }, source)
+    }
+
+    /// The prompt's tokens, refused when empty or when they leave no room to
+    /// generate in a context of `ctx` tokens.
+    pub(super) fn validate(&self, prompt: &Prompt, ctx: u32) -> Result<ValidPrompt, EngineError> {
+        let text = match prompt {
+            Prompt::Chat(messages) => self.render(messages)?,
+            Prompt::Raw(text) => text.clone(),
+        };
+        let tokens = self.tokenize(&text);
+        if tokens.is_empty() {
+            return Err(EngineError::InvalidInput("the prompt is empty".into()));
+        }
+        if tokens.len() >= ctx as usize {
+            return Err(EngineError::ContextExceeded {
+                prompt: tokens.len() as u32,
+                ctx,
+            });
+        }
+        Ok(ValidPrompt {
+            tokens,
+            #[cfg(feature = "fault-injection")]
+            panic: text.contains("<<evolve-hud:panic>>"),
+        })
+    }
+
+    /// Tokens of `text` without BOS or special tokens: the HUD's budget count.
+    pub(super) fn count(&self, text: &str) -> usize {
+        self.model.vocab().tokenize(text.as_bytes(), false, false).len()
+    }
+
+    fn render(&self, messages: &[ChatMessage]) -> Result<String, EngineError> {
+        match &self.template {
+            Template::Gguf(template) => {
+                let chat = messages
+                    .iter()
+                    .map(|m| LlamaChatMessage::new(m.role.clone(), m.content.clone()))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|_| EngineError::InvalidInput("message text must not contain NUL characters".into()))?;
+                self.model
+                    .apply_chat_template(template, &chat, true)
+                    .map_err(|e| EngineError::Backend(format!("applying the chat template: {e}")))
+            }
+            Template::ChatMl => Ok(chatml(messages)),
+        }
+    }
+
+    /// Tokenizes with special tokens parsed, adding BOS only where the model's
+    /// metadata asks for it and the text does not already start with it.
+    fn tokenize(&self, text: &str) -> Vec<LlamaToken> {
+        let vocab = self.model.vocab();
+        let add_bos = vocab.should_add_bos() && {
+            let bos = vocab.token_to_piece(vocab.bos(), true, None);
+            bos.is_empty() || !text.as_bytes().starts_with(&bos)
+        };
+        vocab.tokenize(text.as_bytes(), add_bos, true)
+    }
+}
+
+/// ChatML, the fallback template.
+fn chatml(messages: &[ChatMessage]) -> String {
+    let mut out = String::new();
+    for m in messages {
+        out.push_str(&format!("<|im_start|>{}\n{}<|im_end|>\n", m.role, m.content));
+    }
+    out.push_str("<|im_start|>assistant\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chatml_ends_with_the_assistant_turn() {
+        let text = chatml(&[ChatMessage {
+            role: "user".into(),
+            content: "hi".into(),
+        }]);
+        assert_eq!(text, "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n");
+    }
+}

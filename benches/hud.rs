@@ -9,8 +9,7 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use evolve_hud::cli::{FlashAttn, ModelConfig};
-use evolve_hud::engine::local::ModelHandle;
+use evolve_hud::engine::local::{LocalConfig, ModelHandle};
 use evolve_hud::engine::{Backend, Engine, Event, GenerateRequest, Prompt, SamplingParams};
 use evolve_hud::hud::extract;
 use evolve_hud::hud::opencode::Message;
@@ -157,18 +156,11 @@ async fn main() {
     }
 
     // 2. Summary refresh after one new tool call, in-process on the model thread.
-    let config = ModelConfig {
-        model: Some(common::test_model()),
-        ctx: None,
-        registry: None,
-        offline: false,
-        threads: None,
-        gpu_layers: 0,
-        flash_attn: FlashAttn::Off,
-        batch: 512,
-        kv_slots: 4,
+    let config = LocalConfig {
+        threads: 2,
         queue: 8,
         nice: 0,
+        ..LocalConfig::new(common::test_model())
     };
     let (model, thread) = ModelHandle::start(&config).await.expect("model");
     let limits = Limits::default();

@@ -88,14 +88,10 @@ async fn measure(model: &ModelHandle, test: BenchTest, warmup: u32, reps: u32) -
 /// Loads the model, runs the tests and (unless turned off) the end-to-end
 /// requests, and returns the report.
 pub async fn run(args: &BenchArgs) -> anyhow::Result<Report> {
-    let (model, thread) = ModelHandle::start(&args.model).await.with_context(|| {
-        format!(
-            "cannot load {}",
-            args.model
-                .path()
-                .map_or_else(|e| e.to_string(), |p| p.display().to_string())
-        )
-    })?;
+    let local = args.model.local()?;
+    let (model, thread) = ModelHandle::start(&local)
+        .await
+        .with_context(|| format!("cannot load {}", local.path.display()))?;
     let result = measure_all(args, &model).await;
     thread.shutdown().await;
     result

@@ -1,6 +1,11 @@
 //! The command line. Each flag has an `EVOLVE_HUD_*` environment fallback, and
 //! the structs here are the configuration the rest of the crate receives.
 
+pub use crate::engine::local::FlashAttn;
+use crate::engine::local::LocalConfig;
+use crate::engine::remote::RemoteConfig;
+use crate::hud::HudConfig;
+pub use crate::secret::Secret;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -175,42 +180,35 @@ pub struct EngineArgs {
 
     /// Longest wait, in milliseconds, for the engine to start answering, and
     /// for each next piece of a streamed answer.
-    #[arg(long, env = "EVOLVE_HUD_ENGINE_TIMEOUT_MS", default_value_t = 30_000)]
+    #[arg(long, env = "EVOLVE_HUD_ENGINE_TIMEOUT_MS", default_value_t = RemoteConfig::TIMEOUT.as_millis() as u64)]
     pub engine_timeout_ms: u64,
 
     /// Requests sent to the engine at once; more are answered 429.
-    #[arg(long, env = "EVOLVE_HUD_ENGINE_PARALLEL", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, env = "EVOLVE_HUD_ENGINE_PARALLEL", default_value_t = RemoteConfig::MAX_IN_FLIGHT, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub engine_parallel: u32,
 }
 
 impl EngineArgs {
     /// The remote engine's configuration, when `--engine` is given.
-    pub fn remote(&self) -> anyhow::Result<Option<crate::engine::remote::RemoteConfig>> {
+    pub fn remote(&self) -> anyhow::Result<Option<RemoteConfig>> {
         let Some(url) = &self.engine else {
             return Ok(None);
         };
-        Ok(Some(crate::engine::remote::RemoteConfig {
+        Ok(Some(RemoteConfig {
             url: url.clone(),
             model: self.engine_model.clone(),
-            token: self.engine_token_file.as_deref().map(read_token).transpose()?,
+            token: self.engine_token_file.as_deref().map(Secret::from_file).transpose()?,
             timeout: std::time::Duration::from_millis(self.engine_timeout_ms.max(1)),
             max_in_flight: self.engine_parallel as usize,
         }))
     }
 }
 
-/// Reads a token file (surrounding whitespace trimmed).
-fn read_token(path: &std::path::Path) -> anyhow::Result<Secret> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("reading the token file {}: {e}", path.display()))?;
-    Secret::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
-}
-
 /// The HUD's budget, limits and model part.
 #[derive(Debug, Clone, Args)]
 pub struct HudArgs {
     /// Tokens the HUD may take, counted with --hud-tokenizer.
-    #[arg(long, env = "EVOLVE_HUD_BUDGET", default_value_t = 300)]
+    #[arg(long, env = "EVOLVE_HUD_BUDGET", default_value_t = HudConfig::default().budget.tokens)]
     pub hud_budget: usize,
 
     /// `tokenizer.json` of the agent's main model, to count the budget in its
@@ -219,38 +217,38 @@ pub struct HudArgs {
     pub hud_tokenizer: Option<PathBuf>,
 
     /// Tool calls listed in the HUD at most.
-    #[arg(long, env = "EVOLVE_HUD_CALLS", default_value_t = 8)]
+    #[arg(long, env = "EVOLVE_HUD_CALLS", default_value_t = HudConfig::default().budget.calls)]
     pub hud_calls: usize,
 
     /// Let the local model read failed outputs that no parser knows, for
     /// findings checked against them: on or off.
-    #[arg(long, env = "EVOLVE_HUD_EXTRACT", default_value_t = true, action = clap::ArgAction::Set)]
+    #[arg(long, env = "EVOLVE_HUD_EXTRACT", default_value_t = HudConfig::default().extract, action = clap::ArgAction::Set)]
     pub hud_extract: bool,
 
     /// Quiet milliseconds after a change before the model is asked.
-    #[arg(long, env = "EVOLVE_HUD_DEBOUNCE_MS", default_value_t = 250)]
+    #[arg(long, env = "EVOLVE_HUD_DEBOUNCE_MS", default_value_t = HudConfig::default().debounce.as_millis() as u64)]
     pub hud_debounce_ms: u64,
 
     /// Longest one answer of the model may take, in milliseconds.
-    #[arg(long, env = "EVOLVE_HUD_EXTRACT_TIMEOUT_MS", default_value_t = 20_000)]
+    #[arg(long, env = "EVOLVE_HUD_EXTRACT_TIMEOUT_MS", default_value_t = HudConfig::default().extract_timeout.as_millis() as u64)]
     pub hud_extract_timeout_ms: u64,
 
     /// Sessions kept (least recently synced evicted first).
-    #[arg(long, env = "EVOLVE_HUD_MAX_SESSIONS", default_value_t = 64)]
+    #[arg(long, env = "EVOLVE_HUD_MAX_SESSIONS", default_value_t = HudConfig::default().max_sessions)]
     pub hud_max_sessions: usize,
 
     /// Tool calls kept per session (oldest dropped first).
-    #[arg(long, env = "EVOLVE_HUD_MAX_CALLS", default_value_t = 200)]
+    #[arg(long, env = "EVOLVE_HUD_MAX_CALLS", default_value_t = HudConfig::default().limits.max_calls)]
     pub hud_max_calls: usize,
 
     /// Bytes of session state kept over all sessions.
-    #[arg(long, env = "EVOLVE_HUD_MAX_STATE_BYTES", default_value_t = 64 << 20)]
+    #[arg(long, env = "EVOLVE_HUD_MAX_STATE_BYTES", default_value_t = HudConfig::default().max_bytes)]
     pub hud_max_state_bytes: usize,
 }
 
 impl HudArgs {
-    pub fn config(&self) -> crate::hud::HudConfig {
-        use crate::hud::{render::Budget, session::Limits, HudConfig};
+    pub fn config(&self) -> HudConfig {
+        use crate::hud::{render::Budget, session::Limits};
         HudConfig {
             budget: Budget {
                 tokens: self.hud_budget,
@@ -268,14 +266,6 @@ impl HudArgs {
         }
     }
 }
-
-/// Layers offloaded to the GPU unless `--gpu-layers` says otherwise: all of
-/// them in a GPU build, none in a CPU build.
-pub const DEFAULT_GPU_LAYERS: u32 = if cfg!(any(feature = "cuda", feature = "metal", feature = "vulkan")) {
-    999
-} else {
-    0
-};
 
 /// How the model is loaded and run.
 #[derive(Debug, Clone, Args)]
@@ -305,40 +295,51 @@ pub struct ModelConfig {
 
     /// Model layers to offload to the GPU (needs a `cuda`, `metal` or `vulkan`
     /// build; 999 means all). 0 in CPU builds, all layers in GPU builds.
-    #[arg(long, env = "EVOLVE_HUD_GPU_LAYERS", default_value_t = DEFAULT_GPU_LAYERS)]
+    #[arg(long, env = "EVOLVE_HUD_GPU_LAYERS", default_value_t = LocalConfig::GPU_LAYERS)]
     pub gpu_layers: u32,
 
     /// Flash attention. Off by default: on CPU it is several times slower for
     /// small models at long context depths.
-    #[arg(long, env = "EVOLVE_HUD_FLASH_ATTN", value_enum, default_value_t = FlashAttn::Off)]
+    #[arg(long, env = "EVOLVE_HUD_FLASH_ATTN", value_enum, default_value_t = LocalConfig::FLASH_ATTN)]
     pub flash_attn: FlashAttn,
 
     /// Tokens per prompt-processing batch.
-    #[arg(long, env = "EVOLVE_HUD_BATCH", default_value_t = 512)]
+    #[arg(long, env = "EVOLVE_HUD_BATCH", default_value_t = LocalConfig::BATCH)]
     pub batch: u32,
 
     /// How many prompts keep their KV cache between requests (least recently
     /// used is evicted first). Prompts that share a prefix with the cached
     /// one only decode the new tokens.
-    #[arg(long, env = "EVOLVE_HUD_KV_SLOTS", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
+    #[arg(long, env = "EVOLVE_HUD_KV_SLOTS", default_value_t = LocalConfig::KV_SLOTS, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub kv_slots: u32,
 
     /// Requests that may wait for the model before new ones are turned away
     /// with 429.
-    #[arg(long, env = "EVOLVE_HUD_QUEUE", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    #[arg(long, env = "EVOLVE_HUD_QUEUE", default_value_t = LocalConfig::QUEUE, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub queue: u32,
 
     /// Scheduling niceness of the model's compute threads (Linux), so HTTP
     /// handling and the user's own work run first when cores are scarce.
     /// 0 keeps the process's priority.
-    #[arg(long, env = "EVOLVE_HUD_NICE", default_value_t = 10, value_parser = clap::value_parser!(i32).range(0..=19))]
+    #[arg(long, env = "EVOLVE_HUD_NICE", default_value_t = LocalConfig::NICE, value_parser = clap::value_parser!(i32).range(0..=19))]
     pub nice: i32,
 }
 
 impl ModelConfig {
-    /// Context tokens per prompt: the flag, else 4096.
-    pub fn ctx(&self) -> u32 {
-        self.ctx.unwrap_or(4096)
+    /// The local engine's configuration: `--model` (resolved first with
+    /// [`ModelConfig::resolve_model`]) and the flags.
+    pub fn local(&self) -> anyhow::Result<LocalConfig> {
+        Ok(LocalConfig {
+            path: self.path()?.to_owned(),
+            ctx: self.ctx.unwrap_or(LocalConfig::CTX),
+            threads: self.threads.unwrap_or_else(LocalConfig::all_cores).max(1),
+            gpu_layers: self.gpu_layers,
+            flash_attn: self.flash_attn,
+            batch: self.batch,
+            kv_slots: self.kv_slots,
+            queue: self.queue,
+            nice: self.nice,
+        })
     }
 
     /// Resolves `--model` to a file on disk (fetching registry models and hub
@@ -364,21 +365,6 @@ impl ModelConfig {
             )
         })
     }
-
-    /// Threads to use: the flag, or every available core.
-    pub fn threads(&self) -> u32 {
-        self.threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(4, |n| n.get() as u32))
-            .max(1)
-    }
-}
-
-/// Flash attention policy, passed to llama.cpp.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FlashAttn {
-    Off,
-    On,
-    Auto,
 }
 
 /// How the HTTP server listens and logs.
@@ -425,35 +411,11 @@ pub struct ServerConfig {
     pub log_format: LogFormat,
 }
 
-/// A secret that never shows in `Debug` output or logs.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    pub fn parse(s: &str) -> Result<Secret, String> {
-        let s = s.trim();
-        if s.is_empty() {
-            return Err("the token is empty".into());
-        }
-        Ok(Secret(s.to_owned()))
-    }
-
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Secret([redacted])")
-    }
-}
-
 impl ServerConfig {
     /// The token from `--auth-token-file` or `--auth-token`/`EVOLVE_HUD_AUTH_TOKEN`.
     pub fn token(&self) -> anyhow::Result<Option<Secret>> {
         match (&self.auth_token_file, &self.auth_token) {
-            (Some(path), _) => read_token(path).map(Some),
+            (Some(path), _) => Secret::from_file(path).map(Some),
             (None, token) => Ok(token.clone()),
         }
     }

@@ -9,7 +9,8 @@
 //! non-zero with one line on stderr. Hooks this adapter does not handle
 //! answer nothing and exit 0, as evolve expects.
 
-use crate::cli::{HookArgs, Secret};
+use crate::cli::HookArgs;
+use crate::secret::Secret;
 use anyhow::{anyhow, bail, Context};
 use serde_json::{json, Map, Value};
 use std::io::{Read, Write};

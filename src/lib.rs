@@ -8,6 +8,7 @@
 //! - [`gguf`]: a pre-check of GGUF files before they reach llama.cpp.
 //! - [`json`]: request bodies from JavaScript, lone surrogates tolerated.
 //! - [`server`]: the HTTP API (axum).
+//! - [`secret`]: bearer tokens that never show in logs.
 //! - [`logging`]: tracing set-up, llama.cpp's log included.
 //! - [`install`]: `install-shim`, which writes the embedded OpenCode plugin.
 //! - [`registry`]: models.toml, and what `--model` names.
@@ -26,4 +27,5 @@ pub mod json;
 pub mod logging;
 pub mod pull;
 pub mod registry;
+pub mod secret;
 pub mod server;

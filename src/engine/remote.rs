@@ -18,7 +18,7 @@ use super::{
     Backend, ChatMessage, Completion, EngineError, EngineInfo, Event, FinishReason, GenerateRequest, HealthState,
     Prompt,
 };
-use crate::cli::Secret;
+use crate::secret::Secret;
 use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use serde_json::{json, Value};
@@ -43,6 +43,10 @@ pub struct RemoteConfig {
 }
 
 impl RemoteConfig {
+    /// Default of [`RemoteConfig::timeout`].
+    pub const TIMEOUT: Duration = Duration::from_secs(30);
+    /// Default of [`RemoteConfig::max_in_flight`].
+    pub const MAX_IN_FLIGHT: u32 = 16;
     pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
     /// Health probes: every this often while healthy, and their own timeout.
     pub const PROBE_INTERVAL: Duration = Duration::from_secs(5);

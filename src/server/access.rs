@@ -5,7 +5,7 @@
 //! headers are ever sent, so browsers keep cross-origin pages out.
 
 use super::error::ApiError;
-use crate::cli::Secret;
+use crate::secret::Secret;
 use axum::extract::{Request, State};
 use axum::http::header;
 use axum::middleware::Next;

@@ -66,11 +66,11 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
         let listener = bind(address).await?;
         serve(&config, access, metrics, Engine::new(engine), listener).await?;
     } else {
-        let path = config.model.path()?.to_owned();
-        tracing::info!(model = %path.display(), "loading model");
-        let (model, thread) = crate::engine::local::ModelHandle::start(&config.model)
+        let local = config.model.local()?;
+        tracing::info!(model = %local.path.display(), "loading model");
+        let (model, thread) = crate::engine::local::ModelHandle::start(&local)
             .await
-            .with_context(|| format!("cannot serve {}", path.display()))?;
+            .with_context(|| format!("cannot serve {}", local.path.display()))?;
         // Whatever happens from here on, the model thread is stopped before
         // returning: a process exiting under a running llama.cpp thread crashes.
         let served = match bind(address).await {

@@ -10,7 +10,6 @@ mod text;
 mod worker;
 
 use super::{Backend, EngineError, EngineInfo, Event, GenerateRequest, HealthState};
-use crate::cli::ModelConfig;
 use crate::gguf::{self, GgufError};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -19,6 +18,75 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
 
 pub use text::{StopMatcher, Utf8Stream};
+
+/// How the local model is loaded and run.
+#[derive(Debug, Clone)]
+pub struct LocalConfig {
+    /// The GGUF file.
+    pub path: PathBuf,
+    /// Context tokens per prompt (each KV slot holds this many); 0: the
+    /// model's training context.
+    pub ctx: u32,
+    pub threads: u32,
+    /// Layers offloaded to the GPU (999: all).
+    pub gpu_layers: u32,
+    pub flash_attn: FlashAttn,
+    /// Tokens per prompt-processing batch.
+    pub batch: u32,
+    /// Prompts whose KV cache is kept, least recently used evicted first.
+    pub kv_slots: u32,
+    /// Requests that may wait for the model thread.
+    pub queue: u32,
+    /// Niceness of the model's compute threads (Linux).
+    pub nice: i32,
+}
+
+impl LocalConfig {
+    pub const CTX: u32 = 4096;
+    /// All layers in a GPU build, none in a CPU build.
+    pub const GPU_LAYERS: u32 = if cfg!(any(feature = "cuda", feature = "metal", feature = "vulkan")) {
+        999
+    } else {
+        0
+    };
+    /// Off: on CPU it is several times slower for small models at long
+    /// context depths.
+    pub const FLASH_ATTN: FlashAttn = FlashAttn::Off;
+    pub const BATCH: u32 = 512;
+    pub const KV_SLOTS: u32 = 4;
+    pub const QUEUE: u32 = 32;
+    /// Lets HTTP handling and the user's own work run first when cores are
+    /// scarce.
+    pub const NICE: i32 = 10;
+
+    /// The default thread count: every available core.
+    pub fn all_cores() -> u32 {
+        std::thread::available_parallelism().map_or(4, |n| n.get() as u32)
+    }
+
+    /// The defaults, for `path`.
+    pub fn new(path: PathBuf) -> LocalConfig {
+        LocalConfig {
+            path,
+            ctx: Self::CTX,
+            threads: Self::all_cores(),
+            gpu_layers: Self::GPU_LAYERS,
+            flash_attn: Self::FLASH_ATTN,
+            batch: Self::BATCH,
+            kv_slots: Self::KV_SLOTS,
+            queue: Self::QUEUE,
+            nice: Self::NICE,
+        }
+    }
+}
+
+/// Flash attention policy, passed to llama.cpp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FlashAttn {
+    Off,
+    On,
+    Auto,
+}
 
 /// The llama.cpp grammar that admits exactly the JSON documents of `schema`,
 /// written compactly: at most one space between tokens, no newlines or
@@ -50,8 +118,6 @@ pub enum LoadError {
     Context { ctx: u32, reason: String },
     #[error("the llama.cpp backend failed to start: {0}")]
     Backend(String),
-    #[error("no model file was given")]
-    NoModel,
     #[error("the model thread stopped while loading")]
     ThreadDied,
 }
@@ -193,8 +259,8 @@ impl ModelHandle {
     /// Checks the file, starts the model thread and waits until the model is
     /// loaded. The thread then warms up; [`ModelHandle::health`] says `Ready`
     /// once it has.
-    pub async fn start(config: &ModelConfig) -> Result<(ModelHandle, ModelThread), LoadError> {
-        let path = config.model.clone().ok_or(LoadError::NoModel)?;
+    pub async fn start(config: &LocalConfig) -> Result<(ModelHandle, ModelThread), LoadError> {
+        let path = config.path.clone();
         let summary = {
             let path = path.clone();
             tokio::task::spawn_blocking(move || gguf::check(&path))

@@ -6,7 +6,7 @@ use super::prompt::{Prompter, ValidPrompt};
 use super::slots::{common_prefix, Placement, Slots};
 use super::text::{StopMatcher, Utf8Stream};
 use super::{BenchTest, Command, Health, Job, LoadError, ModelInfo, TemplateSource};
-use crate::cli::{FlashAttn, ModelConfig};
+use super::{FlashAttn, LocalConfig};
 use crate::engine::{Completion, EngineError, Event, FinishReason, GenerateRequest, HealthState, SamplingParams};
 use crate::gguf::GgufSummary;
 use llama_cpp_2::context::params::LlamaContextParams;
@@ -56,7 +56,7 @@ fn backend() -> Result<&'static LlamaBackend, LoadError> {
 
 /// Entry point of the model thread.
 pub(super) fn run(
-    config: ModelConfig,
+    config: LocalConfig,
     path: std::path::PathBuf,
     summary: GgufSummary,
     loaded: oneshot::Sender<Result<(ModelInfo, Arc<Prompter>), LoadError>>,
@@ -234,13 +234,13 @@ impl<'m> Worker<'m> {
     fn new(
         backend: &LlamaBackend,
         model: &'m LlamaModel,
-        config: &ModelConfig,
+        config: &LocalConfig,
         path: &std::path::Path,
         summary: &GgufSummary,
         template: TemplateSource,
     ) -> Result<Self, LoadError> {
         let ctx_train = model.n_ctx_train();
-        let ctx_size = match config.ctx() {
+        let ctx_size = match config.ctx {
             0 => ctx_train,
             n => n,
         };
@@ -251,7 +251,7 @@ impl<'m> Worker<'m> {
                 "--ctx exceeds the context the model was trained for"
             );
         }
-        let threads = config.threads();
+        let threads = config.threads;
         let batch = config.batch.clamp(1, ctx_size.max(1));
         // llama.h: LLAMA_FLASH_ATTN_TYPE_AUTO = -1, _DISABLED = 0, _ENABLED = 1.
         let flash = match config.flash_attn {

@@ -4,26 +4,41 @@
 //!
 //! [`Hud::sync`] merges new messages and renders without waiting for the
 //! model; a change that leaves a new question (see [`extract`]) schedules a
-//! debounced, coalesced refresh on the model thread.
+//! debounced, coalesced refresh through the engine.
+//!
+//! - ingest: [`opencode`] (OpenCode's message and event shapes), [`session`]
+//!   (merging them into one session's facts), [`checks`] (test runs and
+//!   checks read from their outputs), [`text`] (making event text safe);
+//! - the store: this module (sessions, LRU and byte limits, the API) and
+//!   `entry` (one session's facts, answers and refresh state, as types);
+//! - the model's part: [`extract`] (the question and the check of its
+//!   answer) and `refresh` (asking in the background or within a deadline);
+//! - output: [`render`] (the HUD), [`compose`] (compaction and heartbeat
+//!   texts), `tokens` (the budget's token count).
 
 pub mod checks;
 pub mod compose;
+mod entry;
 pub mod extract;
 pub mod opencode;
+mod refresh;
 pub mod render;
 pub mod session;
 pub mod text;
+mod tokens;
 
-use crate::engine::{Engine, EngineError, Event, GenerateRequest, Prompt, SamplingParams};
-use extract::{Finding, Findings};
+use crate::engine::Engine;
+pub use entry::ModelStatus;
+use entry::{Entry, Snapshot};
+use extract::Findings;
 use opencode::SessionEvent;
 use render::Budget;
 use serde::Serialize;
 use session::{Limits, SessionState};
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+pub use tokens::TokenCounter;
 
 /// Milliseconds since the Unix epoch, OpenCode's clock.
 fn epoch_ms() -> f64 {
@@ -61,59 +76,6 @@ impl Default for HudConfig {
             extract_timeout: Duration::from_secs(20),
         }
     }
-}
-
-/// Counts HUD tokens the way the agent's main model does.
-pub enum TokenCounter {
-    /// A `tokenizer.json` of the main model.
-    Tokenizer(Box<tokenizers::Tokenizer>),
-    /// The engine's vocabulary where it can count here (the local model);
-    /// else an estimate of one token per 3 bytes, on the high side for
-    /// code and English, so the HUD stays within its budget.
-    Engine(Engine),
-}
-
-impl TokenCounter {
-    /// Loads a `tokenizer.json`.
-    pub fn from_file(path: &Path) -> anyhow::Result<Self> {
-        let t = tokenizers::Tokenizer::from_file(path)
-            .map_err(|e| anyhow::anyhow!("cannot load tokenizer {}: {e}", path.display()))?;
-        Ok(TokenCounter::Tokenizer(Box::new(t)))
-    }
-
-    /// One token per whitespace-separated word: a stand-in for a tokenizer,
-    /// so tests and fuzzing exercise the HUD's budget without a model file.
-    pub fn words() -> Self {
-        use tokenizers::models::wordlevel::WordLevel;
-        use tokenizers::pre_tokenizers::whitespace::WhitespaceSplit;
-        let model = WordLevel::builder()
-            .vocab([("[UNK]".to_owned(), 0)].into_iter().collect())
-            .unk_token("[UNK]".to_owned())
-            .build()
-            .expect("a one-word vocabulary builds: this is a bug");
-        let mut tokenizer = tokenizers::Tokenizer::new(model);
-        tokenizer.with_pre_tokenizer(Some(WhitespaceSplit));
-        TokenCounter::Tokenizer(Box::new(tokenizer))
-    }
-
-    pub fn count(&self, text: &str) -> usize {
-        match self {
-            TokenCounter::Tokenizer(t) => t
-                .encode(text, false)
-                .map_or_else(|_| text.len().div_ceil(3), |e| e.len()),
-            TokenCounter::Engine(e) => e.count_tokens(text).unwrap_or_else(|| text.len().div_ceil(3)),
-        }
-    }
-}
-
-/// Whether an engine error says the question was not taken (engine busy,
-/// down or stopping) rather than answered badly: such a question is asked
-/// again later instead of being marked rejected.
-fn not_taken(e: &EngineError) -> bool {
-    matches!(
-        e,
-        EngineError::Unavailable(_) | EngineError::Overloaded(_) | EngineError::QueueTimeout(_)
-    ) || matches!(e, EngineError::Upstream { status, .. } if *status == 429 || *status >= 500)
 }
 
 /// What a sync or a GET returns.
@@ -176,192 +138,6 @@ pub enum HudError {
     ResyncRequired(String),
     #[error("no session {0}")]
     NotFound(String),
-}
-
-/// What the model answered about one call's output.
-#[derive(Debug, Clone)]
-enum Reading {
-    /// Verified findings.
-    Found(Vec<Finding>),
-    /// Nothing verifiable, and why.
-    Rejected(String),
-}
-
-/// Where the model's part of a session stands.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ModelStatus {
-    /// Nothing to ask the model (or no model, or the model part is off).
-    None,
-    /// A question is waiting or being answered.
-    Pending,
-    /// Verified findings are shown.
-    Ready,
-    /// The latest answer held nothing verifiable, failed or timed out.
-    Rejected(String),
-}
-
-impl std::fmt::Display for ModelStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ModelStatus::None => f.write_str("none"),
-            ModelStatus::Pending => f.write_str("pending"),
-            ModelStatus::Ready => f.write_str("ready"),
-            ModelStatus::Rejected(why) => write!(f, "rejected: {why}"),
-        }
-    }
-}
-
-impl Serialize for ModelStatus {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-#[derive(Default, Clone, Copy, PartialEq, Eq)]
-enum Refresh {
-    #[default]
-    Idle,
-    /// A refresh task is waiting or generating; `dirty` asks for another after it.
-    Busy { dirty: bool },
-}
-
-struct Entry {
-    /// Unique per entry: a refresh loop of an evicted and re-created
-    /// session sees a new epoch and ends.
-    epoch: u64,
-    state: SessionState,
-    /// The model's answers, by call id: each call is asked about once.
-    readings: HashMap<String, Reading>,
-    /// Findings accepted so far: the view version counts them with the facts.
-    accepted: u64,
-    refresh: Refresh,
-    last_used: Instant,
-    /// When the agent went idle; cleared by the next sync.
-    idle_since: Option<Instant>,
-}
-
-/// What a view is rendered from, copied out of the lock (the calls are
-/// shared, so this is cheap) so rendering never holds up other sessions.
-struct Snapshot {
-    state: SessionState,
-    findings: Findings,
-    model_status: ModelStatus,
-    version: u64,
-}
-
-impl Entry {
-    fn new(id: &str, epoch: u64) -> Entry {
-        Entry {
-            epoch,
-            state: SessionState::new(id),
-            readings: HashMap::new(),
-            accepted: 0,
-            refresh: Refresh::Idle,
-            last_used: Instant::now(),
-            idle_since: None,
-        }
-    }
-
-    fn snapshot(&self) -> Snapshot {
-        Snapshot {
-            state: self.state.clone(),
-            findings: self.findings(),
-            model_status: self.model_status(),
-            version: self.version(),
-        }
-    }
-
-    /// Verified findings of the calls still held. Rendering shows them only
-    /// on their call's open problem, so a fixed problem takes them away.
-    fn findings(&self) -> Findings {
-        if self.readings.is_empty() {
-            return Findings::new();
-        }
-        self.state
-            .calls
-            .values()
-            .filter_map(|call| match self.reading(call) {
-                Some(Reading::Found(found)) => Some((call.call_id.clone(), found.clone())),
-                _ => None,
-            })
-            .collect()
-    }
-
-    /// The answer about `call`, or about an earlier run of the same command
-    /// with the same output (a command retried unchanged is asked about once).
-    fn reading(&self, call: &session::ToolCall) -> Option<&Reading> {
-        self.readings.get(&call.call_id).or_else(|| {
-            self.readings.iter().find_map(|(id, reading)| {
-                let twin = self.state.calls.get(id)?;
-                (twin.command == call.command && twin.output == call.output).then_some(reading)
-            })
-        })
-    }
-
-    /// Derived from the open problems and the answers about them, so it
-    /// never describes facts that have moved on.
-    fn model_status(&self) -> ModelStatus {
-        // Busy with a question not yet answered. (A refresh can also be
-        // busy waiting out its debounce after a compaction answered all.)
-        if matches!(self.refresh, Refresh::Busy { .. }) && !self.unasked().is_empty() {
-            return ModelStatus::Pending;
-        }
-        let open = render::open_failures(&self.state.work_calls());
-        let readings: Vec<&Reading> = open
-            .iter()
-            .take(render::MAX_PROBLEMS)
-            .filter_map(|(call, _)| self.reading(call))
-            .collect();
-        if readings.iter().any(|r| matches!(r, Reading::Found(_))) {
-            return ModelStatus::Ready;
-        }
-        match readings.first() {
-            Some(Reading::Rejected(why)) => ModelStatus::Rejected(why.clone()),
-            _ => ModelStatus::None,
-        }
-    }
-
-    /// Calls worth a question that were not asked about yet.
-    fn unasked(&self) -> Vec<&session::ToolCall> {
-        extract::unasked(&self.state, &|call| self.reading(call).is_some())
-    }
-
-    /// Takes a refresh's outcome (the call asked about, and its findings or
-    /// why there are none). Returns whether the refresh loop is done; it goes
-    /// on when a change came in meanwhile, or another call awaits a question.
-    fn finish_refresh(&mut self, outcome: Option<(String, Result<Vec<Finding>, String>)>) -> bool {
-        let answered = outcome.is_some();
-        if let Some((call, result)) = outcome {
-            // Answers about calls no longer held are dropped with them.
-            if self.state.calls.contains_key(&call) {
-                let reading = match result {
-                    Ok(found) => {
-                        self.accepted += 1;
-                        Reading::Found(found)
-                    }
-                    Err(why) => Reading::Rejected(why),
-                };
-                self.readings.insert(call, reading);
-            }
-            let calls = &self.state.calls;
-            self.readings.retain(|id, _| calls.contains_key(id));
-        }
-        if let Refresh::Busy { dirty: true } = self.refresh {
-            self.refresh = Refresh::Busy { dirty: false };
-            return false;
-        }
-        if answered && !self.unasked().is_empty() {
-            return false;
-        }
-        self.refresh = Refresh::Idle;
-        true
-    }
-
-    /// Changes whenever the HUD's content does: with the facts, and when
-    /// findings are accepted.
-    fn version(&self) -> u64 {
-        self.state.version + self.accepted
-    }
 }
 
 /// All sessions. Cheap to share as `Arc<Hud>`.
@@ -498,26 +274,6 @@ impl Hud {
         true
     }
 
-    /// After a change of facts: starts a refresh when there is something
-    /// to ask the model, or marks the running one to go again.
-    fn schedule_refresh(self: &Arc<Self>, entry: &mut Entry, session_id: &str) {
-        if !self.config.extract || self.engine.is_none() {
-            return;
-        }
-        match entry.refresh {
-            Refresh::Idle if entry.unasked().is_empty() => {}
-            Refresh::Idle => {
-                entry.refresh = Refresh::Busy { dirty: false };
-                let hud = self.clone();
-                let id = session_id.to_owned();
-                let epoch = entry.epoch;
-                tokio::spawn(async move { hud.refresh_loop(id, epoch).await });
-            }
-            Refresh::Busy { .. } => entry.refresh = Refresh::Busy { dirty: true },
-        }
-    }
-
-    /// The current HUD of a session.
     pub fn get(&self, session_id: &str) -> Result<HudView, HudError> {
         let snapshot = self
             .lock()
@@ -581,172 +337,6 @@ impl Hud {
                     sessions.remove(&id);
                 }
                 None => return,
-            }
-        }
-    }
-
-    /// Asks the model about the session's new failures until no change is
-    /// pending and every open problem worth a question has had one.
-    async fn refresh_loop(self: Arc<Self>, id: String, epoch: u64) {
-        loop {
-            tokio::time::sleep(self.config.debounce).await;
-            let outcome = self.refresh_once(&id, epoch).await;
-            let mut sessions = self.lock();
-            let Some(entry) = sessions.get_mut(&id).filter(|e| e.epoch == epoch) else {
-                return;
-            };
-            if entry.finish_refresh(outcome) {
-                return;
-            }
-        }
-    }
-
-    /// One question: the call asked about and the answer. `None` when there
-    /// was nothing to ask, more changes are coming, or the call went away.
-    async fn refresh_once(&self, id: &str, epoch: u64) -> Option<(String, Result<Vec<Finding>, String>)> {
-        let _turn = self.background.acquire().await.ok()?;
-        let question = {
-            let sessions = self.lock();
-            let entry = sessions.get(id).filter(|e| e.epoch == epoch)?;
-            if matches!(entry.refresh, Refresh::Busy { dirty: true }) {
-                // More is coming; wait for it rather than ask about a call
-                // that may be fixed by then.
-                return None;
-            }
-            extract::question(entry.unasked().first()?)?
-        };
-        // An output never changes, so new facts do not make the answer
-        // stale; but once the call's problem is closed (the command passed)
-        // or the call is evicted, the answer would never be shown, and the
-        // generation is cancelled.
-        let gone = || {
-            self.lock().get(id).is_none_or(|e| {
-                e.epoch != epoch
-                    || !render::open_failures(&e.state.work_calls())
-                        .iter()
-                        .any(|(c, _)| c.call_id == question.call_id)
-            })
-        };
-        let deadline = tokio::time::Instant::now() + self.config.extract_timeout;
-        let answer = self.ask(&question, id, deadline, &gone).await?;
-        Some((question.call_id, answer))
-    }
-
-    /// Has the model answer `question` in the questions' KV slot, held to
-    /// the answer's schema, and verifies the answer against the question's
-    /// source. `None` when there is no engine, `gone()` turned true while
-    /// generating (which cancels the generation), or the engine could not
-    /// take the question (busy, down): it is asked again after the next
-    /// change.
-    async fn ask(
-        &self,
-        question: &extract::Question,
-        id: &str,
-        deadline: tokio::time::Instant,
-        gone: &(dyn Fn() -> bool + Sync),
-    ) -> Option<Result<Vec<Finding>, String>> {
-        let engine = self.engine.as_ref()?;
-        let request = GenerateRequest {
-            prompt: Prompt::Chat(question.messages.clone()),
-            params: SamplingParams {
-                max_tokens: extract::MAX_TOKENS,
-                temperature: 0.0,
-                top_p: 1.0,
-                seed: 0,
-                stop: Vec::new(),
-                json_schema: Some(extract::answer_schema()),
-            },
-            // Every question starts with the same instructions and worked
-            // example, and only that start is shared between questions: one
-            // slot for all keeps it cached for every session's first question.
-            cache_key: Some("hud:questions".to_owned()),
-            started: None,
-        };
-        let mut rx = match engine.generate(request) {
-            Ok(rx) => rx,
-            Err(e) => {
-                tracing::debug!(session = id, error = %e, "the engine did not take the question");
-                return None;
-            }
-        };
-        let mut text = String::new();
-        loop {
-            let event = match tokio::time::timeout_at(deadline, rx.recv()).await {
-                Ok(Some(e)) => e,
-                Ok(None) => return None,
-                Err(_) => return Some(Err("timed out".into())),
-            };
-            match event {
-                Event::Text(t) => text.push_str(&t),
-                Event::Done(done) => {
-                    crate::server::metrics::record_completion(&done, "hud");
-                    tracing::debug!(
-                        session = id,
-                        call = question.call_id,
-                        cached = done.cached_tokens,
-                        prompt = done.prompt_tokens,
-                        prompt_ms = done.prompt_ms,
-                        generated = done.completion_tokens,
-                        generation_ms = done.generation_ms,
-                        "model answered"
-                    );
-                    break;
-                }
-                Event::Failed(e) if not_taken(&e) => {
-                    tracing::debug!(session = id, error = %e, "the engine did not answer the question");
-                    return None;
-                }
-                Event::Failed(e) => return Some(Err(e.to_string())),
-            }
-            if gone() {
-                return None;
-            }
-        }
-        let verdict = extract::verify(&text, question).map_err(|r| r.to_string());
-        if let Err(why) = &verdict {
-            tracing::debug!(
-                session = id,
-                call = question.call_id,
-                answer = text,
-                why,
-                "answer refused"
-            );
-        }
-        Some(verdict)
-    }
-
-    /// Answers, before `until`, the questions about the session's open
-    /// problems that the background refresh has not reached yet, and returns
-    /// the session's findings and model status after them.
-    async fn answer_now(&self, id: &str, until: tokio::time::Instant) -> (SessionState, Findings, ModelStatus) {
-        loop {
-            let (question, epoch) = {
-                let sessions = self.lock();
-                let Some(entry) = sessions.get(id) else {
-                    return (SessionState::new(id), Findings::new(), ModelStatus::None);
-                };
-                let question = (self.config.extract && self.engine.is_some())
-                    .then(|| entry.unasked().first().and_then(|c| extract::question(c)))
-                    .flatten();
-                match question {
-                    Some(q) if tokio::time::Instant::now() < until => (q, entry.epoch),
-                    _ => return (entry.state.clone(), entry.findings(), entry.model_status()),
-                }
-            };
-            let answer = self.ask(&question, id, until, &|| false).await;
-            let mut sessions = self.lock();
-            let Some(entry) = sessions.get_mut(id).filter(|e| e.epoch == epoch) else {
-                continue;
-            };
-            match answer {
-                Some(Ok(found)) => {
-                    entry.accepted += 1;
-                    entry.readings.insert(question.call_id, Reading::Found(found));
-                }
-                Some(Err(why)) => {
-                    entry.readings.insert(question.call_id, Reading::Rejected(why));
-                }
-                None => return (entry.state.clone(), entry.findings(), entry.model_status()),
             }
         }
     }
@@ -834,6 +424,8 @@ impl Hud {
 
 #[cfg(test)]
 mod tests {
+    use super::entry::Refresh;
+    use super::extract::Finding;
     use super::*;
     use serde_json::json;
 

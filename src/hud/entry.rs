@@ -1,0 +1,195 @@
+//! One session as the HUD holds it: its facts, the model's answers about
+//! its calls, and where its refresh stands, as typed states.
+
+use super::extract::{self, Finding, Findings};
+use super::render;
+use super::session::{self, SessionState};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::time::Instant;
+
+/// What the model answered about one call's output.
+#[derive(Debug, Clone)]
+pub(super) enum Reading {
+    /// Verified findings.
+    Found(Vec<Finding>),
+    /// Nothing verifiable, and why.
+    Rejected(String),
+}
+
+/// Where the model's part of a session stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelStatus {
+    /// Nothing to ask the model (or no model, or the model part is off).
+    None,
+    /// A question is waiting or being answered.
+    Pending,
+    /// Verified findings are shown.
+    Ready,
+    /// The latest answer held nothing verifiable, failed or timed out.
+    Rejected(String),
+}
+
+impl std::fmt::Display for ModelStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ModelStatus::None => f.write_str("none"),
+            ModelStatus::Pending => f.write_str("pending"),
+            ModelStatus::Ready => f.write_str("ready"),
+            ModelStatus::Rejected(why) => write!(f, "rejected: {why}"),
+        }
+    }
+}
+
+impl Serialize for ModelStatus {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+#[derive(Default, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Refresh {
+    #[default]
+    Idle,
+    /// A refresh task is waiting or generating; `dirty` asks for another after it.
+    Busy { dirty: bool },
+}
+
+pub(super) struct Entry {
+    /// Unique per entry: a refresh loop of an evicted and re-created
+    /// session sees a new epoch and ends.
+    pub(super) epoch: u64,
+    pub(super) state: SessionState,
+    /// The model's answers, by call id: each call is asked about once.
+    pub(super) readings: HashMap<String, Reading>,
+    /// Findings accepted so far: the view version counts them with the facts.
+    pub(super) accepted: u64,
+    pub(super) refresh: Refresh,
+    pub(super) last_used: Instant,
+    /// When the agent went idle; cleared by the next sync.
+    pub(super) idle_since: Option<Instant>,
+}
+
+/// What a view is rendered from, copied out of the lock (the calls are
+/// shared, so this is cheap) so rendering never holds up other sessions.
+pub(super) struct Snapshot {
+    pub(super) state: SessionState,
+    pub(super) findings: Findings,
+    pub(super) model_status: ModelStatus,
+    pub(super) version: u64,
+}
+
+impl Entry {
+    pub(super) fn new(id: &str, epoch: u64) -> Entry {
+        Entry {
+            epoch,
+            state: SessionState::new(id),
+            readings: HashMap::new(),
+            accepted: 0,
+            refresh: Refresh::Idle,
+            last_used: Instant::now(),
+            idle_since: None,
+        }
+    }
+
+    pub(super) fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            state: self.state.clone(),
+            findings: self.findings(),
+            model_status: self.model_status(),
+            version: self.version(),
+        }
+    }
+
+    /// Verified findings of the calls still held. Rendering shows them only
+    /// on their call's open problem, so a fixed problem takes them away.
+    pub(super) fn findings(&self) -> Findings {
+        if self.readings.is_empty() {
+            return Findings::new();
+        }
+        self.state
+            .calls
+            .values()
+            .filter_map(|call| match self.reading(call) {
+                Some(Reading::Found(found)) => Some((call.call_id.clone(), found.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The answer about `call`, or about an earlier run of the same command
+    /// with the same output (a command retried unchanged is asked about once).
+    pub(super) fn reading(&self, call: &session::ToolCall) -> Option<&Reading> {
+        self.readings.get(&call.call_id).or_else(|| {
+            self.readings.iter().find_map(|(id, reading)| {
+                let twin = self.state.calls.get(id)?;
+                (twin.command == call.command && twin.output == call.output).then_some(reading)
+            })
+        })
+    }
+
+    /// Derived from the open problems and the answers about them, so it
+    /// never describes facts that have moved on.
+    pub(super) fn model_status(&self) -> ModelStatus {
+        // Busy with a question not yet answered. (A refresh can also be
+        // busy waiting out its debounce after a compaction answered all.)
+        if matches!(self.refresh, Refresh::Busy { .. }) && !self.unasked().is_empty() {
+            return ModelStatus::Pending;
+        }
+        let open = render::open_failures(&self.state.work_calls());
+        let readings: Vec<&Reading> = open
+            .iter()
+            .take(render::MAX_PROBLEMS)
+            .filter_map(|(call, _)| self.reading(call))
+            .collect();
+        if readings.iter().any(|r| matches!(r, Reading::Found(_))) {
+            return ModelStatus::Ready;
+        }
+        match readings.first() {
+            Some(Reading::Rejected(why)) => ModelStatus::Rejected(why.clone()),
+            _ => ModelStatus::None,
+        }
+    }
+
+    /// Calls worth a question that were not asked about yet.
+    pub(super) fn unasked(&self) -> Vec<&session::ToolCall> {
+        extract::unasked(&self.state, &|call| self.reading(call).is_some())
+    }
+
+    /// Takes a refresh's outcome (the call asked about, and its findings or
+    /// why there are none). Returns whether the refresh loop is done; it goes
+    /// on when a change came in meanwhile, or another call awaits a question.
+    pub(super) fn finish_refresh(&mut self, outcome: Option<(String, Result<Vec<Finding>, String>)>) -> bool {
+        let answered = outcome.is_some();
+        if let Some((call, result)) = outcome {
+            // Answers about calls no longer held are dropped with them.
+            if self.state.calls.contains_key(&call) {
+                let reading = match result {
+                    Ok(found) => {
+                        self.accepted += 1;
+                        Reading::Found(found)
+                    }
+                    Err(why) => Reading::Rejected(why),
+                };
+                self.readings.insert(call, reading);
+            }
+            let calls = &self.state.calls;
+            self.readings.retain(|id, _| calls.contains_key(id));
+        }
+        if let Refresh::Busy { dirty: true } = self.refresh {
+            self.refresh = Refresh::Busy { dirty: false };
+            return false;
+        }
+        if answered && !self.unasked().is_empty() {
+            return false;
+        }
+        self.refresh = Refresh::Idle;
+        true
+    }
+
+    /// Changes whenever the HUD's content does: with the facts, and when
+    /// findings are accepted.
+    pub(super) fn version(&self) -> u64 {
+        self.state.version + self.accepted
+    }
+}

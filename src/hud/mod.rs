@@ -197,7 +197,10 @@ impl Hud {
         let entry = sessions.get_mut(session_id).expect("inserted above");
         entry.last_used = Instant::now();
         entry.idle_since = None;
-        if entry.state.merge(&parsed, &self.config.limits) {
+        // New facts may raise a question; with none, a question the engine
+        // could not take earlier (down, busy) is tried again.
+        let changed = entry.state.merge(&parsed, &self.config.limits);
+        if changed || entry.refresh == entry::Refresh::Idle {
             self.schedule_refresh(entry, session_id);
         }
         let snapshot = entry.snapshot();

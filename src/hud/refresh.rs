@@ -93,8 +93,8 @@ impl Hud {
     /// the answer's schema, and verifies the answer against the question's
     /// source. `None` when there is no engine, `gone()` turned true while
     /// generating (which cancels the generation), or the engine could not
-    /// take the question (busy, down): it is asked again after the next
-    /// change.
+    /// take the question (busy, down): it is asked again at the next
+    /// sync.
     async fn ask(
         &self,
         question: &extract::Question,

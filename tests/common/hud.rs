@@ -34,13 +34,18 @@ pub fn failed_make(session: &str) -> Vec<Value> {
         "/tests/fixtures/outputs/make-gcc.txt"
     ))
     .unwrap();
+    failed_call(session, "make", &output, 2)
+}
+
+/// A session whose one bash call, `command`, exited `exit` with `output`.
+pub fn failed_call(session: &str, command: &str, output: &str, exit: i64) -> Vec<Value> {
     vec![
         json!({ "info": { "id": "msg_m0", "sessionID": session, "role": "user", "time": { "created": 1.0 } },
                 "parts": [{ "type": "text", "id": "prt_m0", "text": "Build calc." }] }),
         json!({ "info": { "id": "msg_m1", "sessionID": session, "role": "assistant", "path": { "cwd": "/p", "root": "/p" } },
                 "parts": [{ "type": "tool", "id": "prt_m1", "callID": "call_m1", "tool": "bash",
-                            "state": { "status": "completed", "input": { "command": "make" }, "output": output,
-                                       "metadata": { "exit": 2 }, "time": { "start": 2.0, "end": 3.0 } } }] }),
+                            "state": { "status": "completed", "input": { "command": command }, "output": output,
+                                       "metadata": { "exit": exit }, "time": { "start": 2.0, "end": 3.0 } } }] }),
     ]
 }
 

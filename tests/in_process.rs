@@ -1,0 +1,240 @@
+//! The HTTP side and the HUD in-process on port 0, with a scripted fake
+//! engine where the model is not the subject: how the HUD treats an answer
+//! (checked and shown, refused, or not taken and asked again) and how the
+//! chat API maps engine errors.
+
+mod common;
+
+use common::hud::failed_call;
+use evolve_hud::engine::{
+    Backend, Completion, Engine, EngineError, EngineInfo, Event, FinishReason, GenerateRequest, HealthState,
+};
+use evolve_hud::hud::{Hud, HudConfig, TokenCounter};
+use serde_json::{json, Value};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+/// Answers scripted one per request; with none left, "unavailable".
+#[derive(Default)]
+struct Script {
+    answers: Mutex<VecDeque<Result<String, EngineError>>>,
+    calls: AtomicUsize,
+}
+
+impl Script {
+    fn push(&self, answer: Result<&str, EngineError>) {
+        self.answers.lock().unwrap().push_back(answer.map(str::to_owned));
+    }
+}
+
+struct Fake(Arc<Script>);
+
+impl Backend for Fake {
+    fn generate(&self, _request: GenerateRequest) -> Result<mpsc::UnboundedReceiver<Event>, EngineError> {
+        self.0.calls.fetch_add(1, Ordering::SeqCst);
+        let answer = self.0.answers.lock().unwrap().pop_front();
+        let text = answer.unwrap_or_else(|| Err(EngineError::Unavailable("nothing scripted".into())))?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let _ = tx.send(Event::Text(text));
+        let _ = tx.send(Event::Done(Completion {
+            prompt_tokens: 10,
+            cached_tokens: 0,
+            completion_tokens: 5,
+            finish_reason: FinishReason::Stop,
+            prompt_ms: 1.0,
+            generation_ms: 1.0,
+        }));
+        Ok(rx)
+    }
+    fn health(&self) -> HealthState {
+        HealthState::Ready
+    }
+    fn info(&self) -> EngineInfo {
+        EngineInfo {
+            kind: "fake",
+            model: "fake".into(),
+            ctx: Some(4096),
+        }
+    }
+    fn details(&self) -> Value {
+        json!({})
+    }
+    fn count_tokens(&self, _text: &str) -> Option<usize> {
+        None
+    }
+    fn queued(&self) -> usize {
+        0
+    }
+    fn begin_shutdown(&self) {}
+}
+
+/// Serves the router in-process on a free port; returns its base URL.
+async fn serve(script: &Arc<Script>) -> String {
+    let engine = Engine::new(Fake(script.clone()));
+    let config = HudConfig {
+        debounce: Duration::from_millis(10),
+        ..HudConfig::default()
+    };
+    let state = evolve_hud::server::AppState {
+        hud: Hud::new(config, TokenCounter::words(), Some(engine.clone())),
+        engine,
+        access: Default::default(),
+        model_name: None,
+        metrics: metrics_exporter_prometheus::PrometheusBuilder::new()
+            .build_recorder()
+            .handle(),
+        started: 0,
+        queue_timeout: Duration::from_secs(5),
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, evolve_hud::server::router(state, 1 << 20)).await });
+    base
+}
+
+async fn post(url: String, body: &Value) -> (u16, reqwest::header::HeaderMap, Value) {
+    let r = common::client().post(url).json(body).send().await.unwrap();
+    let (status, headers) = (r.status().as_u16(), r.headers().clone());
+    (status, headers, r.json().await.unwrap_or(Value::Null))
+}
+
+/// The session's HUD once its question has been settled.
+async fn settled(base: &str, id: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let v: Value = common::client()
+            .get(format!("{base}/v1/hud/{id}"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if v["model_status"] != "pending" {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "still pending: {v}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+const OUTPUT: &str = "running checks\ncheck_add ... ok\ncheck_div ... FAILED\n  div.c:7: expected 2 got 3\n\
+check_avg ... FAILED\n  avg.c:3: expected 2.5 got 2\n2 checks failed";
+
+async fn sync(base: &str, id: &str, messages: Vec<Value>, full: bool) -> Value {
+    let (status, _, v) = post(
+        format!("{base}/v1/hud/sync"),
+        &json!({ "session_id": id, "messages": messages, "full": full }),
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    v
+}
+
+#[tokio::test]
+async fn a_checked_answer_is_shown_and_an_unchecked_one_refused() {
+    let script = Arc::new(Script::default());
+    let base = serve(&script).await;
+
+    script.push(Ok(
+        r#"{"failures":[{"name":"check_avg","quote":"avg.c:3: expected 2.5 got 2"}]}"#,
+    ));
+    sync(&base, "good", failed_call("good", "./checks.sh", OUTPUT, 1), true).await;
+    let v = settled(&base, "good").await;
+    assert_eq!(v["model_status"], "ready", "{v}");
+    assert!(
+        v["hud"]
+            .as_str()
+            .unwrap()
+            .contains("check_avg: \"avg.c:3: expected 2.5 got 2\""),
+        "{v}"
+    );
+
+    // A quote that is not in the output never reaches the HUD.
+    script.push(Ok(
+        r#"{"failures":[{"name":"check_avg","quote":"avg.c:3: rounding error in avg"}]}"#,
+    ));
+    sync(&base, "bad", failed_call("bad", "./checks.sh", OUTPUT, 1), true).await;
+    let v = settled(&base, "bad").await;
+    assert!(v["model_status"].as_str().unwrap().starts_with("rejected: "), "{v}");
+    assert!(!v["hud"].as_str().unwrap().contains("local model"), "{v}");
+    assert_eq!(script.calls.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn a_question_the_engine_cannot_take_is_asked_again_at_the_next_sync() {
+    let script = Arc::new(Script::default());
+    let base = serve(&script).await;
+    script.push(Err(EngineError::Unavailable("engine: cannot connect".into())));
+    let messages = failed_call("s", "./checks.sh", OUTPUT, 1);
+    sync(&base, "s", messages.clone(), true).await;
+    let v = settled(&base, "s").await;
+    // Not taken is not an answer: nothing is marked rejected.
+    assert_eq!(v["model_status"], "none", "{v}");
+    assert_eq!(script.calls.load(Ordering::SeqCst), 1);
+
+    // The next sync brings the question back (here one with no new facts),
+    // and now it is answered.
+    script.push(Ok(
+        r#"{"failures":[{"name":"check_div","quote":"div.c:7: expected 2 got 3"}]}"#,
+    ));
+    let next = json!({ "info": { "id": "msg_m2", "sessionID": "s", "role": "assistant" },
+        "parts": [{ "type": "text", "id": "prt_m2", "text": "Looking at the failures." }] });
+    sync(&base, "s", vec![next], false).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let v = loop {
+        let v = settled(&base, "s").await;
+        if v["model_status"] == "ready" || Instant::now() > deadline {
+            break v;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(v["model_status"], "ready", "{v}");
+    assert_eq!(script.calls.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn the_chat_api_maps_engine_errors() {
+    let script = Arc::new(Script::default());
+    let base = serve(&script).await;
+    let chat = json!({ "messages": [{ "role": "user", "content": "hi" }] });
+    let url = || format!("{base}/v1/chat/completions");
+
+    script.push(Ok("hello"));
+    let (status, _, v) = post(url(), &chat).await;
+    assert_eq!(
+        (status, v["choices"][0]["message"]["content"].as_str()),
+        (200, Some("hello")),
+        "{v}"
+    );
+
+    let upstream = |status, retry_after| EngineError::Upstream {
+        status,
+        message: "engine says no".into(),
+        retry_after,
+    };
+    script.push(Err(upstream(429, Some(9))));
+    let (status, headers, v) = post(url(), &chat).await;
+    assert_eq!((status, v["type"].as_str()), (429, Some("overloaded")), "{v}");
+    assert_eq!(headers["retry-after"], "9");
+
+    // The engine's own 401 is about the engine's token, not the client's.
+    script.push(Err(upstream(401, None)));
+    let (status, headers, v) = post(url(), &chat).await;
+    assert_eq!((status, v["type"].as_str()), (502, Some("engine_error")), "{v}");
+    assert!(headers.get("retry-after").is_none());
+
+    script.push(Err(EngineError::ContextExceeded {
+        prompt: 5000,
+        ctx: 4096,
+    }));
+    let (status, _, v) = post(url(), &chat).await;
+    assert_eq!(
+        (status, v["type"].as_str()),
+        (400, Some("context_length_exceeded")),
+        "{v}"
+    );
+}

@@ -1,20 +1,28 @@
 #!/usr/bin/env bash
 # Measures evolve-hud's throughput against llama.cpp's own llama-bench on the
-# same model, threads and machine, in the same run: both tools alternate,
-# ROUNDS times, for the default (generic x86-64) and the native-tuned builds.
+# same models, threads and machine, in the same run: both tools alternate,
+# ROUNDS times per model, and the ratio table is printed at the end.
 #
-#   scripts/bench-compare.sh [model.gguf]        (default: the test model)
-#   THREADS=2 REPS=5 ROUNDS=2 VARIANTS="generic native" scripts/bench-compare.sh
+#   scripts/bench-compare.sh [model.gguf ...]
+#       (default: SmolLM2-135M, the test model, and Qwen2.5-Coder-0.5B)
+#   THREADS=2 REPS=5 ROUNDS=2 VARIANTS="native generic" scripts/bench-compare.sh
+#
+# evolve-hud runs with the flags a user gets (its default --nice 10 included);
+# llama-bench with flash attention off, as evolve-hud's default.
 #
 # The generic evolve-hud is built into $GENERIC_TARGET_DIR (target/generic)
 # with RUSTFLAGS=-Ctarget-cpu=x86-64, overriding .cargo/config.toml.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-MODEL="${1:-$(scripts/fetch-test-model.sh)}"
+if [ $# -gt 0 ]; then
+  MODELS=("$@")
+else
+  MODELS=("$(scripts/fetch-test-model.sh | tail -n 1)" "$(scripts/fetch-model.sh qwen-coder | tail -n 1)")
+fi
 THREADS="${THREADS:-2}"
 REPS="${REPS:-5}"
 ROUNDS="${ROUNDS:-2}"
-VARIANTS="${VARIANTS:-generic native}"
+VARIANTS="${VARIANTS:-native}"
 GENERIC_TARGET_DIR="${GENERIC_TARGET_DIR:-target/generic}"
 OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
@@ -28,33 +36,39 @@ for variant in $VARIANTS; do
     ours="$GENERIC_TARGET_DIR/release/evolve-hud"
   fi
   theirs="$(scripts/llama-cpp.sh llama-bench "$variant")"
-  for round in $(seq "$ROUNDS"); do
-    echo "$variant round $round: llama-bench..." >&2
-    "$theirs" -m "$MODEL" -t "$THREADS" -p 512 -n 128 -r "$REPS" -fa 0 -o json > "$OUT/llama-$variant-$round.json" 2>/dev/null
-    echo "$variant round $round: evolve-hud bench..." >&2
-    "$ours" bench -m "$MODEL" --threads "$THREADS" -p 512 -n 128 -r "$REPS" --nice 0 --e2e-requests 0 --json \
-      > "$OUT/ours-$variant-$round.json" 2>/dev/null
+  for m in "${!MODELS[@]}"; do
+    model="${MODELS[$m]}"
+    for round in $(seq "$ROUNDS"); do
+      echo "$variant $(basename "$model") round $round: llama-bench..." >&2
+      "$theirs" -m "$model" -t "$THREADS" -p 512 -n 128 -r "$REPS" -fa 0 -o json \
+        > "$OUT/llama-$variant-$m-$round.json" 2>/dev/null
+      echo "$variant $(basename "$model") round $round: evolve-hud bench..." >&2
+      "$ours" bench -m "$model" --threads "$THREADS" -p 512 -n 128 -r "$REPS" --e2e-requests 0 --json \
+        > "$OUT/ours-$variant-$m-$round.json" 2>/dev/null
+    done
   done
 done
 
-python3 - "$OUT" "$THREADS" <<'PY'
+python3 - "$OUT" "$THREADS" "${MODELS[@]}" <<'PY'
 import json, glob, os, statistics, sys
-out, threads = sys.argv[1], sys.argv[2]
+out, threads, models = sys.argv[1], sys.argv[2], sys.argv[3:]
 rows = {}
 for path in sorted(glob.glob(os.path.join(out, "*.json"))):
-    tool, variant, _ = os.path.basename(path)[:-5].split("-")
+    tool, variant, m, _ = os.path.basename(path)[:-5].split("-")
+    model = os.path.basename(models[int(m)]).removesuffix(".gguf")
     data = json.load(open(path))
     if tool == "llama":
         for r in data:
             test = f"pp{r['n_prompt']}" if r["n_gen"] == 0 else f"tg{r['n_gen']}"
-            rows.setdefault((variant, test), {}).setdefault(tool, []).append(r["avg_ts"])
+            rows.setdefault((model, variant, test), {}).setdefault(tool, []).append(r["avg_ts"])
     else:
         for r in data["results"]:
-            rows.setdefault((variant, r["test"]), {}).setdefault(tool, []).append(r["avg_ts"])
-print(f"| build | test | llama-bench t/s | evolve-hud t/s | ratio |  ({threads} threads)")
-print("| --- | --- | ---: | ---: | ---: |")
-for (variant, test), tools in sorted(rows.items()):
+            rows.setdefault((model, variant, r["test"]), {}).setdefault(tool, []).append(r["avg_ts"])
+print(f"| model | build | test | llama-bench t/s | evolve-hud t/s | ratio |  ({threads} threads)")
+print("| --- | --- | --- | ---: | ---: | ---: |")
+for (model, variant, test), tools in sorted(rows.items()):
     theirs, ours = statistics.mean(tools.get("llama", [0])), statistics.mean(tools.get("ours", [0]))
     ratio = ours / theirs if theirs else float("nan")
-    print(f"| {variant} | {test} | {theirs:.1f} | {ours:.1f} | {ratio:.3f} |")
+    runs = " / ".join(f"{o / t:.2f}" for o, t in zip(tools.get("ours", []), tools.get("llama", [])))
+    print(f"| {model} | {variant} | {test} | {theirs:.1f} | {ours:.1f} | {ratio:.3f} (rounds: {runs}) |")
 PY

@@ -38,7 +38,7 @@ async fn main() {
             .chain(extra)
             .copied()
             .collect();
-        // Two slots of 4096 tokens, as evolve-hud keeps (4 by default).
+        // Two slots of 4096 tokens, as evolve-hud keeps by default.
         let engine = remote.then(|| LlamaServer::start(&model, &["-c", "8192", "-np", "2"]));
         let server = match &engine {
             Some(engine) => {

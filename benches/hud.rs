@@ -10,7 +10,7 @@
 mod common;
 
 use evolve_hud::engine::local::{LocalConfig, ModelHandle};
-use evolve_hud::engine::{Backend, Engine, Event, GenerateRequest, Prompt, SamplingParams};
+use evolve_hud::engine::{Backend, Engine, Event};
 use evolve_hud::hud::extract;
 use evolve_hud::hud::opencode::Message;
 use evolve_hud::hud::session::{Limits, SessionState};
@@ -98,19 +98,7 @@ async fn sync_latency(server: &common::Server, session: &str, n: usize) -> (f64,
 /// Asks the model `question` in the KV slot `key`: (ms, prompt ms, prompt
 /// tokens, cached tokens, whether the answer passed verification).
 async fn answer(model: &ModelHandle, question: &extract::Question, key: &str) -> (f64, f64, u32, u32, bool) {
-    let request = GenerateRequest {
-        prompt: Prompt::Chat(question.messages.clone()),
-        params: SamplingParams {
-            max_tokens: extract::MAX_TOKENS,
-            temperature: 0.0,
-            top_p: 1.0,
-            seed: 0,
-            stop: Vec::new(),
-            json_schema: Some(extract::answer_schema()),
-        },
-        cache_key: Some(key.to_owned()),
-        started: None,
-    };
+    let request = question.request(key);
     let started = Instant::now();
     let mut rx = model.generate(request).unwrap();
     let mut text = String::new();

@@ -43,14 +43,7 @@ async fn stream(server: &Server, body: &Value) -> (String, Vec<Value>) {
 
 /// `evolve_hud_prompt_tokens_cached_total{work="hud"}` from `/metrics`.
 async fn hud_cached_tokens(server: &Server) -> f64 {
-    let text = client()
-        .get(server.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = common::get_text(&server.url("/metrics")).await;
     text.lines()
         .find(|l| l.starts_with("evolve_hud_prompt_tokens_cached_total{work=\"hud\"}"))
         .and_then(|l| l.rsplit(' ').next())
@@ -69,14 +62,7 @@ async fn chat_hud_compaction_and_heartbeat_go_through_a_real_llama_server() {
 
     let (_, health) = get(&server, "/health").await;
     assert_eq!(health["engine"], "remote", "{health}");
-    let listed: Value = client()
-        .get(format!("{}/models", engine.v1()))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let listed = common::get_json(&format!("{}/models", engine.v1())).await;
     let engine_model = listed["data"][0]["id"].as_str().unwrap();
     assert_eq!(health["model"], engine_model, "{health}");
     let (_, models) = get(&server, "/v1/models").await;

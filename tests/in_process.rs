@@ -105,14 +105,7 @@ async fn post(url: String, body: &Value) -> (u16, reqwest::header::HeaderMap, Va
 async fn settled(base: &str, id: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let v: Value = common::client()
-            .get(format!("{base}/v1/hud/{id}"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let v = common::get_json(&format!("{base}/v1/hud/{id}")).await;
         if v["model_status"] != "pending" {
             return v;
         }

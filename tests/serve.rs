@@ -235,14 +235,7 @@ async fn a_request_left_waiting_in_the_queue_gets_503_with_retry_after() {
 async fn models_and_metrics() {
     let server = Server::start(&["--model-name", "smol"]);
     let c = client();
-    let models: Value = c
-        .get(server.url("/v1/models"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let models = common::get_json(&server.url("/v1/models")).await;
     assert_eq!(models["object"], "list");
     assert_eq!(models["data"][0]["id"], "smol");
     assert_eq!(models["data"][0]["meta"]["template"], "gguf");
@@ -259,14 +252,7 @@ async fn models_and_metrics() {
         let r = c.request(method, server.url("/health")).send().await.unwrap();
         assert_eq!(r.status(), 405);
     }
-    let text = c
-        .get(server.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = common::get_text(&server.url("/metrics")).await;
     let count = |status: &str| -> f64 {
         text.lines()
             .find(|l| {

@@ -10,7 +10,7 @@
 
 use super::session::{SessionState, ToolCall};
 use super::text::{clean_line, says_failure};
-use crate::engine::ChatMessage;
+use crate::engine::{ChatMessage, GenerateRequest, Prompt, SamplingParams};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -99,6 +99,26 @@ pub struct Question {
     /// adds nothing.
     pub shown: Option<String>,
     pub messages: Vec<ChatMessage>,
+}
+
+impl Question {
+    /// The generation that asks it: greedy, held to the answer's schema, its
+    /// KV cache kept under `cache_key`.
+    pub fn request(&self, cache_key: &str) -> GenerateRequest {
+        GenerateRequest {
+            prompt: Prompt::Chat(self.messages.clone()),
+            params: SamplingParams {
+                max_tokens: MAX_TOKENS,
+                temperature: 0.0,
+                top_p: 1.0,
+                seed: 0,
+                stop: Vec::new(),
+                json_schema: Some(answer_schema()),
+            },
+            cache_key: Some(cache_key.to_owned()),
+            started: None,
+        }
+    }
 }
 
 /// The question for `call`, if it is one the model can help with: a failed

@@ -9,7 +9,7 @@ use super::extract::{self, Finding, Findings};
 use super::render;
 use super::session::SessionState;
 use super::Hud;
-use crate::engine::{EngineError, Event, GenerateRequest, Prompt, SamplingParams};
+use crate::engine::{EngineError, Event};
 use std::sync::Arc;
 
 /// Whether an engine error says the question was not taken (engine busy,
@@ -103,22 +103,10 @@ impl Hud {
         gone: &(dyn Fn() -> bool + Sync),
     ) -> Option<Result<Vec<Finding>, String>> {
         let engine = self.engine.as_ref()?;
-        let request = GenerateRequest {
-            prompt: Prompt::Chat(question.messages.clone()),
-            params: SamplingParams {
-                max_tokens: extract::MAX_TOKENS,
-                temperature: 0.0,
-                top_p: 1.0,
-                seed: 0,
-                stop: Vec::new(),
-                json_schema: Some(extract::answer_schema()),
-            },
-            // Every question starts with the same instructions and worked
-            // example, and only that start is shared between questions: one
-            // slot for all keeps it cached for every session's first question.
-            cache_key: Some("hud:questions".to_owned()),
-            started: None,
-        };
+        // Every question starts with the same instructions and worked
+        // example, and only that start is shared between questions: one slot
+        // for all keeps it cached for every session's first question.
+        let request = question.request("hud:questions");
         let mut rx = match engine.generate(request) {
             Ok(rx) => rx,
             Err(e) => {

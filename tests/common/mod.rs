@@ -245,6 +245,16 @@ pub fn client() -> reqwest::Client {
         .expect("client")
 }
 
+/// The body of a plain `GET`.
+pub async fn get_text(url: &str) -> String {
+    client().get(url).send().await.unwrap().text().await.unwrap()
+}
+
+/// The JSON answer of a plain `GET`.
+pub async fn get_json(url: &str) -> serde_json::Value {
+    client().get(url).send().await.unwrap().json().await.unwrap()
+}
+
 /// POSTs JSON to the server; returns the status and the JSON answer (`Null`
 /// when the body is not JSON).
 pub async fn post_json(server: &Server, path: &str, body: &serde_json::Value) -> (u16, serde_json::Value) {

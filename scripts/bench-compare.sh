@@ -6,9 +6,13 @@
 #   scripts/bench-compare.sh [model.gguf ...]
 #       (default: SmolLM2-135M, the test model, and Qwen2.5-Coder-0.5B)
 #   THREADS=2 REPS=5 ROUNDS=2 VARIANTS="native generic" scripts/bench-compare.sh
+#   OURS=path/evolve-hud THEIRS=path/llama-bench VARIANTS=cuda GPU_LAYERS=99 \
+#     FLASH_ATTN="off on" scripts/bench-compare.sh model.gguf
+#       (prebuilt binaries, as on a GPU machine: see scripts/gpu-bench.sh)
 #
 # evolve-hud runs with the flags a user gets (its default --nice 10 included);
-# llama-bench with flash attention off, as evolve-hud's default.
+# llama-bench with the same flash-attention setting (FLASH_ATTN, default off,
+# evolve-hud's default) and GPU layers (GPU_LAYERS, default 0).
 #
 # The generic evolve-hud is built into $GENERIC_TARGET_DIR (target/generic)
 # with RUSTFLAGS=-Ctarget-cpu=x86-64, overriding .cargo/config.toml.
@@ -23,28 +27,38 @@ THREADS="${THREADS:-2}"
 REPS="${REPS:-5}"
 ROUNDS="${ROUNDS:-2}"
 VARIANTS="${VARIANTS:-native}"
+GPU_LAYERS="${GPU_LAYERS:-0}"
+FLASH_ATTN="${FLASH_ATTN:-off}"
 GENERIC_TARGET_DIR="${GENERIC_TARGET_DIR:-target/generic}"
 OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
 
 for variant in $VARIANTS; do
-  if [ "$variant" = native ]; then
+  if [ -n "${OURS:-}" ]; then
+    ours="$OURS"
+  elif [ "$variant" = native ]; then
     cargo build --release --locked >&2
     ours=target/release/evolve-hud
   else
     RUSTFLAGS="-C target-cpu=x86-64" CARGO_TARGET_DIR="$GENERIC_TARGET_DIR" cargo build --release --locked >&2
     ours="$GENERIC_TARGET_DIR/release/evolve-hud"
   fi
-  theirs="$(scripts/llama-cpp.sh llama-bench "$variant")"
+  theirs="${THEIRS:-$(scripts/llama-cpp.sh llama-bench "$variant")}"
   for m in "${!MODELS[@]}"; do
     model="${MODELS[$m]}"
-    for round in $(seq "$ROUNDS"); do
-      echo "$variant $(basename "$model") round $round: llama-bench..." >&2
-      "$theirs" -m "$model" -t "$THREADS" -p 512 -n 128 -r "$REPS" -fa 0 -o json \
-        > "$OUT/llama-$variant-$m-$round.json" 2>/dev/null
-      echo "$variant $(basename "$model") round $round: evolve-hud bench..." >&2
-      "$ours" bench -m "$model" --threads "$THREADS" -p 512 -n 128 -r "$REPS" --e2e-requests 0 --json \
-        > "$OUT/ours-$variant-$m-$round.json" 2>/dev/null
+    for fa in $FLASH_ATTN; do
+      build="$variant"
+      [ "$FLASH_ATTN" = off ] || build="$variant fa=$fa"
+      for round in $(seq "$ROUNDS"); do
+        echo "$build $(basename "$model") round $round: llama-bench..." >&2
+        "$theirs" -m "$model" -t "$THREADS" -p 512 -n 128 -r "$REPS" -ngl "$GPU_LAYERS" \
+          -fa "$([ "$fa" = on ] && echo 1 || echo 0)" -o json \
+          > "$OUT/llama~$build~$m~$round.json" 2>/dev/null
+        echo "$build $(basename "$model") round $round: evolve-hud bench..." >&2
+        "$ours" bench -m "$model" --threads "$THREADS" -p 512 -n 128 -r "$REPS" --e2e-requests 0 \
+          --gpu-layers "$GPU_LAYERS" --flash-attn "$fa" --json \
+          > "$OUT/ours~$build~$m~$round.json" 2>/dev/null
+      done
     done
   done
 done
@@ -54,7 +68,7 @@ import json, glob, os, statistics, sys
 out, threads, models = sys.argv[1], sys.argv[2], sys.argv[3:]
 rows = {}
 for path in sorted(glob.glob(os.path.join(out, "*.json"))):
-    tool, variant, m, _ = os.path.basename(path)[:-5].split("-")
+    tool, variant, m, _ = os.path.basename(path)[:-5].split("~")
     model = os.path.basename(models[int(m)]).removesuffix(".gguf")
     data = json.load(open(path))
     if tool == "llama":

@@ -6,10 +6,11 @@
 # ~/.cache/evolve-hud.
 #
 #   scripts/llama-cpp.sh llama-bench|llama-server [native|generic]
+#   scripts/llama-cpp.sh source     (fetches the sdist; prints its directory)
 #
 # native builds with GGML_NATIVE=ON (-march=native), generic with it off.
 set -euo pipefail
-TOOL="${1:?usage: scripts/llama-cpp.sh llama-bench|llama-server [native|generic]}"
+TOOL="${1:?usage: scripts/llama-cpp.sh llama-bench|llama-server|source [native|generic]}"
 VARIANT="${2:-native}"
 VERSION="${LLAMA_CPP_PYTHON_VERSION:-0.3.36}"
 CACHE="${EVOLVE_HUD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/evolve-hud}"
@@ -17,7 +18,21 @@ SRC="$CACHE/llama-cpp-python-$VERSION"
 BUILD="$CACHE/llama-cpp-$VERSION-$VARIANT"
 BIN="$BUILD/bin/$TOOL"
 
+fetch_source() {
+  if [ ! -d "$SRC/vendor/llama.cpp/tools/llama-bench" ]; then
+    tmp="$(mktemp -d)"
+    trap 'rm -rf "$tmp"' EXIT
+    echo "fetching the llama-cpp-python $VERSION sdist..." >&2
+    python3 -m pip download --quiet --no-deps --no-binary :all: --dest "$tmp" "llama-cpp-python==$VERSION" >&2
+    mkdir -p "$CACHE"
+    tar -xzf "$tmp"/llama_cpp_python-"$VERSION".tar.gz -C "$tmp"
+    rm -rf "$SRC"
+    mv "$tmp/llama_cpp_python-$VERSION" "$SRC"
+  fi
+}
+
 case "$TOOL" in
+  source) fetch_source; echo "$SRC"; exit 0 ;;
   llama-bench) SERVER=OFF ;;
   llama-server) SERVER=ON ;;
   *) echo "error: the tool must be llama-bench or llama-server, not $TOOL" >&2; exit 2 ;;
@@ -29,16 +44,7 @@ case "$VARIANT" in
 esac
 
 if [ ! -x "$BIN" ]; then
-  if [ ! -d "$SRC/vendor/llama.cpp/tools/llama-bench" ]; then
-    tmp="$(mktemp -d)"
-    trap 'rm -rf "$tmp"' EXIT
-    echo "fetching the llama-cpp-python $VERSION sdist..." >&2
-    python3 -m pip download --quiet --no-deps --no-binary :all: --dest "$tmp" "llama-cpp-python==$VERSION" >&2
-    mkdir -p "$CACHE"
-    tar -xzf "$tmp"/llama_cpp_python-"$VERSION".tar.gz -C "$tmp"
-    rm -rf "$SRC"
-    mv "$tmp/llama_cpp_python-$VERSION" "$SRC"
-  fi
+  fetch_source
   echo "building $TOOL ($VARIANT; several minutes)..." >&2
   # The server is configured in only when asked for: it adds a web UI and
   # its own libraries to the build.

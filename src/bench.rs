@@ -115,7 +115,7 @@ async fn measure_all(args: &BenchArgs, model: &ModelHandle) -> anyhow::Result<Re
         model: info.name.clone(),
         model_size: info.tensor_bytes,
         model_n_params: info.params,
-        backend: info.backend.to_owned(),
+        backend: info.backend.clone(),
         n_threads: info.threads,
         n_gpu_layers: info.gpu_layers,
         layers: info.layers,

@@ -153,7 +153,7 @@ pub struct ModelInfo {
     pub ctx_train: u32,
     pub threads: u32,
     pub gpu_layers: u32,
-    pub backend: &'static str,
+    pub backend: String,
     pub template: TemplateSource,
     pub add_bos: bool,
 }

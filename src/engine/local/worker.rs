@@ -49,9 +49,31 @@ fn lower_priority(nice: i32) {
 fn backend() -> Result<&'static LlamaBackend, LoadError> {
     static BACKEND: std::sync::OnceLock<Result<LlamaBackend, String>> = std::sync::OnceLock::new();
     BACKEND
-        .get_or_init(|| LlamaBackend::init().map_err(|e| e.to_string()))
+        .get_or_init(|| {
+            load_backend_modules();
+            LlamaBackend::init().map_err(|e| e.to_string())
+        })
         .as_ref()
         .map_err(|e| LoadError::Backend(e.clone()))
+}
+
+/// With the `dynamic-backends` feature, llama.cpp's back-ends are modules
+/// (`libggml-cpu-*.so`, `libggml-cuda.so`, …) loaded from the executable's
+/// directory, then from the build's own; the best CPU variant and any GPU
+/// back-end found there are used.
+fn load_backend_modules() {
+    #[cfg(feature = "dynamic-backends")]
+    {
+        if let Some(dir) = std::env::current_exe()
+            .ok()
+            .and_then(|p| p.parent().map(ToOwned::to_owned))
+        {
+            llama_cpp_2::llama_backend::load_backends_from_path(&dir);
+        }
+        if llama_cpp_2::list_llama_ggml_backend_devices().is_empty() {
+            llama_cpp_2::llama_backend::load_backends();
+        }
+    }
 }
 
 /// Entry point of the model thread.
@@ -603,16 +625,14 @@ fn file_stem(path: &std::path::Path) -> String {
         .map_or_else(|| "model".into(), |s| s.to_string_lossy().into_owned())
 }
 
-fn backend_name(gpu_layers: u32) -> &'static str {
-    if gpu_layers == 0 {
-        "CPU"
-    } else if cfg!(feature = "cuda") {
-        "CUDA"
-    } else if cfg!(feature = "metal") {
-        "Metal"
-    } else if cfg!(feature = "vulkan") {
-        "Vulkan"
-    } else {
-        "CPU"
-    }
+/// The back-end the offloaded layers run on ("CUDA", "Metal", …), as
+/// llama.cpp names its first GPU device; "CPU" when nothing is offloaded.
+fn backend_name(gpu_layers: u32) -> String {
+    use llama_cpp_2::LlamaBackendDeviceType as Type;
+    let gpu = (gpu_layers > 0)
+        .then(llama_cpp_2::list_llama_ggml_backend_devices)
+        .into_iter()
+        .flatten()
+        .find(|d| matches!(d.device_type, Type::Gpu | Type::IntegratedGpu | Type::Accelerator));
+    gpu.map_or_else(|| "CPU".into(), |d| format!("{} ({})", d.backend, d.description))
 }

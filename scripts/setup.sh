@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing evolve-hud needs on a Debian/Ubuntu
 # machine: cmake and clang for llama.cpp (libclang for its bindings), Node.js
-# for the plugin shim's tests, the shim's npm packages (OpenCode included) and
+# for the plugin shim's tests, tmux for the terminal UI's tests, the shim's npm packages (OpenCode included) and
 # the real test model. Idempotent; prints the model path last.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +13,8 @@ ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || need+=(libclang-dev)
 command -v python3 >/dev/null || need+=(python3 python3-pip)
 command -v node >/dev/null || need+=(nodejs)
 command -v npm >/dev/null || need+=(npm)
+# tests/watch.rs drives `evolve-hud watch` in a real terminal.
+command -v tmux >/dev/null || need+=(tmux)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" = 0 ] || SUDO=sudo

@@ -36,6 +36,67 @@ pub enum Command {
     /// Answer an opencode-evolve hook (JSON on stdin, JSONL on stdout) by
     /// asking the running sidecar.
     Hook(HookArgs),
+    /// Watch the running sidecar in the terminal: every session's HUD as the
+    /// agent gets it, live, with the model's state.
+    Watch(WatchArgs),
+    /// Print the running sidecar's health and sessions once (exit 1 when it
+    /// cannot be reached), for scripts and status lines.
+    Status(StatusArgs),
+}
+
+/// Where the running sidecar is, for the commands that talk to it.
+#[derive(Debug, Clone, Args)]
+pub struct SidecarArgs {
+    /// The sidecar. Defaults to http://127.0.0.1:$EVOLVE_HUD_PORT, else :8377.
+    #[arg(long, env = "EVOLVE_HUD_URL")]
+    pub url: Option<String>,
+
+    /// Bearer token for the sidecar.
+    #[arg(long, env = "EVOLVE_HUD_AUTH_TOKEN", hide_env_values = true, value_parser = Secret::parse)]
+    pub token: Option<Secret>,
+
+    /// File holding the sidecar's bearer token (read before --token).
+    #[arg(long, env = "EVOLVE_HUD_AUTH_TOKEN_FILE")]
+    pub auth_token_file: Option<PathBuf>,
+}
+
+impl SidecarArgs {
+    /// The sidecar's base URL, without a trailing slash.
+    pub fn url(&self) -> String {
+        let url = self.url.clone().unwrap_or_else(|| {
+            let port = std::env::var("EVOLVE_HUD_PORT")
+                .ok()
+                .filter(|p| p.parse::<u16>().is_ok());
+            format!("http://127.0.0.1:{}", port.as_deref().unwrap_or("8377"))
+        });
+        url.trim_end_matches('/').to_owned()
+    }
+
+    /// The token from `--auth-token-file`, else `--token`.
+    pub fn token(&self) -> anyhow::Result<Option<Secret>> {
+        match (&self.auth_token_file, &self.token) {
+            (Some(path), _) => Secret::from_file(path).map(Some),
+            (None, token) => Ok(token.clone()),
+        }
+    }
+}
+
+/// `evolve-hud watch`.
+#[derive(Debug, Clone, Args)]
+pub struct WatchArgs {
+    #[command(flatten)]
+    pub sidecar: SidecarArgs,
+}
+
+/// `evolve-hud status`.
+#[derive(Debug, Clone, Args)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub sidecar: SidecarArgs,
+
+    /// Print `GET /v1/status` as JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `evolve-hud pull`.
@@ -103,28 +164,12 @@ pub struct HookArgs {
     /// observe_message or execute_tool (others answer nothing).
     pub hook: String,
 
-    /// The sidecar. Defaults to http://127.0.0.1:$EVOLVE_HUD_PORT, else :8377.
-    #[arg(long, env = "EVOLVE_HUD_URL")]
-    pub url: Option<String>,
-
-    /// Bearer token for the sidecar.
-    #[arg(long, env = "EVOLVE_HUD_AUTH_TOKEN", hide_env_values = true, value_parser = Secret::parse)]
-    pub token: Option<Secret>,
+    #[command(flatten)]
+    pub sidecar: SidecarArgs,
 
     /// Longest the sidecar's model may work on a heartbeat or compaction text.
     #[arg(long, env = "EVOLVE_HUD_DEADLINE_MS", default_value_t = 8000)]
     pub deadline_ms: u64,
-}
-
-impl HookArgs {
-    pub fn url(&self) -> String {
-        self.url.clone().unwrap_or_else(|| {
-            let port = std::env::var("EVOLVE_HUD_PORT")
-                .ok()
-                .filter(|p| p.parse::<u16>().is_ok());
-            format!("http://127.0.0.1:{}", port.as_deref().unwrap_or("8377"))
-        })
-    }
 }
 
 /// Where `install-shim` puts the plugin.

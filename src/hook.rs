@@ -10,8 +10,8 @@
 //! answer nothing and exit 0, as evolve expects.
 
 use crate::cli::HookArgs;
-use crate::secret::Secret;
-use anyhow::{anyhow, bail, Context};
+use crate::client::Sidecar;
+use anyhow::{anyhow, bail};
 use serde_json::{json, Map, Value};
 use std::io::{Read, Write};
 use std::time::Duration;
@@ -49,73 +49,6 @@ impl Output {
     }
 }
 
-/// The sidecar, over blocking HTTP.
-struct Sidecar {
-    url: String,
-    token: Option<Secret>,
-    agent: ureq::Agent,
-}
-
-impl Sidecar {
-    fn new(args: &HookArgs, timeout: Duration) -> Sidecar {
-        let config = ureq::Agent::config_builder()
-            .timeout_global(Some(timeout))
-            .http_status_as_error(false)
-            .build();
-        Sidecar {
-            url: args.url().trim_end_matches('/').to_owned(),
-            token: args.token.clone(),
-            agent: config.into(),
-        }
-    }
-
-    /// A GET, or a POST of `body`; returns the status and the JSON answer
-    /// (`Null` when empty).
-    fn call(&self, path: &str, body: Option<&Value>) -> anyhow::Result<(u16, Value)> {
-        let url = format!("{}{path}", self.url);
-        let auth = self.token.as_ref().map(|t| format!("Bearer {}", t.expose()));
-        let response = match body {
-            None => {
-                let mut r = self.agent.get(&url);
-                if let Some(a) = &auth {
-                    r = r.header("authorization", a);
-                }
-                r.call()
-            }
-            Some(body) => {
-                let mut r = self.agent.post(&url);
-                if let Some(a) = &auth {
-                    r = r.header("authorization", a);
-                }
-                r.send_json(body)
-            }
-        };
-        let mut response =
-            response.map_err(|e| anyhow!("the evolve-hud sidecar at {} is unreachable: {e}", self.url))?;
-        let status = response.status().as_u16();
-        let text = response
-            .body_mut()
-            .read_to_string()
-            .map_err(|e| anyhow!("reading the sidecar's answer: {e}"))?;
-        let value = if text.trim().is_empty() {
-            Value::Null
-        } else {
-            serde_json::from_str(&text).with_context(|| format!("the sidecar answered {path} with non-JSON"))?
-        };
-        Ok((status, value))
-    }
-
-    /// [`Sidecar::call`], with any non-2xx answer as an error.
-    fn ok(&self, path: &str, body: Option<&Value>) -> anyhow::Result<Value> {
-        let (status, value) = self.call(path, body)?;
-        if !(200..300).contains(&status) {
-            let why = value.get("error").and_then(Value::as_str).unwrap_or("no reason given");
-            bail!("the sidecar answered {path} with {status}: {why}");
-        }
-        Ok(value)
-    }
-}
-
 /// Tools this adapter offers through `discover` and runs in `execute_tool`.
 fn tools() -> Value {
     json!([
@@ -139,14 +72,15 @@ pub fn handle(args: &HookArgs, ctx: &Value) -> anyhow::Result<Output> {
     let mut out = Output::default();
     let session = ctx.pointer("/session/id").and_then(Value::as_str);
     let slow = Duration::from_millis(args.deadline_ms + 2_000);
+    let (url, token) = (args.sidecar.url(), args.sidecar.token()?);
+    let sidecar = |timeout| Sidecar::new(&url, token.clone(), timeout);
     match args.hook.as_str() {
         "discover" => {
             out.set("name", json!("evolve-hud"));
             out.set("tools", tools());
         }
         "heartbeat" => {
-            let reply =
-                Sidecar::new(args, slow).ok("/v1/heartbeat", Some(&json!({ "deadline_ms": args.deadline_ms })))?;
+            let reply = sidecar(slow).ok("/v1/heartbeat", Some(&json!({ "deadline_ms": args.deadline_ms })))?;
             out.log(format!(
                 "heartbeat: model {}",
                 reply["model_status"].as_str().unwrap_or("?")
@@ -156,7 +90,7 @@ pub fn handle(args: &HookArgs, ctx: &Value) -> anyhow::Result<Output> {
         }
         "compacting" => {
             let id = session.ok_or_else(|| anyhow!("compacting needs session.id"))?;
-            let sidecar = Sidecar::new(args, slow);
+            let sidecar = sidecar(slow);
             if let Some(history) = ctx.get("history").and_then(Value::as_array) {
                 let messages = history_messages(id, history);
                 let (status, _) = sidecar.call(
@@ -187,7 +121,7 @@ pub fn handle(args: &HookArgs, ctx: &Value) -> anyhow::Result<Output> {
                 "tool": ctx.get("tool").cloned().unwrap_or(Value::Null),
                 "state": { "status": "running", "input": ctx.get("args").cloned().unwrap_or(json!({})) },
             });
-            match sync_calls(&Sidecar::new(args, Duration::from_secs(2)), id, vec![part]) {
+            match sync_calls(&sidecar(Duration::from_secs(2)), id, vec![part]) {
                 Ok(status) => out.log(format!("tool_before: forwarded ({status})")),
                 Err(e) => out.log(format!("tool_before: not forwarded: {e:#}")),
             }
@@ -204,7 +138,7 @@ pub fn handle(args: &HookArgs, ctx: &Value) -> anyhow::Result<Output> {
                 "args": ctx.get("args").cloned().unwrap_or(json!({})),
                 "output": ctx.get("output").cloned().unwrap_or(Value::Null),
             });
-            match Sidecar::new(args, Duration::from_secs(2)).ok("/v1/hud/event", Some(&event)) {
+            match sidecar(Duration::from_secs(2)).ok("/v1/hud/event", Some(&event)) {
                 Ok(v) => out.log(format!("tool_after: forwarded (session known: {})", v["known"])),
                 Err(e) => out.log(format!("tool_after: not forwarded: {e:#}")),
             }
@@ -214,14 +148,14 @@ pub fn handle(args: &HookArgs, ctx: &Value) -> anyhow::Result<Output> {
                 out.log("observe_message without session.id or calls; skipped");
                 return Ok(out);
             };
-            match sync_calls(&Sidecar::new(args, Duration::from_secs(2)), id, calls.clone()) {
+            match sync_calls(&sidecar(Duration::from_secs(2)), id, calls.clone()) {
                 Ok(status) => out.log(format!("observe_message: {} calls forwarded ({status})", calls.len())),
                 Err(e) => out.log(format!("observe_message: not forwarded: {e:#}")),
             }
         }
         "execute_tool" => {
             let tool = ctx.get("tool").and_then(Value::as_str).unwrap_or_default();
-            let sidecar = Sidecar::new(args, Duration::from_secs(5));
+            let sidecar = sidecar(Duration::from_secs(5));
             let result = match tool {
                 "hud_show" => {
                     let id = session.ok_or_else(|| anyhow!("hud_show needs session.id"))?;

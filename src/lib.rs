@@ -16,8 +16,10 @@
 //! - [`bench`]: `bench`, throughput as llama-bench measures it.
 //! - [`hook`]: `hook`, the opencode-evolve hook protocol over the sidecar's API.
 
+pub mod activity;
 pub mod bench;
 pub mod cli;
+pub mod client;
 pub mod engine;
 pub mod gguf;
 pub mod hook;
@@ -29,3 +31,4 @@ pub mod pull;
 pub mod registry;
 pub mod secret;
 pub mod server;
+pub mod watch;

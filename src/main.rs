@@ -23,6 +23,8 @@ fn main() -> std::process::ExitCode {
             }
         }
         Command::Hook(args) => evolve_hud::hook::run(&args),
+        Command::Watch(args) => evolve_hud::watch::run(&args),
+        Command::Status(args) => evolve_hud::watch::status(&args),
         Command::Pull(args) => match pull(&args) {
             Ok(()) => std::process::ExitCode::SUCCESS,
             Err(err) => fail(&err),

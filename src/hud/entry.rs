@@ -47,6 +47,21 @@ impl Serialize for ModelStatus {
     }
 }
 
+impl<'de> serde::Deserialize<'de> for ModelStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        Ok(match text.as_str() {
+            "none" => ModelStatus::None,
+            "pending" => ModelStatus::Pending,
+            "ready" => ModelStatus::Ready,
+            other => match other.strip_prefix("rejected: ") {
+                Some(why) => ModelStatus::Rejected(why.to_owned()),
+                None => return Err(serde::de::Error::custom(format!("unknown model status {other:?}"))),
+            },
+        })
+    }
+}
+
 #[derive(Default, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Refresh {
     #[default]

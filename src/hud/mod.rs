@@ -33,7 +33,7 @@ use entry::{Entry, Snapshot};
 use extract::Findings;
 use opencode::SessionEvent;
 use render::Budget;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use session::{Limits, SessionState};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -79,7 +79,7 @@ impl Default for HudConfig {
 }
 
 /// What a sync or a GET returns.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct HudView {
     pub session_id: String,
     pub version: u64,
@@ -88,6 +88,7 @@ pub struct HudView {
     /// `none`, `pending`, `ready` or `rejected: why`.
     pub model_status: ModelStatus,
     /// Entries that were not OpenCode messages and were skipped.
+    #[serde(default)]
     pub skipped: usize,
 }
 
@@ -118,11 +119,18 @@ pub struct HeartbeatView {
 }
 
 /// A session as listed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SessionListing {
     pub session_id: String,
     pub version: u64,
+    /// The user's latest request, clipped to [`GOAL_CHARS`].
+    pub goal: Option<String>,
     pub tool_calls: usize,
+    /// Of them, the failed ones (failed commands, tool errors).
+    pub failed_calls: usize,
+    /// Failures not yet followed by a pass, as the HUD lists them.
+    pub open_problems: usize,
+    pub model_status: ModelStatus,
     pub bytes: usize,
     /// Since the last sync or event.
     pub idle_ms: u64,
@@ -140,6 +148,18 @@ pub enum HudError {
     NotFound(String),
 }
 
+/// Longest goal in a [`SessionListing`].
+pub const GOAL_CHARS: usize = 120;
+
+/// A session whose HUD may have changed, or that is gone. Sent to every
+/// [`Hud::subscribe`]r; they render and compare, so a change that leaves
+/// the HUD as it was shows nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    Updated(String),
+    Removed(String),
+}
+
 /// All sessions. Cheap to share as `Arc<Hud>`.
 pub struct Hud {
     config: HudConfig,
@@ -151,6 +171,7 @@ pub struct Hud {
     /// completions and compaction texts wait behind at most one of them,
     /// however many sessions changed.
     background: tokio::sync::Semaphore,
+    changes: tokio::sync::broadcast::Sender<Change>,
 }
 
 impl Hud {
@@ -162,7 +183,19 @@ impl Hud {
             sessions: Mutex::new(HashMap::new()),
             epochs: std::sync::atomic::AtomicU64::new(0),
             background: tokio::sync::Semaphore::new(1),
+            changes: tokio::sync::broadcast::channel(256).0,
         })
+    }
+
+    /// Changes from now on. A receiver that falls behind gets `Lagged` and
+    /// should take all sessions afresh.
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Change> {
+        self.changes.subscribe()
+    }
+
+    /// Tells subscribers; nobody listening is fine.
+    fn changed(&self, change: Change) {
+        let _ = self.changes.send(change);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
@@ -204,8 +237,10 @@ impl Hud {
             self.schedule_refresh(entry, session_id);
         }
         let snapshot = entry.snapshot();
-        Self::evict(&mut sessions, &self.config, session_id);
+        let evicted = Self::evict(&mut sessions, &self.config, session_id);
         drop(sessions);
+        self.changed(Change::Updated(session_id.to_owned()));
+        evicted.into_iter().for_each(|id| self.changed(Change::Removed(id)));
         Ok(self.view(snapshot, skipped))
     }
 
@@ -216,7 +251,12 @@ impl Hud {
         let id = event.session_id().to_owned();
         let mut sessions = self.lock();
         if let SessionEvent::Deleted { .. } = event {
-            return sessions.remove(&id).is_some();
+            let held = sessions.remove(&id).is_some();
+            drop(sessions);
+            if held {
+                self.changed(Change::Removed(id));
+            }
+            return held;
         }
         let Some(entry) = sessions.get_mut(&id) else {
             return false;
@@ -272,7 +312,10 @@ impl Hud {
         };
         if changed {
             self.schedule_refresh(entry, &id);
-            Self::evict(&mut sessions, &self.config, &id);
+            let evicted = Self::evict(&mut sessions, &self.config, &id);
+            drop(sessions);
+            self.changed(Change::Updated(id));
+            evicted.into_iter().for_each(|id| self.changed(Change::Removed(id)));
         }
         true
     }
@@ -288,23 +331,37 @@ impl Hud {
 
     pub fn list(&self) -> Vec<SessionListing> {
         let sessions = self.lock();
-        let mut out: Vec<_> = sessions
-            .values()
-            .map(|e| SessionListing {
-                session_id: e.state.id.clone(),
-                version: e.state.version,
-                tool_calls: e.state.calls.len(),
-                bytes: e.state.bytes(),
-                idle_ms: e.last_used.elapsed().as_millis() as u64,
-                agent_idle_ms: e.idle_since.map(|t| t.elapsed().as_millis() as u64),
-            })
-            .collect();
+        let mut out: Vec<_> = sessions.values().map(Self::listing).collect();
         out.sort_by_key(|s| s.idle_ms);
         out
     }
 
+    /// One session as [`Hud::list`] lists it.
+    pub fn listed(&self, session_id: &str) -> Option<SessionListing> {
+        self.lock().get(session_id).map(Self::listing)
+    }
+
+    fn listing(e: &Entry) -> SessionListing {
+        SessionListing {
+            session_id: e.state.id.clone(),
+            version: e.version(),
+            goal: e.state.goal.as_ref().map(|(_, g)| text::clean_line(g, GOAL_CHARS)),
+            tool_calls: e.state.calls.len(),
+            failed_calls: e.state.calls.values().filter(|c| c.failed()).count(),
+            open_problems: render::open_failures(&e.state.work_calls()).len(),
+            model_status: e.model_status(),
+            bytes: e.state.bytes(),
+            idle_ms: e.last_used.elapsed().as_millis() as u64,
+            agent_idle_ms: e.idle_since.map(|t| t.elapsed().as_millis() as u64),
+        }
+    }
+
     pub fn drop_session(&self, session_id: &str) -> bool {
-        self.lock().remove(session_id).is_some()
+        let held = self.lock().remove(session_id).is_some();
+        if held {
+            self.changed(Change::Removed(session_id.to_owned()));
+        }
+        held
     }
 
     /// Renders a snapshot; called with the lock released.
@@ -323,12 +380,13 @@ impl Hud {
     }
 
     /// Drops least recently used sessions over the count or byte limits,
-    /// never the one just synced.
-    fn evict(sessions: &mut HashMap<String, Entry>, config: &HudConfig, keep: &str) {
+    /// never the one just synced; returns the dropped ids.
+    fn evict(sessions: &mut HashMap<String, Entry>, config: &HudConfig, keep: &str) -> Vec<String> {
+        let mut evicted = Vec::new();
         loop {
             let bytes: usize = sessions.values().map(|e| e.state.bytes()).sum();
             if sessions.len() <= config.max_sessions && bytes <= config.max_bytes {
-                return;
+                return evicted;
             }
             let victim = sessions
                 .iter()
@@ -338,8 +396,9 @@ impl Hud {
             match victim {
                 Some(id) => {
                     sessions.remove(&id);
+                    evicted.push(id);
                 }
-                None => return,
+                None => return evicted,
             }
         }
     }

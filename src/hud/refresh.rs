@@ -48,11 +48,18 @@ impl Hud {
         loop {
             tokio::time::sleep(self.config.debounce).await;
             let outcome = self.refresh_once(&id, epoch).await;
-            let mut sessions = self.lock();
-            let Some(entry) = sessions.get_mut(&id).filter(|e| e.epoch == epoch) else {
-                return;
+            if let Some((_, answer)) = &outcome {
+                crate::activity::note(answer.is_ok());
+            }
+            let done = {
+                let mut sessions = self.lock();
+                let Some(entry) = sessions.get_mut(&id).filter(|e| e.epoch == epoch) else {
+                    return;
+                };
+                entry.finish_refresh(outcome)
             };
-            if entry.finish_refresh(outcome) {
+            self.changed(super::Change::Updated(id.clone()));
+            if done {
                 return;
             }
         }
@@ -197,6 +204,8 @@ impl Hud {
                 }
                 None => return (entry.state.clone(), entry.findings(), entry.model_status()),
             }
+            drop(sessions);
+            self.changed(super::Change::Updated(id.to_owned()));
         }
     }
 }

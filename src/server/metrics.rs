@@ -65,8 +65,10 @@ pub async fn track(req: Request, next: Next) -> Response {
 }
 
 /// Token counts and timings of a finished generation, labelled by the work
-/// it was for: `chat` (the chat API) or `hud` (the HUD's questions).
+/// it was for: `chat` (the chat API) or `hud` (the HUD's questions); also
+/// kept in the recent-activity window that `watch` shows.
 pub fn record_completion(c: &Completion, work: &'static str) {
+    crate::activity::completion(c.completion_tokens, c.generation_ms);
     metrics::counter!("evolve_hud_prompt_tokens_total", "work" => work).increment(u64::from(c.prompt_tokens));
     metrics::counter!("evolve_hud_prompt_tokens_cached_total", "work" => work).increment(u64::from(c.cached_tokens));
     metrics::counter!("evolve_hud_completion_tokens_total", "work" => work).increment(u64::from(c.completion_tokens));

@@ -4,6 +4,7 @@
 
 pub mod access;
 pub mod error;
+pub mod events;
 pub mod hud;
 pub(crate) mod metrics;
 pub mod openai;
@@ -149,6 +150,8 @@ pub fn router(state: AppState, max_body: usize) -> Router {
         .route("/v1/hud/{session}", get(hud::get).delete(hud::delete))
         .route("/v1/hud/{session}/compaction", post(hud::compaction))
         .route("/v1/heartbeat", post(hud::heartbeat))
+        .route("/v1/status", get(events::status))
+        .route("/v1/events", get(events::stream))
         .fallback(|| async { ApiError::NotFound("no such route; see the README for the API".into()) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(axum::middleware::from_fn_with_state(
@@ -171,22 +174,33 @@ impl AppState {
 /// `GET /health`: 200 once the engine can take work (the local model warmed
 /// up, or the remote engine answering), 503 with the reason otherwise.
 async fn health(State(state): State<AppState>) -> Response {
-    let health = state.engine.health();
-    let status = match health {
-        HealthState::Ready => StatusCode::OK,
-        _ => StatusCode::SERVICE_UNAVAILABLE,
+    let (ready, body) = state.health();
+    let status = if ready {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
     };
-    let mut body = serde_json::to_value(&health).unwrap_or_else(|_| json!({}));
-    body["model"] = json!(state.model_name());
-    body["engine"] = json!(state.engine.info().kind);
-    if let (Some(body), Value::Object(details)) = (body.as_object_mut(), state.engine.details()) {
-        for (k, v) in details {
-            if k != "meta" {
-                body.entry(k).or_insert(v);
+    (status, Json(body)).into_response()
+}
+
+impl AppState {
+    /// Whether the engine can take work, and `/health`'s body: its state
+    /// with the reason, the model, the engine kind and its details.
+    pub fn health(&self) -> (bool, Value) {
+        let health = self.engine.health();
+        let ready = matches!(health, HealthState::Ready);
+        let mut body = serde_json::to_value(&health).unwrap_or_else(|_| json!({}));
+        body["model"] = json!(self.model_name());
+        body["engine"] = json!(self.engine.info().kind);
+        if let (Some(body), Value::Object(details)) = (body.as_object_mut(), self.engine.details()) {
+            for (k, v) in details {
+                if k != "meta" {
+                    body.entry(k).or_insert(v);
+                }
             }
         }
+        (ready, body)
     }
-    (status, Json(body)).into_response()
 }
 
 async fn shutdown_signal() {

@@ -131,11 +131,33 @@ impl Server {
         Server::spawn(&args)
     }
 
+    /// [`Server::start`] on a given port, as a restarted sidecar is.
+    pub fn start_on(port: u16, extra: &[&str]) -> Server {
+        let mut args = vec![std::ffi::OsString::from("--model"), test_model().into()];
+        args.extend(extra.iter().map(Into::into));
+        let server = Server::spawn_on(port, &args);
+        server.wait_ready();
+        server
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.base
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("a port in the base URL")
+    }
+
     fn spawn(args: &[std::ffi::OsString]) -> Server {
+        Server::spawn_on(0, args)
+    }
+
+    fn spawn_on(port: u16, args: &[std::ffi::OsString]) -> Server {
         let mut child = Command::new(binary())
             .arg("serve")
             .args(args)
-            .args(["--port", "0", "--threads", "2"])
+            .args(["--port", &port.to_string(), "--threads", "2"])
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

@@ -1,0 +1,160 @@
+//! For people and tools watching the sidecar: `GET /v1/status`, one
+//! snapshot, and `GET /v1/events`, a stream of server-sent events:
+//!
+//! - `status`: at once and every [`STATUS_EVERY`], a [`StatusView`];
+//! - `hud`: every session's [`HudEvent`] at once, then one whenever a
+//!   session's HUD text or model status changes (a sync that changes
+//!   nothing sends nothing);
+//! - `removed`: `{"session_id": …}` when a session is dropped.
+//!
+//! A stream holds a broadcast receiver and nothing else: a client that goes
+//! away is dropped with it. One that falls behind gets every session afresh.
+
+use super::AppState;
+use crate::activity::Activity;
+use crate::hud::{Change, HudView, SessionListing};
+use axum::extract::State;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::Json;
+use futures_util::Stream;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
+use std::time::Duration;
+use tokio::sync::broadcast::error::RecvError;
+
+/// How often a stream sends `status`.
+pub const STATUS_EVERY: Duration = Duration::from_secs(2);
+
+/// `GET /v1/status`, and the `status` event.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StatusView {
+    /// Whether the engine can take work (`/health` answers 200).
+    pub ready: bool,
+    /// `/health`'s body: the engine's state and reason, model, engine kind.
+    pub health: Value,
+    /// Requests waiting for the engine.
+    pub queue: usize,
+    pub activity: Activity,
+    /// Most recently active first.
+    pub sessions: Vec<SessionListing>,
+}
+
+impl StatusView {
+    fn of(state: &AppState) -> StatusView {
+        let (ready, health) = state.health();
+        StatusView {
+            ready,
+            health,
+            queue: state.engine.queued(),
+            activity: crate::activity::snapshot(),
+            sessions: state.hud.list(),
+        }
+    }
+}
+
+/// A `hud` event: the session's HUD as the agent gets it, and its listing.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HudEvent {
+    #[serde(flatten)]
+    pub view: HudView,
+    pub session: SessionListing,
+}
+
+pub async fn status(State(state): State<AppState>) -> Json<StatusView> {
+    Json(StatusView::of(&state))
+}
+
+/// `GET /v1/events`.
+pub async fn stream(State(state): State<AppState>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    // Subscribed before the first snapshot, so no change falls between.
+    let changes = state.hud.subscribe();
+    let mut watcher = Watcher {
+        state,
+        changes,
+        sent: HashMap::new(),
+        queue: VecDeque::new(),
+        tick: tokio::time::interval(STATUS_EVERY),
+    };
+    watcher.resync();
+    metrics::gauge!("evolve_hud_event_streams").increment(1.0);
+    let events = futures_util::stream::unfold(watcher, |mut w| async move {
+        let event = w.next().await;
+        Some((Ok(event), w))
+    });
+    Sse::new(events).keep_alive(KeepAlive::default())
+}
+
+/// One client's stream.
+struct Watcher {
+    state: AppState,
+    changes: tokio::sync::broadcast::Receiver<Change>,
+    /// What this client was last sent per session: the HUD text and model
+    /// status.
+    sent: HashMap<String, (String, String)>,
+    queue: VecDeque<Event>,
+    tick: tokio::time::Interval,
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        metrics::gauge!("evolve_hud_event_streams").decrement(1.0);
+    }
+}
+
+impl Watcher {
+    async fn next(&mut self) -> Event {
+        loop {
+            if let Some(event) = self.queue.pop_front() {
+                return event;
+            }
+            tokio::select! {
+                _ = self.tick.tick() => {
+                    let status = StatusView::of(&self.state);
+                    self.queue.push_back(json_event("status", &status));
+                }
+                change = self.changes.recv() => match change {
+                    Ok(Change::Updated(id)) => self.updated(&id),
+                    Ok(Change::Removed(id)) => self.removed(&id),
+                    Err(RecvError::Lagged(_)) => self.resync(),
+                    Err(RecvError::Closed) => std::future::pending::<()>().await,
+                },
+            }
+        }
+    }
+
+    /// Queues the session's HUD if it differs from what this client has.
+    fn updated(&mut self, id: &str) {
+        let (Ok(view), Some(session)) = (self.state.hud.get(id), self.state.hud.listed(id)) else {
+            return self.removed(id);
+        };
+        let seen = (view.hud.clone(), view.model_status.to_string());
+        if self.sent.get(id) != Some(&seen) {
+            self.sent.insert(id.to_owned(), seen);
+            self.queue.push_back(json_event("hud", &HudEvent { view, session }));
+        }
+    }
+
+    fn removed(&mut self, id: &str) {
+        if self.sent.remove(id).is_some() {
+            self.queue
+                .push_back(json_event("removed", &serde_json::json!({ "session_id": id })));
+        }
+    }
+
+    /// Every session as it is now, and the removal of those gone.
+    fn resync(&mut self) {
+        let held: Vec<String> = self.state.hud.list().into_iter().map(|s| s.session_id).collect();
+        let gone: Vec<String> = self.sent.keys().filter(|id| !held.contains(id)).cloned().collect();
+        gone.iter().for_each(|id| self.removed(id));
+        held.iter().for_each(|id| self.updated(id));
+    }
+}
+
+fn json_event<T: Serialize>(name: &str, data: &T) -> Event {
+    Event::default()
+        .event(name)
+        .json_data(data)
+        .unwrap_or_else(|_| Event::default().event(name).data("{}"))
+}

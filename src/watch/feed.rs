@@ -1,0 +1,168 @@
+//! The sidecar's event stream (`GET /v1/events`) as updates for the
+//! screen, reconnecting by itself, and the one request `watch` makes
+//! besides: a session's compaction text.
+
+use crate::secret::Secret;
+use crate::server::events::{HudEvent, StatusView, STATUS_EVERY};
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use serde::Deserialize;
+use std::time::Duration;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+
+/// What the screen learns.
+#[derive(Debug, Clone)]
+pub enum Update {
+    /// The stream is open; sessions follow afresh.
+    Connected,
+    /// The stream failed or ended; it is retried.
+    Down(String),
+    Status(Box<StatusView>),
+    Hud(Box<HudEvent>),
+    Removed(String),
+    /// A session's compaction text, or why there is none.
+    Compaction(String, Result<String, String>),
+}
+
+/// What the screen asks for.
+#[derive(Debug, Clone)]
+pub enum Request {
+    Compaction(String),
+}
+
+/// Without an event (a status comes every [`STATUS_EVERY`]) for this long,
+/// the stream counts as dead and is reopened.
+const SILENCE: Duration = Duration::from_secs(3 * STATUS_EVERY.as_secs());
+/// Wait between reconnection attempts.
+const RETRY: Duration = Duration::from_secs(1);
+/// The compaction text may wait this long for the model's part.
+const COMPACTION_DEADLINE_MS: u64 = 3_000;
+
+pub struct Feed {
+    url: String,
+    token: Option<Secret>,
+    client: reqwest::Client,
+}
+
+impl Feed {
+    pub fn new(url: String, token: Option<Secret>) -> anyhow::Result<Feed> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(2))
+            .build()?;
+        Ok(Feed { url, token, client })
+    }
+
+    fn request(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.token {
+            Some(t) => builder.bearer_auth(t.expose()),
+            None => builder,
+        }
+    }
+
+    /// Follows the stream and answers requests until the screen goes away
+    /// (`updates` closed).
+    pub async fn run(self, updates: UnboundedSender<Update>, mut requests: UnboundedReceiver<Request>) {
+        let feed = std::sync::Arc::new(self);
+        let asker = {
+            let feed = feed.clone();
+            let updates = updates.clone();
+            tokio::spawn(async move {
+                while let Some(Request::Compaction(id)) = requests.recv().await {
+                    let text = feed.compaction(&id).await;
+                    if updates.send(Update::Compaction(id, text)).is_err() {
+                        return;
+                    }
+                }
+            })
+        };
+        while !updates.is_closed() {
+            let why = feed.follow(&updates).await;
+            if updates.send(Update::Down(why)).is_err() {
+                break;
+            }
+            tokio::time::sleep(RETRY).await;
+        }
+        asker.abort();
+    }
+
+    /// One connection: returns why it ended.
+    async fn follow(&self, updates: &UnboundedSender<Update>) -> String {
+        let response = match self
+            .request(self.client.get(format!("{}/v1/events", self.url)))
+            .send()
+            .await
+        {
+            Ok(r) => r,
+            Err(e) => return unreachable_reason(&e),
+        };
+        match response.status().as_u16() {
+            200 => {}
+            401 => return "the sidecar refused the token (401): set EVOLVE_HUD_AUTH_TOKEN or --auth-token-file".into(),
+            404 => return "the sidecar has no event stream (404): is it an older evolve-hud?".into(),
+            status => return format!("the sidecar answered {status}"),
+        }
+        if updates.send(Update::Connected).is_err() {
+            return "closed".into();
+        }
+        let mut events = response.bytes_stream().eventsource();
+        loop {
+            let event = match tokio::time::timeout(SILENCE, events.next()).await {
+                Err(_) => return format!("no event for {} s", SILENCE.as_secs()),
+                Ok(None) => return "the sidecar closed the stream".into(),
+                Ok(Some(Err(e))) => return format!("the stream broke: {e}"),
+                Ok(Some(Ok(event))) => event,
+            };
+            let update = match event.event.as_str() {
+                "status" => parse(&event.data).map(|s| Update::Status(Box::new(s))),
+                "hud" => parse(&event.data).map(|h| Update::Hud(Box::new(h))),
+                "removed" => parse::<Removed>(&event.data).map(|r| Update::Removed(r.session_id)),
+                _ => None,
+            };
+            if let Some(update) = update {
+                if updates.send(update).is_err() {
+                    return "closed".into();
+                }
+            }
+        }
+    }
+
+    async fn compaction(&self, id: &str) -> Result<String, String> {
+        let mut url = reqwest::Url::parse(&self.url).map_err(|e| format!("{}: {e}", self.url))?;
+        url.path_segments_mut()
+            .map_err(|()| format!("{} cannot take a path", self.url))?
+            .extend(["v1", "hud", id, "compaction"]);
+        let body = serde_json::json!({ "deadline_ms": COMPACTION_DEADLINE_MS });
+        let response = self
+            .request(self.client.post(url).json(&body))
+            .timeout(Duration::from_millis(COMPACTION_DEADLINE_MS + 5_000))
+            .send()
+            .await
+            .map_err(|e| unreachable_reason(&e))?;
+        let status = response.status();
+        let value: serde_json::Value = response.json().await.map_err(|e| e.to_string())?;
+        if !status.is_success() {
+            let why = value["error"].as_str().unwrap_or("no reason given");
+            return Err(format!("the sidecar answered {status}: {why}"));
+        }
+        Ok(value["text"].as_str().unwrap_or_default().to_owned())
+    }
+}
+
+#[derive(Deserialize)]
+struct Removed {
+    session_id: String,
+}
+
+fn parse<T: serde::de::DeserializeOwned>(data: &str) -> Option<T> {
+    serde_json::from_str(data).ok()
+}
+
+fn unreachable_reason(e: &reqwest::Error) -> String {
+    if e.is_connect() {
+        "unreachable (connection refused)".into()
+    } else if e.is_timeout() {
+        "unreachable (timed out)".into()
+    } else {
+        format!("unreachable ({e})")
+    }
+}

@@ -1,0 +1,114 @@
+//! What a person sees of the sidecar: `evolve-hud watch`, a live terminal
+//! view of every session's HUD as the agent gets it, and `evolve-hud
+//! status`, the same facts once, for scripts.
+//!
+//! - `feed`: the event stream (`GET /v1/events`), reconnecting by itself;
+//! - `app`: the screen's state, changed by updates and keys;
+//! - `ui`: drawing it; `text`: the words shared with `status`.
+
+mod app;
+mod feed;
+mod text;
+mod ui;
+
+use crate::cli::{SidecarArgs, StatusArgs, WatchArgs};
+use crate::client::Sidecar;
+use crate::server::events::StatusView;
+use ratatui::crossterm::event::{self, Event, KeyEventKind};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// Redraw at least this often (the "ago" times move), and poll keys this often.
+const TICK: Duration = Duration::from_millis(250);
+const REDRAW: Duration = Duration::from_secs(1);
+
+/// `evolve-hud watch`: runs until `q` or Ctrl-C. The terminal is restored
+/// on every way out, a panic included (ratatui's hook).
+pub fn run(args: &WatchArgs) -> ExitCode {
+    let (url, feed) = match connect(&args.sidecar) {
+        Ok(v) => v,
+        Err(e) => return fail(&e),
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return fail(&anyhow::Error::new(e).context("starting the async runtime")),
+    };
+    let (updates_tx, mut updates) = tokio::sync::mpsc::unbounded_channel();
+    let (requests, requests_rx) = tokio::sync::mpsc::unbounded_channel();
+    runtime.spawn(feed.run(updates_tx, requests_rx));
+
+    let mut app = app::App::new(url);
+    let mut terminal = ratatui::init();
+    let result = (|| -> std::io::Result<()> {
+        let mut drawn = Instant::now() - REDRAW;
+        let mut dirty = true;
+        while !app.quit {
+            if dirty || drawn.elapsed() >= REDRAW {
+                terminal.draw(|f| ui::draw(f, &app))?;
+                drawn = Instant::now();
+                dirty = false;
+            }
+            if event::poll(TICK)? {
+                match event::read()? {
+                    Event::Key(key) if key.kind != KeyEventKind::Release => {
+                        if let Some(request) = app.key(key) {
+                            let _ = requests.send(request);
+                        }
+                        dirty = true;
+                    }
+                    Event::Resize(..) => dirty = true,
+                    _ => {}
+                }
+            }
+            while let Ok(update) = updates.try_recv() {
+                app.apply(update);
+                dirty = true;
+            }
+        }
+        Ok(())
+    })();
+    ratatui::restore();
+    drop(updates);
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&anyhow::Error::new(e).context("drawing the screen")),
+    }
+}
+
+fn connect(args: &SidecarArgs) -> anyhow::Result<(String, feed::Feed)> {
+    let url = args.url();
+    let feed = feed::Feed::new(url.clone(), args.token()?)?;
+    Ok((url, feed))
+}
+
+/// `evolve-hud status [--json]`: 0 with the report, 1 when the sidecar
+/// cannot be reached or refuses.
+pub fn status(args: &StatusArgs) -> ExitCode {
+    let report = || -> anyhow::Result<(String, StatusView)> {
+        let url = args.sidecar.url();
+        let sidecar = Sidecar::new(&url, args.sidecar.token()?, Duration::from_secs(5));
+        let value = sidecar.ok("/v1/status", None)?;
+        Ok((url, serde_json::from_value(value)?))
+    };
+    match report() {
+        Ok((_, status)) if args.json => {
+            println!("{}", serde_json::to_string_pretty(&status).unwrap_or_default());
+            ExitCode::SUCCESS
+        }
+        Ok((url, status)) => {
+            print!("{}", text::status_report(&url, &status));
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+fn fail(err: &anyhow::Error) -> ExitCode {
+    eprintln!("error: {err:#}");
+    ExitCode::FAILURE
+}

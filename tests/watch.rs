@@ -1,0 +1,340 @@
+//! What a person sees: `GET /v1/events`, `evolve-hud status`, and
+//! `evolve-hud watch` driven in a real terminal (tmux) against the real
+//! sidecar and model, with sessions from real OpenCode captures.
+
+mod common;
+
+use common::hud::sync;
+use common::{binary, client, transform, Server};
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// The model's questions are off where a test counts events, so that only
+/// the syncs change a HUD.
+const FACTS_ONLY: &[&str] = &["--hud-extract", "false"];
+
+/// The session of the `basic` capture.
+const SESSION: &str = "ses_dfe6277e3ffeQ2MFjzCtaurc8i";
+
+/// The capture's messages before main-model request `n`.
+fn step(n: usize) -> Value {
+    json!({ "session_id": SESSION, "messages": transform("basic", n), "full": true })
+}
+
+/// The events of one `GET /v1/events` stream, as (name, data).
+struct Events {
+    rx: tokio::sync::mpsc::UnboundedReceiver<(String, Value)>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Events {
+    async fn open(server: &Server) -> Events {
+        let response = client().get(server.url("/v1/events")).send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let task = tokio::spawn(async move {
+            let mut events = response.bytes_stream().eventsource();
+            while let Some(Ok(e)) = events.next().await {
+                let data = serde_json::from_str(&e.data).expect("event data is JSON");
+                if tx.send((e.event, data)).is_err() {
+                    return;
+                }
+            }
+        });
+        Events { rx, task }
+    }
+
+    /// The next event not named `status`, if one comes within `wait`.
+    async fn next_change(&mut self, wait: Duration) -> Option<(String, Value)> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            match tokio::time::timeout_at(deadline, self.rx.recv()).await {
+                Ok(Some((name, _))) if name == "status" => continue,
+                Ok(Some(event)) => return Some(event),
+                Ok(None) | Err(_) => return None,
+            }
+        }
+    }
+}
+
+async fn streams_open(server: &Server) -> Option<f64> {
+    let text = common::get_text(&server.url("/metrics")).await;
+    text.lines()
+        .find(|l| l.starts_with("evolve_hud_event_streams "))
+        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_event_stream_sends_one_event_per_hud_change() {
+    let server = Server::start(FACTS_ONLY);
+    let mut events = Events::open(&server).await;
+    let (name, status) = tokio::time::timeout(Duration::from_secs(5), events.rx.recv())
+        .await
+        .expect("a status at once")
+        .expect("open");
+    assert_eq!(name, "status");
+    assert_eq!(status["ready"], true);
+
+    let (code, first) = sync(&server, &step(2)).await;
+    assert_eq!(code, 200, "{first}");
+    let (name, data) = events.next_change(Duration::from_secs(2)).await.expect("a hud event");
+    assert_eq!(name, "hud");
+    assert_eq!(data["session_id"], SESSION);
+    assert_eq!(data["version"], first["version"]);
+    assert_eq!(
+        data["hud"], first["hud"],
+        "the event carries the HUD as the sync returned it"
+    );
+
+    // A re-sync that changes nothing sends nothing (status events go on).
+    let (code, _) = sync(&server, &step(2)).await;
+    assert_eq!(code, 200);
+    let quiet = events.next_change(Duration::from_millis(2500)).await;
+    assert!(quiet.is_none(), "no event for an unchanged HUD: {quiet:?}");
+
+    let (_, next) = sync(&server, &step(6)).await;
+    let (name, data) = events.next_change(Duration::from_secs(2)).await.expect("a hud event");
+    assert_eq!((name.as_str(), &data["version"]), ("hud", &next["version"]));
+    assert_ne!(data["hud"], first["hud"]);
+    assert!(
+        events.next_change(Duration::from_millis(500)).await.is_none(),
+        "one event per change"
+    );
+
+    let deleted = client()
+        .delete(server.url(&format!("/v1/hud/{SESSION}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 204);
+    let (name, data) = events
+        .next_change(Duration::from_secs(2))
+        .await
+        .expect("a removed event");
+    assert_eq!((name.as_str(), &data), ("removed", &json!({ "session_id": SESSION })));
+
+    // A client that goes away costs nothing: its stream is dropped.
+    assert_eq!(streams_open(&server).await, Some(1.0));
+    events.task.abort();
+    drop(events);
+    let deadline = Instant::now() + Duration::from_secs(8);
+    while streams_open(&server).await != Some(0.0) {
+        assert!(Instant::now() < deadline, "the stream outlived its client");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(common::http_status(&server.url("/health")), Some(200));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn status_json_has_a_stable_shape_and_fails_when_the_sidecar_is_down() {
+    let server = Server::start(FACTS_ONLY);
+    sync(&server, &step(6)).await;
+    let out = Command::new(binary())
+        .args(["status", "--json", "--url", &server.base])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let keys = |v: &Value| {
+        let mut k: Vec<String> = v.as_object().expect("object").keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(keys(&v), ["activity", "health", "queue", "ready", "sessions"]);
+    assert_eq!(
+        keys(&v["activity"]),
+        ["completions", "generation_tps", "notes_rejected", "notes_shown"]
+    );
+    let session = &v["sessions"][0];
+    assert_eq!(
+        keys(session),
+        [
+            "agent_idle_ms",
+            "bytes",
+            "failed_calls",
+            "goal",
+            "idle_ms",
+            "model_status",
+            "open_problems",
+            "session_id",
+            "tool_calls",
+            "version"
+        ]
+    );
+    assert_eq!(v["ready"], true);
+    assert_eq!(v["health"]["status"], "ready");
+    assert_eq!(session["session_id"], SESSION);
+    // bash `false` exited 1 and the first edit failed.
+    assert_eq!(session["tool_calls"], 5);
+    assert_eq!(session["failed_calls"], 2);
+    assert!(session["goal"].as_str().is_some_and(|g| !g.is_empty()));
+
+    let text = Command::new(binary())
+        .args(["status", "--url", &server.base])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("ready") && text.contains(&format!("{SESSION}  5 calls (2 failed)")),
+        "{text}"
+    );
+
+    let port = server.port();
+    drop(server);
+    let down = Command::new(binary())
+        .args(["status", "--url", &format!("http://127.0.0.1:{port}")])
+        .output()
+        .unwrap();
+    assert_eq!(down.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&down.stderr).contains("unreachable"));
+}
+
+/// A tmux server of its own, with one shell window of a fixed size.
+struct Tmux {
+    socket: PathBuf,
+}
+
+impl Tmux {
+    fn start(width: u16, height: u16) -> Tmux {
+        let socket = std::env::temp_dir().join(format!("evolve-hud-watch-{}-{width}", std::process::id()));
+        let tmux = Tmux { socket };
+        let ok = tmux
+            .cmd(&[
+                "new-session",
+                "-d",
+                "-x",
+                &width.to_string(),
+                "-y",
+                &height.to_string(),
+                "sh",
+            ])
+            .status()
+            .expect("tmux must be installed (scripts/test.sh installs it)")
+            .success();
+        assert!(ok, "tmux new-session failed");
+        tmux
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("tmux");
+        c.arg("-S").arg(&self.socket).args(args);
+        c
+    }
+
+    fn send(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "0"];
+        args.extend_from_slice(keys);
+        assert!(self.cmd(&args).status().unwrap().success());
+    }
+
+    fn screen(&self) -> String {
+        let out = self.cmd(&["capture-pane", "-p", "-t", "0"]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The screen once `check` holds, within `wait`; fails with the screen.
+    fn wait_for(&self, what: &str, wait: Duration, check: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + wait;
+        loop {
+            let screen = self.screen();
+            if check(&screen) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the screen did not show {what} within {wait:?}:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn watch(&self, server_base: &str) {
+        self.send(&[
+            &format!("{} watch --url {server_base}; echo watch-exit=$?", binary()),
+            "Enter",
+        ]);
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd(&["kill-server"]).status();
+        let _ = std::fs::remove_file(&self.socket);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn watch_shows_live_huds_in_a_terminal_and_quits_cleanly() {
+    let server = Server::start(FACTS_ONLY);
+    let tmux = Tmux::start(80, 24);
+    tmux.send(&["clear; echo before-watch", "Enter"]);
+    tmux.watch(&server.base);
+    tmux.wait_for("the empty list", Duration::from_secs(10), |s| {
+        s.contains("No sessions yet")
+    });
+
+    let (_, first) = sync(&server, &step(2)).await;
+    let title = format!("v{} ·", first["version"]);
+    let screen = tmux.wait_for("the session and its HUD", Duration::from_secs(5), |s| {
+        s.contains(&SESSION[..12]) && s.contains(&title)
+    });
+    assert!(screen.contains("Goal (latest user request): do the task"), "{screen}");
+    assert!(screen.contains("● ready"), "{screen}");
+
+    // The next step shows with no key pressed.
+    let (_, next) = sync(&server, &step(6)).await;
+    let title = format!("v{} ·", next["version"]);
+    let started = Instant::now();
+    let screen = tmux.wait_for("the next step", Duration::from_secs(2), |s| s.contains(&title));
+    assert!(screen.contains("5 calls (2 failed)"), "{screen}");
+    eprintln!("screen updated {:?} after the sync", started.elapsed());
+
+    // `c` shows the compaction text, `c` again the HUD.
+    tmux.send(&["c"]);
+    tmux.wait_for("the compaction text", Duration::from_secs(15), |s| {
+        s.contains("## Goal")
+    });
+    tmux.send(&["c"]);
+    tmux.wait_for("the HUD again", Duration::from_secs(2), |s| s.contains(&title));
+
+    tmux.send(&["q"]);
+    let screen = tmux.wait_for("the shell", Duration::from_secs(5), |s| s.contains("watch-exit="));
+    assert!(screen.contains("watch-exit=0"), "{screen}");
+    assert!(screen.contains("before-watch"), "the shell's screen is back:\n{screen}");
+    assert!(!screen.contains("sessions ("), "the watch screen is gone:\n{screen}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn watch_says_when_the_sidecar_is_down_and_recovers() {
+    let server = Server::start(FACTS_ONLY);
+    let port = server.port();
+    sync(&server, &step(2)).await;
+    let tmux = Tmux::start(100, 30);
+    tmux.watch(&server.base);
+    tmux.wait_for("the session", Duration::from_secs(10), |s| s.contains(&SESSION[..12]));
+
+    drop(server);
+    let screen = tmux.wait_for("the sidecar down", Duration::from_secs(10), |s| {
+        s.contains("unreachable")
+    });
+    assert!(screen.contains("retrying"), "{screen}");
+    assert!(
+        screen.contains(&SESSION[..12]),
+        "the last known sessions stay:\n{screen}"
+    );
+
+    let server = Server::start_on(port, FACTS_ONLY);
+    tmux.wait_for("the sidecar back", Duration::from_secs(10), |s| {
+        s.contains("● ready") && !s.contains("unreachable")
+    });
+    // The restarted sidecar knows no session until the plugin syncs again.
+    let (_, view) = sync(&server, &step(6)).await;
+    let title = format!("v{} ·", view["version"]);
+    tmux.wait_for("the session again", Duration::from_secs(5), |s| s.contains(&title));
+    tmux.send(&["q"]);
+    tmux.wait_for("the shell", Duration::from_secs(5), |s| s.contains("watch-exit=0"));
+}

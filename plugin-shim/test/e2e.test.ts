@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { EvolveHudPlugin } from "../evolve-hud.ts";
 import type { Scenario, ToolStep } from "./fake-model.ts";
-import { clone, deadPort, timeSteps, transforms } from "./helpers.ts";
+import { clone, deadPort, timeSteps, Tmux, transforms } from "./helpers.ts";
 import * as harness from "./opencode.ts";
 import { base, isHudMessage, opencode, project, sidecarBin, startSidecar, testModel, textOf, withoutHud } from "./opencode.ts";
 import type { RunOptions, RunResult, Sidecar } from "./opencode.ts";
@@ -81,6 +81,46 @@ test("with the shim: one HUD, last, reflecting the tool calls; otherwise identic
   const list = await (await fetch(sidecar.url + "/v1/hud")).json();
   assert.ok(list.sessions.some((s: any) => s.tool_calls === script.length), JSON.stringify(list));
   t.diagnostic(`opencode run: ${run.seconds.toFixed(1)} s with the shim, ${baseline.seconds.toFixed(1)} s without`);
+});
+
+test("evolve-hud watch in a terminal shows the run's HUD live, as the agent gets it", async (t) => {
+  const tmux = Tmux.start(`${sidecarBin} watch --url ${sidecar.url}`, 200, 40);
+  try {
+    await tmux.waitFor("the watch screen", 10_000, (s) => s.includes("● ready"));
+    // Which HUD versions of the run's session the screen showed while it ran.
+    const seen = new Set<string>();
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        const version = tmux.screen().match(/HUD ses_\S+ · (v\d+) ·/);
+        if (version) seen.add(version[1]);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    const run = await runOpencode({ plugin: { url: sidecar.url } });
+    assert.equal(run.code, 0, run.output);
+    const session = textOf(run.main.at(-1).messages.at(-1)).match(/session="([^"]+)"/)![1];
+    // The HUD pane shows the session's HUD line for line: the one the agent
+    // got last, or a newer one if the local model's note came in since.
+    const deadline = performance.now() + 5_000;
+    let screen: string;
+    for (;;) {
+      const view = await (await fetch(sidecar.url + "/v1/hud/" + session)).json();
+      screen = tmux.screen();
+      const lines = view.hud.split("\n").filter((l: string) => l.length <= 110);
+      if (screen.includes(`· v${view.version} ·`) && lines.every((l: string) => screen.includes(l))) break;
+      assert.ok(performance.now() < deadline, `the screen does not show v${view.version}:\n${view.hud}\n---\n${screen}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    watching = false;
+    await watcher;
+    t.diagnostic(`versions seen while the run went on: ${[...seen].join(", ")}\n${screen}`);
+    assert.ok(seen.size >= 3, `the screen followed the run step by step: ${[...seen].join(", ")}`);
+    assert.match(screen, /5 calls \(1 failed\)/);
+    tmux.keys("q");
+  } finally {
+    tmux.stop();
+  }
 });
 
 test("with the sidecar stopped the run still succeeds, unchanged", async (t) => {

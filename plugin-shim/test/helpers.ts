@@ -1,7 +1,9 @@
 // Shared test helpers: the real OpenCode fixtures and a scriptable fake sidecar.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { readdirSync, readFileSync, existsSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { readdirSync, readFileSync, existsSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { AddressInfo } from "node:net";
@@ -172,4 +174,48 @@ export async function timeSteps(
   times.sort((a, b) => a - b);
   const at = (p: number) => times[Math.round((times.length - 1) * p)].toFixed(2);
   return { times, report: `p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms per step (${times.length} steps)` };
+}
+
+/** A tmux server of its own with one window of a fixed size, for driving a
+ * terminal program as a person would. */
+export class Tmux {
+  private constructor(private socket: string) {}
+
+  static start(command: string, width = 100, height = 30): Tmux {
+    const socket = join(tmpdir(), `evolve-hud-tmux-${process.pid}-${Date.now()}`);
+    const tmux = new Tmux(socket);
+    tmux.run("new-session", "-d", "-x", String(width), "-y", String(height), command);
+    return tmux;
+  }
+
+  private run(...args: string[]): string {
+    const r = spawnSync("tmux", ["-S", this.socket, ...args], { encoding: "utf8" });
+    if (r.error) throw new Error(`tmux is needed (scripts/setup.sh installs it): ${r.error.message}`);
+    if (r.status !== 0) throw new Error(`tmux ${args[0]} failed: ${r.stderr}`);
+    return r.stdout;
+  }
+
+  screen(): string {
+    return this.run("capture-pane", "-p", "-t", "0");
+  }
+
+  keys(...keys: string[]): void {
+    this.run("send-keys", "-t", "0", ...keys);
+  }
+
+  /** The screen once `check` holds, within `ms`; throws with the screen. */
+  async waitFor(what: string, ms: number, check: (screen: string) => boolean): Promise<string> {
+    const deadline = performance.now() + ms;
+    for (;;) {
+      const screen = this.screen();
+      if (check(screen)) return screen;
+      if (performance.now() > deadline) throw new Error(`the screen did not show ${what} within ${ms} ms:\n${screen}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  stop(): void {
+    spawnSync("tmux", ["-S", this.socket, "kill-server"]);
+    rmSync(this.socket, { force: true });
+  }
 }

@@ -12,7 +12,7 @@
 #
 # evolve-hud runs with the flags a user gets (its default --nice 10 included);
 # llama-bench with the same flash-attention setting (FLASH_ATTN, default off,
-# evolve-hud's default) and GPU layers (GPU_LAYERS, default 0).
+# what evolve-hud's `auto` does on CPU) and GPU layers (GPU_LAYERS, default 0).
 #
 # The generic evolve-hud is built into $GENERIC_TARGET_DIR (target/generic)
 # with RUSTFLAGS=-Ctarget-cpu=x86-64, overriding .cargo/config.toml.

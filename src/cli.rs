@@ -343,8 +343,9 @@ pub struct ModelConfig {
     #[arg(long, env = "EVOLVE_HUD_GPU_LAYERS", default_value_t = LocalConfig::GPU_LAYERS)]
     pub gpu_layers: u32,
 
-    /// Flash attention. Off by default: on CPU it is several times slower for
-    /// small models at long context depths.
+    /// Flash attention. `auto`: off on CPU, where it is several times slower
+    /// for small models at long context depths; llama.cpp's choice (on, where
+    /// supported) when layers are offloaded to a GPU.
     #[arg(long, env = "EVOLVE_HUD_FLASH_ATTN", value_enum, default_value_t = LocalConfig::FLASH_ATTN)]
     pub flash_attn: FlashAttn,
 

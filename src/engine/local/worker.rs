@@ -5,8 +5,8 @@
 use super::prompt::{Prompter, ValidPrompt};
 use super::slots::{common_prefix, Placement, Slots};
 use super::text::{StopMatcher, Utf8Stream};
+use super::LocalConfig;
 use super::{BenchTest, Command, Health, Job, LoadError, ModelInfo, TemplateSource};
-use super::{FlashAttn, LocalConfig};
 use crate::engine::{Completion, EngineError, Event, FinishReason, GenerateRequest, HealthState, SamplingParams};
 use crate::gguf::GgufSummary;
 use llama_cpp_2::context::params::LlamaContextParams;
@@ -275,12 +275,12 @@ impl<'m> Worker<'m> {
         }
         let threads = config.threads;
         let batch = config.batch.clamp(1, ctx_size.max(1));
-        // llama.h: LLAMA_FLASH_ATTN_TYPE_AUTO = -1, _DISABLED = 0, _ENABLED = 1.
-        let flash = match config.flash_attn {
-            FlashAttn::Off => 0,
-            FlashAttn::On => 1,
-            FlashAttn::Auto => -1,
+        let gpu_layers = if backend.supports_gpu_offload() {
+            config.gpu_layers.min(model.n_layer() + 1)
+        } else {
+            0
         };
+        let flash = config.flash_attn.llama_type(gpu_layers > 0);
         // Each slot gets a KV stream of its own, `ctx_size` cells long, so a
         // prompt's attention spans only its own cache, not every cached prompt.
         let params = LlamaContextParams::default()
@@ -297,11 +297,6 @@ impl<'m> Worker<'m> {
             reason: e.to_string(),
         })?;
 
-        let gpu_layers = if backend.supports_gpu_offload() {
-            config.gpu_layers.min(model.n_layer() + 1)
-        } else {
-            0
-        };
         let name = model
             .meta_val_str("general.name")
             .ok()

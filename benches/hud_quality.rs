@@ -32,6 +32,7 @@ async fn main() {
     );
     println!("| HUD | facts found | details only the model can add | false or stale statements | questions | shown | rejected | sync to shown p50 / p90 |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    let mut breakdowns = Vec::new();
     for (label, model, extra, remote) in configs {
         let args: Vec<&str> = ["--hud-debounce-ms", "0", "--nice", "0"]
             .iter()
@@ -64,6 +65,9 @@ async fn main() {
             out.shown,
             out.rejected
         );
+        if out.asked > 0 {
+            breakdowns.push((label, time_per_question(&server).await));
+        }
         for f in &out.false_statements {
             eprintln!("  false: {f}");
         }
@@ -71,4 +75,32 @@ async fn main() {
             eprintln!("  missing: {}", m.lines().next().unwrap_or_default());
         }
     }
+    println!("\nWhere a question's time goes (means over the questions, from /metrics):\n");
+    println!("| HUD | prompt tokens | of them cached | prompt s | generated tokens | generation s |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for (label, row) in breakdowns {
+        println!("| {label} | {row} |");
+    }
+}
+
+/// Means per HUD question of the engine's work: prompt tokens, cached ones,
+/// prompt seconds, generated tokens, generation seconds.
+async fn time_per_question(server: &Server) -> String {
+    let metrics = common::get_text(&server.url("/metrics")).await;
+    let value = |name: &str| -> f64 {
+        metrics
+            .lines()
+            .filter(|l| l.starts_with(name) && l.contains("work=\"hud\""))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum()
+    };
+    let n = value("evolve_hud_prompt_seconds_count").max(1.0);
+    format!(
+        "{:.0} | {:.0} | {:.2} | {:.0} | {:.2}",
+        value("evolve_hud_prompt_tokens_total") / n,
+        value("evolve_hud_prompt_tokens_cached_total") / n,
+        value("evolve_hud_prompt_seconds_sum") / n,
+        value("evolve_hud_completion_tokens_total") / n,
+        value("evolve_hud_generation_seconds_sum") / n,
+    )
 }

@@ -4,7 +4,9 @@
 //! queue; never a hang), and the server must stay healthy. The figures are printed (`--nocapture`).
 //!
 //! The default run is short: 50 sessions × 20 syncs. `EVOLVE_HUD_LOAD_SYNCS=200`
-//! runs the full 50 × 200 (`scripts/long-tests.sh` does).
+//! runs the full 50 × 200 (`scripts/long-tests.sh` does);
+//! `EVOLVE_HUD_LOAD_KV_SLOTS=N` serves with `--kv-slots N` instead of the
+//! default, to compare the prompt cache's hit rate (printed per kind of work).
 
 mod common;
 
@@ -97,7 +99,16 @@ struct ChatCounts {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifty_sessions_sync_while_the_model_serves_chat() {
     let queue_timeout = QUEUE_TIMEOUT.as_millis().to_string();
-    let server = Server::start(&["--queue", QUEUE, "--queue-timeout-ms", &queue_timeout]);
+    let mut flags = vec![
+        "--queue".to_owned(),
+        QUEUE.to_owned(),
+        "--queue-timeout-ms".to_owned(),
+        queue_timeout,
+    ];
+    if let Ok(slots) = std::env::var("EVOLVE_HUD_LOAD_KV_SLOTS") {
+        flags.extend(["--kv-slots".to_owned(), slots]);
+    }
+    let server = Server::start(&flags.iter().map(String::as_str).collect::<Vec<_>>());
     let base: Arc<str> = server.base.clone().into();
     let syncs = syncs_per_session();
     let http = client();
@@ -219,6 +230,26 @@ async fn fifty_sessions_sync_while_the_model_serves_chat() {
         .await
         .expect("listing JSON");
     let rss = peak_rss_mib(server.pid());
+    let metrics = common::get_text(&server.url("/metrics")).await;
+    let cache = |work: &str| {
+        let sum = |name: &str| -> f64 {
+            metrics
+                .lines()
+                .filter(|l| l.starts_with(name) && l.contains(&format!("work=\"{work}\"")))
+                .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+                .fold(0.0, |a, b| a + b)
+        };
+        let (prompt, cached) = (
+            sum("evolve_hud_prompt_tokens_total"),
+            sum("evolve_hud_prompt_tokens_cached_total"),
+        );
+        format!(
+            "{work}: {:.0} generations, {:.0} of {prompt:.0} prompt tokens cached ({:.0} %)",
+            sum("evolve_hud_prompt_seconds_count"),
+            cached,
+            100.0 * cached / prompt.max(1.0)
+        )
+    };
 
     latencies.sort();
     eprintln!(
@@ -234,7 +265,7 @@ async fn fifty_sessions_sync_while_the_model_serves_chat() {
     eprintln!(
         "load: chat {} completed ({} tokens, {:.1} tokens/s over {total_secs:.1} s), {} rejected \
          (slowest rejection {:.1} ms), {} given up in the queue (slowest {:.1} ms), {} other errors, \
-         {} hung; peak RSS {rss:.0} MiB; /health {}",
+         {} hung; peak RSS {rss:.0} MiB; /health {}; prompt cache: {}; {}",
         chat.ok,
         chat.tokens,
         chat.tokens as f64 / total_secs,
@@ -245,6 +276,8 @@ async fn fifty_sessions_sync_while_the_model_serves_chat() {
         chat.other.len(),
         chat.hung,
         health_status,
+        cache("chat"),
+        cache("hud"),
     );
 
     assert!(

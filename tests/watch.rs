@@ -200,7 +200,9 @@ struct Tmux {
 
 impl Tmux {
     fn start(width: u16, height: u16) -> Tmux {
-        let socket = std::env::temp_dir().join(format!("evolve-hud-watch-{}-{width}", std::process::id()));
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let socket = std::env::temp_dir().join(format!("evolve-hud-watch-{}-{n}", std::process::id()));
         let tmux = Tmux { socket };
         let ok = tmux
             .cmd(&[
@@ -337,4 +339,56 @@ async fn watch_says_when_the_sidecar_is_down_and_recovers() {
     tmux.wait_for("the session again", Duration::from_secs(5), |s| s.contains(&title));
     tmux.send(&["q"]);
     tmux.wait_for("the shell", Duration::from_secs(5), |s| s.contains("watch-exit=0"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn watch_and_status_send_the_sidecars_token() {
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    std::io::Write::write_all(&mut file, b"watch-token-42\n").unwrap();
+    let path = file.path().to_str().unwrap().to_owned();
+    let mut flags = FACTS_ONLY.to_vec();
+    flags.extend(["--auth-token-file", &path]);
+    let server = Server::start(&flags);
+
+    let status = |env: Option<&str>, args: &[&str]| {
+        let mut c = Command::new(binary());
+        c.args(["status", "--url", &server.base]).args(args);
+        c.env_remove("EVOLVE_HUD_AUTH_TOKEN");
+        if let Some(token) = env {
+            c.env("EVOLVE_HUD_AUTH_TOKEN", token);
+        }
+        c.output().unwrap()
+    };
+    let refused = status(None, &[]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("401"), "{refused:?}");
+    assert!(status(Some("watch-token-42"), &[]).status.success());
+    assert!(status(None, &["--auth-token-file", &path]).status.success());
+
+    let tmux = Tmux::start(100, 30);
+    tmux.send(&[
+        &format!(
+            "env -u EVOLVE_HUD_AUTH_TOKEN {} watch --url {}; echo watch-exit=$?",
+            binary(),
+            server.base
+        ),
+        "Enter",
+    ]);
+    tmux.wait_for("the refusal", Duration::from_secs(10), |s| {
+        s.contains("refused the token (401)")
+    });
+    tmux.send(&["q"]);
+    tmux.wait_for("the shell", Duration::from_secs(5), |s| s.contains("watch-exit=0"));
+    tmux.send(&[
+        &format!(
+            "clear; env -u EVOLVE_HUD_AUTH_TOKEN {} watch --url {} --auth-token-file {path}; echo watch-exit=$?",
+            binary(),
+            server.base
+        ),
+        "Enter",
+    ]);
+    tmux.wait_for("the sidecar with the token", Duration::from_secs(10), |s| {
+        s.contains("● ready") && s.contains("No sessions yet")
+    });
+    tmux.send(&["q"]);
 }

@@ -183,6 +183,14 @@ async fn status_json_has_a_stable_shape_and_fails_when_the_sidecar_is_down() {
         "{text}"
     );
 
+    // Without a terminal, watch says what to use instead.
+    let piped = Command::new(binary())
+        .args(["watch", "--url", &server.base])
+        .output()
+        .unwrap();
+    assert_eq!(piped.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&piped.stderr).contains("needs a terminal"));
+
     let port = server.port();
     drop(server);
     let down = Command::new(binary())

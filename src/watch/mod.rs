@@ -25,6 +25,12 @@ const REDRAW: Duration = Duration::from_secs(1);
 /// `evolve-hud watch`: runs until `q` or Ctrl-C. The terminal is restored
 /// on every way out, a panic included (ratatui's hook).
 pub fn run(args: &WatchArgs) -> ExitCode {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() {
+        return fail(&anyhow::anyhow!(
+            "evolve-hud watch needs a terminal; `evolve-hud status [--json]` prints the same once"
+        ));
+    }
     let (url, feed) = match connect(&args.sidecar) {
         Ok(v) => v,
         Err(e) => return fail(&e),
@@ -42,7 +48,13 @@ pub fn run(args: &WatchArgs) -> ExitCode {
     runtime.spawn(feed.run(updates_tx, requests_rx));
 
     let mut app = app::App::new(url);
-    let mut terminal = ratatui::init();
+    let mut terminal = match ratatui::try_init() {
+        Ok(t) => t,
+        Err(e) => {
+            ratatui::restore();
+            return fail(&anyhow::Error::new(e).context("setting up the terminal"));
+        }
+    };
     let result = (|| -> std::io::Result<()> {
         let mut drawn = Instant::now() - REDRAW;
         let mut dirty = true;

@@ -86,14 +86,8 @@ async fn main() {
 /// Means per HUD question of the engine's work: prompt tokens, cached ones,
 /// prompt seconds, generated tokens, generation seconds.
 async fn time_per_question(server: &Server) -> String {
-    let metrics = common::get_text(&server.url("/metrics")).await;
-    let value = |name: &str| -> f64 {
-        metrics
-            .lines()
-            .filter(|l| l.starts_with(name) && l.contains("work=\"hud\""))
-            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-            .sum()
-    };
+    let metrics = common::Metrics::of(server).await;
+    let value = |name: &str| metrics.sum(name, "work=\"hud\"").unwrap_or(0.0);
     let n = value("evolve_hud_prompt_seconds_count").max(1.0);
     format!(
         "{:.0} | {:.0} | {:.2} | {:.0} | {:.2}",

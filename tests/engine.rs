@@ -43,11 +43,10 @@ async fn stream(server: &Server, body: &Value) -> (String, Vec<Value>) {
 
 /// `evolve_hud_prompt_tokens_cached_total{work="hud"}` from `/metrics`.
 async fn hud_cached_tokens(server: &Server) -> f64 {
-    let text = common::get_text(&server.url("/metrics")).await;
-    text.lines()
-        .find(|l| l.starts_with("evolve_hud_prompt_tokens_cached_total{work=\"hud\"}"))
-        .and_then(|l| l.rsplit(' ').next())
-        .map_or(0.0, |n| n.parse().unwrap())
+    common::Metrics::of(server)
+        .await
+        .sum("evolve_hud_prompt_tokens_cached_total", "work=\"hud\"")
+        .unwrap_or(0.0)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

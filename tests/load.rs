@@ -230,15 +230,9 @@ async fn fifty_sessions_sync_while_the_model_serves_chat() {
         .await
         .expect("listing JSON");
     let rss = peak_rss_mib(server.pid());
-    let metrics = common::get_text(&server.url("/metrics")).await;
+    let metrics = common::Metrics::of(&server).await;
     let cache = |work: &str| {
-        let sum = |name: &str| -> f64 {
-            metrics
-                .lines()
-                .filter(|l| l.starts_with(name) && l.contains(&format!("work=\"{work}\"")))
-                .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-                .fold(0.0, |a, b| a + b)
-        };
+        let sum = |name: &str| metrics.sum(name, &format!("work=\"{work}\"")).unwrap_or(0.0);
         let (prompt, cached) = (
             sum("evolve_hud_prompt_tokens_total"),
             sum("evolve_hud_prompt_tokens_cached_total"),

@@ -62,10 +62,7 @@ impl Events {
 }
 
 async fn streams_open(server: &Server) -> Option<f64> {
-    let text = common::get_text(&server.url("/metrics")).await;
-    text.lines()
-        .find(|l| l.starts_with("evolve_hud_event_streams "))
-        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+    common::Metrics::of(server).await.sum("evolve_hud_event_streams", "")
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -273,6 +273,28 @@ pub async fn get_text(url: &str) -> String {
 }
 
 /// The JSON answer of a plain `GET`.
+/// A server's `/metrics` text, read by sample name and label.
+pub struct Metrics(String);
+
+impl Metrics {
+    pub async fn of(server: &Server) -> Metrics {
+        Metrics(get_text(&server.url("/metrics")).await)
+    }
+
+    /// The sum of the samples named exactly `name` whose labels contain
+    /// `label` (`""`: any), or `None` when there is no such sample.
+    pub fn sum(&self, name: &str, label: &str) -> Option<f64> {
+        self.0
+            .lines()
+            .filter(|l| {
+                let end = l.find(['{', ' ']).unwrap_or(l.len());
+                &l[..end] == name && l.contains(label)
+            })
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .fold(None, |total, v| Some(total.unwrap_or(0.0) + v))
+    }
+}
+
 pub async fn get_json(url: &str) -> serde_json::Value {
     client().get(url).send().await.unwrap().json().await.unwrap()
 }

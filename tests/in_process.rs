@@ -7,7 +7,8 @@ mod common;
 
 use common::hud::failed_call;
 use evolve_hud::engine::{
-    Backend, Completion, Engine, EngineError, EngineInfo, Event, FinishReason, GenerateRequest, HealthState,
+    Backend, ChatMessage, Completion, Engine, EngineError, EngineInfo, Event, FinishReason, GenerateRequest,
+    HealthState, Prompt,
 };
 use evolve_hud::hud::{Hud, HudConfig, TokenCounter};
 use serde_json::{json, Value};
@@ -17,11 +18,15 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
-/// Answers scripted one per request; with none left, "unavailable".
+/// Answers scripted one per request; with none left, "unavailable". The
+/// HUD's warm-up (one token, no schema) is answered at once and kept apart.
 #[derive(Default)]
 struct Script {
     answers: Mutex<VecDeque<Result<String, EngineError>>>,
     calls: AtomicUsize,
+    /// The prompts of the warm-ups and of the questions, in order.
+    warmups: Mutex<Vec<Vec<ChatMessage>>>,
+    questions: Mutex<Vec<Vec<ChatMessage>>>,
 }
 
 impl Script {
@@ -33,16 +38,26 @@ impl Script {
 struct Fake(Arc<Script>);
 
 impl Backend for Fake {
-    fn generate(&self, _request: GenerateRequest) -> Result<mpsc::UnboundedReceiver<Event>, EngineError> {
-        self.0.calls.fetch_add(1, Ordering::SeqCst);
-        let answer = self.0.answers.lock().unwrap().pop_front();
-        let text = answer.unwrap_or_else(|| Err(EngineError::Unavailable("nothing scripted".into())))?;
+    fn generate(&self, request: GenerateRequest) -> Result<mpsc::UnboundedReceiver<Event>, EngineError> {
+        let warmup = request.params.json_schema.is_none() && request.params.max_tokens == 1;
+        if let Prompt::Chat(messages) = request.prompt {
+            let asked = if warmup { &self.0.warmups } else { &self.0.questions };
+            asked.lock().unwrap().push(messages);
+        }
+        let text = if warmup {
+            "{".to_owned()
+        } else {
+            self.0.calls.fetch_add(1, Ordering::SeqCst);
+            let answer = self.0.answers.lock().unwrap().pop_front();
+            answer.unwrap_or_else(|| Err(EngineError::Unavailable("nothing scripted".into())))?
+        };
         let (tx, rx) = mpsc::unbounded_channel();
         let _ = tx.send(Event::Text(text));
         let _ = tx.send(Event::Done(Completion {
             prompt_tokens: 10,
             cached_tokens: 0,
             completion_tokens: 5,
+            forced_tokens: 0,
             finish_reason: FinishReason::Stop,
             prompt_ms: 1.0,
             generation_ms: 1.0,
@@ -155,6 +170,18 @@ async fn a_checked_answer_is_shown_and_an_unchecked_one_refused() {
     assert!(v["model_status"].as_str().unwrap().starts_with("rejected: "), "{v}");
     assert!(!v["hud"].as_str().unwrap().contains("local model"), "{v}");
     assert_eq!(script.calls.load(Ordering::SeqCst), 2);
+
+    // The engine was warmed once, before the first question, with the start
+    // every question shares (the instructions and the worked example).
+    let warmups = script.warmups.lock().unwrap().clone();
+    assert_eq!(warmups.len(), 1, "{warmups:?}");
+    let questions = script.questions.lock().unwrap().clone();
+    assert_eq!(questions.len(), 2);
+    for question in questions {
+        assert_eq!(question.len(), warmups[0].len() + 1);
+        assert_eq!(question[..warmups[0].len()], warmups[0][..]);
+        assert!(question.last().unwrap().content.contains("avg.c:3: expected 2.5 got 2"));
+    }
 }
 
 #[tokio::test]

@@ -193,6 +193,42 @@ async fn response_format_holds_the_answer_to_the_schema() {
 }
 
 #[tokio::test]
+async fn an_enum_value_is_written_whole_once_its_start_picks_it() {
+    let server = Server::start(&[]);
+    // Long values, each with a quote and a backslash to escape.
+    let lines = [
+        r#"disk "sda1" is full: 100% of 512 GB used under C:\data\logs"#,
+        r#"network "eth0" is down: no carrier since the cable was moved"#,
+        r#"memory "bank 2" failed its self test at boot with code 0x1f"#,
+    ];
+    let schema = json!({
+        "type": "object",
+        "properties": { "what": { "type": "string", "maxLength": 20 }, "line": { "type": "string", "enum": lines } },
+        "required": ["what", "line"],
+        "additionalProperties": false
+    });
+    let format = json!({ "type": "json_schema", "json_schema": { "name": "pick", "schema": schema } });
+    let extra = json!({ "max_tokens": 200, "temperature": 0, "response_format": format });
+    let prompt = format!("Which of these lines is about the disk?\n{}", lines.join("\n"));
+    let (status, v) = post(&server, &chat(&prompt, extra)).await;
+    assert_eq!(status, 200, "{v}");
+    let content = v["choices"][0]["message"]["content"].as_str().unwrap();
+    let answer: serde_json::Value = serde_json::from_str(content).expect("the answer is JSON");
+    let line = answer["line"].as_str().expect("a line");
+    assert!(lines.contains(&line), "{answer}");
+    // Most of the line was decided by its first tokens and written in one
+    // batch, checked by the grammar, not sampled token by token.
+    let metrics = common::Metrics::of(&server).await;
+    let forced = metrics.sum("evolve_hud_completion_tokens_forced_total", "work=\"chat\"");
+    let generated = metrics.sum("evolve_hud_completion_tokens_total", "work=\"chat\"");
+    let (forced, generated) = (forced.unwrap_or(0.0), generated.unwrap_or(0.0));
+    assert!(
+        forced >= 8.0 && forced < generated,
+        "{forced} of {generated} tokens forced: {content}"
+    );
+}
+
+#[tokio::test]
 async fn a_request_left_waiting_in_the_queue_gets_503_with_retry_after() {
     let server = Server::start(&["--queue-timeout-ms", "300"]);
     // A long generation holds the model.

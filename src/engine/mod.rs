@@ -80,6 +80,9 @@ pub struct Completion {
     /// Prompt tokens whose KV cache was reused rather than decoded.
     pub cached_tokens: u32,
     pub completion_tokens: u32,
+    /// Completion tokens the JSON schema decided, decoded in batches rather
+    /// than sampled one by one (local engine only).
+    pub forced_tokens: u32,
     pub finish_reason: FinishReason,
     pub prompt_ms: f64,
     pub generation_ms: f64,

@@ -435,6 +435,8 @@ impl Tally {
             prompt_tokens,
             cached_tokens: cached.min(prompt_tokens),
             completion_tokens,
+            // An engine does not say which tokens its grammar decided.
+            forced_tokens: 0,
             finish_reason: finish,
             prompt_ms: timings["prompt_ms"].as_f64().unwrap_or(measured_prompt),
             generation_ms: timings["predicted_ms"].as_f64().unwrap_or(measured_generation),

@@ -13,7 +13,6 @@ use super::text::{clean_line, says_failure};
 use crate::engine::{ChatMessage, GenerateRequest, Prompt, SamplingParams};
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 
 /// Verified findings, by the call id of the output they were read from.
 pub type Findings = BTreeMap<String, Vec<Finding>>;
@@ -31,14 +30,17 @@ pub struct Finding {
 /// Items asked for at most.
 const MAX_ITEMS: usize = 3;
 const MAX_NAME: usize = 80;
-const MAX_LINE: usize = 200;
+/// Longest line an answer may quote.
+const MAX_LINE: usize = 300;
+/// Lines offered for quoting at most.
+const MAX_QUOTABLE: usize = 40;
 /// Output shown to the model: whole up to this size, else its start and end.
 const EXCERPT_BYTES: usize = 2500;
 const EXCERPT_HEAD: usize = 800;
 /// How far above its quoted line a name may stand (a test's header, say).
 const NAME_REACH: usize = 12;
 /// Tokens the answer may take: three items at their longest.
-pub const MAX_TOKENS: u32 = 220;
+pub const MAX_TOKENS: u32 = 420;
 
 const SYSTEM: &str = "You read the output of a command that failed and list what failed in it. \
 Answer with JSON only. Copy names and quotes exactly as they appear in the output; \
@@ -59,8 +61,10 @@ const EXAMPLE_ANSWER: &str = "{\"failures\": [{\"name\": \"handles empty input\"
 \"quote\": \"parser_spec.lua:14: expected [] but got nil\"}, {\"name\": \"reads numbers\", \
 \"quote\": \"parser_spec.lua:22: expected 42 but got '42'\"}]}";
 
-/// The JSON schema of an answer.
-pub fn schema() -> serde_json::Value {
+/// The JSON schema of an answer whose quotes are lines of `quotable`: the
+/// grammar lets the model pick a line, never write one, and the local
+/// engine writes the rest of a line once its start picks it.
+pub fn schema(quotable: &[String]) -> serde_json::Value {
     serde_json::json!({
         "type": "object",
         "properties": {
@@ -71,7 +75,7 @@ pub fn schema() -> serde_json::Value {
                     "type": "object",
                     "properties": {
                         "name": { "type": "string", "maxLength": MAX_NAME },
-                        "quote": { "type": "string", "maxLength": MAX_LINE }
+                        "quote": { "type": "string", "enum": quotable }
                     },
                     "required": ["name", "quote"],
                     "additionalProperties": false
@@ -81,12 +85,6 @@ pub fn schema() -> serde_json::Value {
         "required": ["failures"],
         "additionalProperties": false
     })
-}
-
-/// [`schema`], made once and shared by every question.
-pub fn answer_schema() -> std::sync::Arc<serde_json::Value> {
-    static SCHEMA: OnceLock<std::sync::Arc<serde_json::Value>> = OnceLock::new();
-    SCHEMA.get_or_init(|| std::sync::Arc::new(schema())).clone()
 }
 
 /// A question about one call's output.
@@ -99,26 +97,67 @@ pub struct Question {
     /// adds nothing.
     pub shown: Option<String>,
     pub messages: Vec<ChatMessage>,
+    /// [`schema`] for the question's quotable lines.
+    pub schema: std::sync::Arc<serde_json::Value>,
 }
 
 impl Question {
     /// The generation that asks it: greedy, held to the answer's schema, its
     /// KV cache kept under `cache_key`.
     pub fn request(&self, cache_key: &str) -> GenerateRequest {
-        GenerateRequest {
-            prompt: Prompt::Chat(self.messages.clone()),
-            params: SamplingParams {
-                max_tokens: MAX_TOKENS,
-                temperature: 0.0,
-                top_p: 1.0,
-                seed: 0,
-                stop: Vec::new(),
-                json_schema: Some(answer_schema()),
-            },
-            cache_key: Some(cache_key.to_owned()),
-            started: None,
-        }
+        greedy(self.messages.clone(), MAX_TOKENS, Some(self.schema.clone()), cache_key)
     }
+}
+
+fn greedy(
+    messages: Vec<ChatMessage>,
+    max_tokens: u32,
+    json_schema: Option<std::sync::Arc<serde_json::Value>>,
+    cache_key: &str,
+) -> GenerateRequest {
+    GenerateRequest {
+        prompt: Prompt::Chat(messages),
+        params: SamplingParams {
+            max_tokens,
+            temperature: 0.0,
+            top_p: 1.0,
+            seed: 0,
+            stop: Vec::new(),
+            json_schema,
+        },
+        cache_key: Some(cache_key.to_owned()),
+        started: None,
+    }
+}
+
+fn message(role: &str, content: String) -> ChatMessage {
+    ChatMessage {
+        role: role.into(),
+        content,
+    }
+}
+
+fn ask(command: &str, exit: &str, output: &str) -> String {
+    format!(
+        "Command: `{command}`{exit}\nOutput:\n```\n{output}\n```\nList up to {MAX_ITEMS} failures from this output."
+    )
+}
+
+/// The start every question shares: the instructions and the worked example.
+fn preamble() -> Vec<ChatMessage> {
+    vec![
+        message("system", SYSTEM.into()),
+        message("user", ask("busted spec/", " (exit 1)", EXAMPLE_OUTPUT)),
+        message("assistant", EXAMPLE_ANSWER.into()),
+    ]
+}
+
+/// A generation of one token whose prompt is the start every question
+/// shares: asked once before the first question, it leaves that start in
+/// the questions' KV cache, so even the first question decodes only its own
+/// part.
+pub fn warmup_request(cache_key: &str) -> GenerateRequest {
+    greedy(preamble(), 1, None, cache_key)
 }
 
 /// The question for `call`, if it is one the model can help with: a failed
@@ -130,29 +169,39 @@ pub fn question(call: &ToolCall) -> Option<Question> {
     let command = call.command.as_deref()?;
     let output = call.output.as_ref()?;
     let source = excerpt(&output.kept_text());
-    if !source.lines().any(says_failure) {
+    let shown = output.key_line().map(|l| l.trim().to_owned());
+    let quotable = quotable(&source, shown.as_deref());
+    if quotable.is_empty() {
+        // Nothing a quote could add: no line says a failure, or only the
+        // one the facts show.
         return None;
     }
     let exit = call.exit.map(|e| format!(" (exit {e})")).unwrap_or_default();
-    let ask = |command: &str, exit: &str, output: &str| {
-        format!("Command: `{command}`{exit}\nOutput:\n```\n{output}\n```\nList up to {MAX_ITEMS} failures from this output.")
-    };
-    let message = |role: &str, content: String| ChatMessage {
-        role: role.into(),
-        content,
-    };
-    let messages = vec![
-        message("system", SYSTEM.into()),
-        message("user", ask("busted spec/", " (exit 1)", EXAMPLE_OUTPUT)),
-        message("assistant", EXAMPLE_ANSWER.into()),
-        message("user", ask(&clean_line(command, 200), &exit, &source)),
-    ];
+    let mut messages = preamble();
+    messages.push(message("user", ask(&clean_line(command, 200), &exit, &source)));
     Some(Question {
         call_id: call.call_id.clone(),
         source,
-        shown: output.key_line().map(|l| l.trim().to_owned()),
+        shown,
         messages,
+        schema: std::sync::Arc::new(schema(&quotable)),
     })
+}
+
+/// The lines of `source` an answer may quote: trimmed, each once, saying
+/// that something failed, long enough to say what, and not the line the
+/// facts already show.
+fn quotable(source: &str, shown: Option<&str>) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for line in source.lines().map(str::trim) {
+        let fits = line.len() <= MAX_LINE && !line.chars().any(char::is_control);
+        let says = says_failure(line) && !is_remark(line) && line.chars().filter(|c| c.is_alphanumeric()).count() >= 4;
+        let news = !shown.is_some_and(|s| s.contains(line));
+        if fits && says && news && !lines.iter().any(|l| l == line) && lines.len() < MAX_QUOTABLE {
+            lines.push(line.to_owned());
+        }
+    }
+    lines
 }
 
 /// The calls of `state` worth a question that has not been asked yet, most
@@ -302,6 +351,7 @@ make: *** [Makefile:4: calc.o] Error 1";
             source: source.into(),
             shown: shown.map(str::to_owned),
             messages: Vec::new(),
+            schema: std::sync::Arc::new(schema(&[])),
         }
     }
 
@@ -387,8 +437,17 @@ make: *** [Makefile:4: calc.o] Error 1";
     }
 
     #[test]
-    fn the_schema_has_a_grammar() {
-        let g = crate::engine::local::json_schema_grammar(&answer_schema()).expect("grammar");
-        assert!(g.contains("root"), "{g}");
+    fn quotes_are_picked_from_the_lines_that_add_to_the_facts() {
+        let shown = "make: *** [Makefile:4: calc.o] Error 1";
+        let lines = quotable(&format!("{OUTPUT}\n{OUTPUT}\nnote: nothing failed here"), Some(shown));
+        // Only the compiler's error: once, and not the line the facts show.
+        assert_eq!(
+            lines,
+            ["calc.c:12:16: error: 'count' undeclared (first use in this function)"]
+        );
+        let g = crate::engine::local::json_schema_grammar(&schema(&lines)).expect("grammar");
+        assert!(g.contains("count"), "{g}");
+        assert!(quotable(shown, Some(shown)).is_empty());
+        assert!(quotable("all good\n3 passed", None).is_empty());
     }
 }

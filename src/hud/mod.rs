@@ -171,6 +171,9 @@ pub struct Hud {
     /// completions and compaction texts wait behind at most one of them,
     /// however many sessions changed.
     background: tokio::sync::Semaphore,
+    /// Whether the questions' shared start is in the engine's cache (or
+    /// being put there).
+    warmed: std::sync::atomic::AtomicBool,
     changes: tokio::sync::broadcast::Sender<Change>,
 }
 
@@ -183,6 +186,7 @@ impl Hud {
             sessions: Mutex::new(HashMap::new()),
             epochs: std::sync::atomic::AtomicU64::new(0),
             background: tokio::sync::Semaphore::new(1),
+            warmed: std::sync::atomic::AtomicBool::new(false),
             changes: tokio::sync::broadcast::channel(256).0,
         })
     }
@@ -224,6 +228,7 @@ impl Hud {
             if !full {
                 return Err(HudError::ResyncRequired(session_id.to_owned()));
             }
+            self.warm_questions();
             let epoch = self.epochs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             sessions.insert(session_id.to_owned(), Entry::new(session_id, epoch));
         }

@@ -22,7 +22,40 @@ fn not_taken(e: &EngineError) -> bool {
     ) || matches!(e, EngineError::Upstream { status, .. } if *status == 429 || *status >= 500)
 }
 
+/// The KV cache key every question shares (see [`extract::warmup_request`]).
+const QUESTIONS_KEY: &str = "hud:questions";
+
 impl Hud {
+    /// Before the first question: has the engine decode the start every
+    /// question shares, once, in the background. Tried again with the next
+    /// new session when the engine could not take it.
+    pub(super) fn warm_questions(self: &Arc<Self>) {
+        let Some(engine) = self.engine.clone().filter(|_| self.config.extract) else {
+            return;
+        };
+        if self.warmed.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            return;
+        }
+        let hud = self.clone();
+        tokio::spawn(async move {
+            let deadline = tokio::time::Instant::now() + hud.config.extract_timeout;
+            let warmed = async {
+                let _turn = hud.background.acquire().await.ok()?;
+                let mut rx = engine.generate(extract::warmup_request(QUESTIONS_KEY)).ok()?;
+                loop {
+                    match tokio::time::timeout_at(deadline, rx.recv()).await.ok()?? {
+                        Event::Text(_) => {}
+                        Event::Done(_) => return Some(()),
+                        Event::Failed(_) => return None,
+                    }
+                }
+            };
+            if warmed.await.is_none() {
+                hud.warmed.store(false, std::sync::atomic::Ordering::Release);
+            }
+        });
+    }
+
     /// After a change of facts: starts a refresh when there is something
     /// to ask the model, or marks the running one to go again.
     pub(super) fn schedule_refresh(self: &Arc<Self>, entry: &mut Entry, session_id: &str) {
@@ -113,7 +146,7 @@ impl Hud {
         // Every question starts with the same instructions and worked
         // example, and only that start is shared between questions: one slot
         // for all keeps it cached for every session's first question.
-        let request = question.request("hud:questions");
+        let request = question.request(QUESTIONS_KEY);
         let mut rx = match engine.generate(request) {
             Ok(rx) => rx,
             Err(e) => {
@@ -139,7 +172,9 @@ impl Hud {
                         prompt = done.prompt_tokens,
                         prompt_ms = done.prompt_ms,
                         generated = done.completion_tokens,
+                        forced = done.forced_tokens,
                         generation_ms = done.generation_ms,
+                        answer = text,
                         "model answered"
                     );
                     break;

@@ -32,6 +32,10 @@ pub fn install() -> anyhow::Result<PrometheusHandle> {
         "prompt tokens served from the KV cache"
     );
     metrics::describe_counter!("evolve_hud_completion_tokens_total", "generated tokens");
+    metrics::describe_counter!(
+        "evolve_hud_completion_tokens_forced_total",
+        "generated tokens the JSON schema decided, decoded in batches instead of sampled"
+    );
     metrics::describe_histogram!("evolve_hud_prompt_seconds", "prompt processing time per generation");
     metrics::describe_histogram!("evolve_hud_generation_seconds", "token generation time per generation");
     metrics::describe_gauge!("evolve_hud_model_queue_depth", "requests waiting for the model thread");
@@ -72,6 +76,8 @@ pub fn record_completion(c: &Completion, work: &'static str) {
     metrics::counter!("evolve_hud_prompt_tokens_total", "work" => work).increment(u64::from(c.prompt_tokens));
     metrics::counter!("evolve_hud_prompt_tokens_cached_total", "work" => work).increment(u64::from(c.cached_tokens));
     metrics::counter!("evolve_hud_completion_tokens_total", "work" => work).increment(u64::from(c.completion_tokens));
+    metrics::counter!("evolve_hud_completion_tokens_forced_total", "work" => work)
+        .increment(u64::from(c.forced_tokens));
     metrics::histogram!("evolve_hud_prompt_seconds", "work" => work).record(c.prompt_ms / 1000.0);
     metrics::histogram!("evolve_hud_generation_seconds", "work" => work).record(c.generation_ms / 1000.0);
 }

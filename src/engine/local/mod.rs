@@ -4,6 +4,7 @@
 //! oneshot (load) or an unbounded channel of [`Event`]s (generation), which
 //! the thread stops feeding as soon as the receiver is dropped.
 
+mod forced;
 mod prompt;
 mod slots;
 mod text;

@@ -2,6 +2,7 @@
 //! at a time. Prompts keep their KV cache in a small pool of sequences, so a
 //! prompt that extends a cached one only decodes its new tokens.
 
+use super::forced::Forced;
 use super::prompt::{Prompter, ValidPrompt};
 use super::slots::{common_prefix, Placement, Slots};
 use super::text::{StopMatcher, Utf8Stream};
@@ -392,8 +393,10 @@ impl<'m> Worker<'m> {
         let room = n_ctx as usize - tokens.len();
         let limit = (params.max_tokens as usize).min(room);
         let mut generated = 0u32;
+        let mut forced_tokens = 0u32;
         let mut finish = FinishReason::Length;
         let vocab = self.model.vocab();
+        let mut forced = params.json_schema.as_deref().and_then(Forced::from_schema);
         while (generated as usize) < limit {
             if events.is_closed() || stopping.load(Ordering::Acquire) {
                 finish = FinishReason::Cancelled;
@@ -405,9 +408,27 @@ impl<'m> Worker<'m> {
                 finish = FinishReason::Stop;
                 break;
             }
-            generated += 1;
-            let piece = utf8.push(&vocab.token_to_piece(token, false, None));
-            let (out, hit) = stops.push(&piece);
+            let mut next = vec![token];
+            let mut text = utf8.push(&vocab.token_to_piece(token, false, None));
+            if let Some(forced) = &mut forced {
+                forced.push(&text);
+                // What the grammar now decides goes in with this token, in
+                // one batch; each of its tokens is checked by the grammar.
+                let rest = forced.rest().map(|r| spelling(&vocab, r)).unwrap_or_default();
+                let room = limit - generated as usize - 1;
+                for token in rest.into_iter().take(room) {
+                    if !sampler.accept_forced(token) {
+                        break;
+                    }
+                    let piece = utf8.push(&vocab.token_to_piece(token, false, None));
+                    forced.push(&piece);
+                    text.push_str(&piece);
+                    next.push(token);
+                }
+            }
+            generated += next.len() as u32;
+            forced_tokens += next.len() as u32 - 1;
+            let (out, hit) = stops.push(&text);
             if !out.is_empty() {
                 let _ = events.send(Event::Text(out));
             }
@@ -417,7 +438,7 @@ impl<'m> Worker<'m> {
             }
             if (generated as usize) < limit {
                 let pos = self.slots.tokens(slot).len();
-                self.decode(slot, pos, &[token])?;
+                self.decode(slot, pos, &next)?;
             }
         }
         if finish != FinishReason::Stop {
@@ -431,6 +452,7 @@ impl<'m> Worker<'m> {
             prompt_tokens: tokens.len() as u32,
             cached_tokens: cached as u32,
             completion_tokens: generated,
+            forced_tokens,
             finish_reason: finish,
             prompt_ms,
             generation_ms: generation_started.elapsed().as_secs_f64() * 1000.0,
@@ -593,11 +615,7 @@ impl Sampler {
         let mut candidates = ctx.token_data_array_ith(idx);
         candidates.apply_sampler(&mut self.chain);
         let picked = candidates.selected_token();
-        let allowed = picked.is_some_and(|token| {
-            let mut one = LlamaTokenDataArray::new(vec![LlamaTokenData::new(token, 1.0, 0.0)], false);
-            one.apply_sampler(grammar);
-            one.data[0].logit().is_finite()
-        });
+        let allowed = picked.is_some_and(|token| allows(grammar, token));
         let token = match picked {
             Some(token) if allowed => token,
             _ => {
@@ -612,6 +630,42 @@ impl Sampler {
         grammar.accept(token);
         self.chain.accept(token);
         token
+    }
+
+    /// Accepts `token` without sampling it, as the grammar's only choice
+    /// (see [`Forced`]), if the grammar allows it.
+    fn accept_forced(&mut self, token: LlamaToken) -> bool {
+        let Some(grammar) = &mut self.grammar else {
+            return false;
+        };
+        if !allows(grammar, token) {
+            return false;
+        }
+        grammar.accept(token);
+        self.chain.accept(token);
+        true
+    }
+}
+
+/// Whether `grammar`, in its state now, allows `token` next.
+fn allows(grammar: &mut LlamaSampler, token: LlamaToken) -> bool {
+    let mut one = LlamaTokenDataArray::new(vec![LlamaTokenData::new(token, 1.0, 0.0)], false);
+    one.apply_sampler(grammar);
+    one.data[0].logit().is_finite()
+}
+
+/// Tokens whose pieces spell exactly `text`, or none when the vocabulary's
+/// tokenizer changes the text (a leading space, say).
+fn spelling(vocab: &llama_cpp_2::vocab::LlamaVocab<'_>, text: &str) -> Vec<LlamaToken> {
+    let tokens = vocab.tokenize(text.as_bytes(), false, false);
+    let spelled: Vec<u8> = tokens
+        .iter()
+        .flat_map(|&t| vocab.token_to_piece(t, false, None))
+        .collect();
+    if spelled == text.as_bytes() {
+        tokens
+    } else {
+        Vec::new()
     }
 }
 

@@ -633,9 +633,17 @@ async function call<T>(pending: Promise<unknown> | undefined): Promise<T> {
   return result.data;
 }
 
+/** How long a session that received a message counts as working without
+ * its `session.idle` (which normally ends it; this only bounds a lost one). */
+const WORKING_MS = 10 * 60_000;
+
 class Heartbeat {
   private timer?: ReturnType<typeof setTimeout>;
   private stopped = false;
+  /** Sessions that received a message and have not gone idle since, with
+   * when: OpenCode reports a session busy only a while after its message
+   * arrives (over a second on a loaded machine). */
+  private working = new Map<string, number>();
   lastModel?: ModelRef;
   /** The heartbeat session, as last loaded or saved. */
   sessionID?: string;
@@ -655,6 +663,16 @@ class Heartbeat {
   stop(): void {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+  }
+
+  /** A message arrived in `sessionID` (the `chat.message` hook). */
+  messageArrived(sessionID: string, at: number): void {
+    this.working.set(sessionID, at);
+  }
+
+  /** `sessionID` went idle. */
+  idle(sessionID: string): void {
+    this.working.delete(sessionID);
   }
 
   /** A `setTimeout` chain: the next tick is armed only when this one is done. */
@@ -691,6 +709,9 @@ class Heartbeat {
       Object.assign(state, { sessionID: created.id, count: 0, tokens: 0 });
       await this.save(state);
     }
+    // And the clean-up may have taken a while too: the last look right
+    // before the prompt leaves only OpenCode's own start-up as the window.
+    if (await this.othersBusy(state)) return "busy";
     try {
       const answer = await call<{ info?: { tokens?: { input?: number; output?: number } } }>(
         this.client.session.prompt({
@@ -714,8 +735,14 @@ class Heartbeat {
     }
   }
 
-  /** Whether any session but the heartbeat's own is working. */
+  /** Whether any session but the heartbeat's own is working: it received a
+   * message and has not gone idle, or OpenCode says it is not idle. */
   private async othersBusy(state: HeartbeatState): Promise<boolean> {
+    const now = Date.now();
+    for (const [id, at] of this.working) {
+      if (now - at > WORKING_MS) this.working.delete(id);
+      else if (id !== state.sessionID) return true;
+    }
     const statuses = await call<Record<string, { type?: string }>>(this.client.session.status());
     return Object.entries(statuses).some(([id, s]) => id !== state.sessionID && s?.type !== "idle");
   }
@@ -890,6 +917,7 @@ function createShim(options: Source = {}, deps: ShimDeps = {}, client?: PluginIn
 
     "chat.message": async (input) => {
       try {
+        if (typeof input?.sessionID === "string") heartbeat?.messageArrived(input.sessionID, now());
         const model = input?.model;
         if (heartbeat && model && typeof model.providerID === "string" && typeof model.modelID === "string") {
           heartbeat.lastModel = { providerID: model.providerID, modelID: model.modelID };
@@ -929,6 +957,7 @@ function createShim(options: Source = {}, deps: ShimDeps = {}, client?: PluginIn
             send({ type: e.type, session_id: sessionID });
             break;
           case "session.idle":
+            heartbeat?.idle(sessionID);
             send({ type: e.type, session_id: sessionID });
             break;
           case "todo.updated":

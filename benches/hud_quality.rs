@@ -76,25 +76,27 @@ async fn main() {
         }
     }
     println!("\nWhere a question's time goes (means over the questions, from /metrics):\n");
-    println!("| HUD | prompt tokens | of them cached | prompt s | generated tokens | generation s |");
-    println!("|---|---:|---:|---:|---:|---:|");
+    println!("| HUD | prompt tokens | of them cached | prompt s | generated tokens | of them forced | generation s |");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
     for (label, row) in breakdowns {
         println!("| {label} | {row} |");
     }
 }
 
 /// Means per HUD question of the engine's work: prompt tokens, cached ones,
-/// prompt seconds, generated tokens, generation seconds.
+/// prompt seconds, generated tokens, those the grammar decided (written in
+/// batches), generation seconds.
 async fn time_per_question(server: &Server) -> String {
     let metrics = common::Metrics::of(server).await;
     let value = |name: &str| metrics.sum(name, "work=\"hud\"").unwrap_or(0.0);
     let n = value("evolve_hud_prompt_seconds_count").max(1.0);
     format!(
-        "{:.0} | {:.0} | {:.2} | {:.0} | {:.2}",
+        "{:.0} | {:.0} | {:.2} | {:.0} | {:.0} | {:.2}",
         value("evolve_hud_prompt_tokens_total") / n,
         value("evolve_hud_prompt_tokens_cached_total") / n,
         value("evolve_hud_prompt_seconds_sum") / n,
         value("evolve_hud_completion_tokens_total") / n,
+        value("evolve_hud_completion_tokens_forced_total") / n,
         value("evolve_hud_generation_seconds_sum") / n,
     )
 }

@@ -177,10 +177,17 @@ async fn a_checked_answer_is_shown_and_an_unchecked_one_refused() {
     assert_eq!(warmups.len(), 1, "{warmups:?}");
     let questions = script.questions.lock().unwrap().clone();
     assert_eq!(questions.len(), 2);
+    let shared = warmups[0].len() - 1;
+    assert_eq!(warmups[0][shared].role, "user");
     for question in questions {
-        assert_eq!(question.len(), warmups[0].len() + 1);
-        assert_eq!(question[..warmups[0].len()], warmups[0][..]);
-        assert!(question.last().unwrap().content.contains("avg.c:3: expected 2.5 got 2"));
+        assert_eq!(question.len(), warmups[0].len());
+        assert_eq!(question[..shared], warmups[0][..shared]);
+        let (asked, warm) = (&question[shared].content, &warmups[0][shared].content);
+        assert!(
+            asked.starts_with("Command: `") && warm.starts_with("Command: `"),
+            "{warm}"
+        );
+        assert!(asked.contains("avg.c:3: expected 2.5 got 2"));
     }
 }
 

@@ -48,6 +48,10 @@ impl RemoteConfig {
     /// Default of [`RemoteConfig::max_in_flight`].
     pub const MAX_IN_FLIGHT: u32 = 16;
     pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+    /// How long an idle connection is kept for reuse: under the 5 s after
+    /// which llama-server (cpp-httplib) and uvicorn (vLLM) close one, so a
+    /// request never goes out on a connection the engine is closing.
+    pub const POOL_IDLE: Duration = Duration::from_secs(2);
     /// Health probes: every this often while healthy, and their own timeout.
     pub const PROBE_INTERVAL: Duration = Duration::from_secs(5);
     pub const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
@@ -146,6 +150,7 @@ impl RemoteEngine {
         }
         let client = reqwest::Client::builder()
             .connect_timeout(RemoteConfig::CONNECT_TIMEOUT)
+            .pool_idle_timeout(RemoteConfig::POOL_IDLE)
             .default_headers(headers)
             .build()
             .map_err(|e| anyhow::anyhow!("building the engine's HTTP client: {e}"))?;

@@ -157,7 +157,12 @@ fn preamble() -> Vec<ChatMessage> {
 /// the questions' KV cache, so even the first question decodes only its own
 /// part.
 pub fn warmup_request(cache_key: &str) -> GenerateRequest {
-    greedy(preamble(), 1, None, cache_key)
+    // Ends with a user turn, as every engine takes (a last assistant turn
+    // would be a prefill, which some refuse), sharing its start with the
+    // question's.
+    let mut messages = preamble();
+    messages.push(message("user", ask("", "", "")));
+    greedy(messages, 1, None, cache_key)
 }
 
 /// The question for `call`, if it is one the model can help with: a failed

@@ -48,10 +48,7 @@ impl RemoteConfig {
     /// Default of [`RemoteConfig::max_in_flight`].
     pub const MAX_IN_FLIGHT: u32 = 16;
     pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
-    /// How long an idle connection is kept for reuse: under the 5 s after
-    /// which llama-server (cpp-httplib) and uvicorn (vLLM) close one, so a
-    /// request never goes out on a connection the engine is closing.
-    pub const POOL_IDLE: Duration = Duration::from_secs(2);
+
     /// Health probes: every this often while healthy, and their own timeout.
     pub const PROBE_INTERVAL: Duration = Duration::from_secs(5);
     pub const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
@@ -150,7 +147,11 @@ impl RemoteEngine {
         }
         let client = reqwest::Client::builder()
             .connect_timeout(RemoteConfig::CONNECT_TIMEOUT)
-            .pool_idle_timeout(RemoteConfig::POOL_IDLE)
+            // A fresh connection per request: a generation takes far longer
+            // than connecting, and a kept one can be closed by the engine
+            // (llama-server's keep-alive ends after 5 s) just as a request
+            // goes out on it, which fails the request unsent.
+            .pool_max_idle_per_host(0)
             .default_headers(headers)
             .build()
             .map_err(|e| anyhow::anyhow!("building the engine's HTTP client: {e}"))?;
@@ -469,7 +470,15 @@ fn describe(e: &reqwest::Error, url: &str) -> String {
     } else if e.is_timeout() {
         format!("{url} did not answer in time")
     } else {
-        format!("{url}: {e}")
+        // reqwest's own text ("error sending request") says little; the
+        // cause (a reset, a closed connection) is further down the chain.
+        let mut text = format!("{url}: {e}");
+        let mut source = std::error::Error::source(e);
+        while let Some(cause) = source {
+            text.push_str(&format!(": {cause}"));
+            source = cause.source();
+        }
+        text
     }
 }
 

@@ -666,8 +666,8 @@ class Heartbeat {
   }
 
   /** A message arrived in `sessionID` (the `chat.message` hook). */
-  messageArrived(sessionID: string, at: number): void {
-    this.working.set(sessionID, at);
+  messageArrived(sessionID: string): void {
+    this.working.set(sessionID, Date.now());
   }
 
   /** `sessionID` went idle. */
@@ -917,7 +917,7 @@ function createShim(options: Source = {}, deps: ShimDeps = {}, client?: PluginIn
 
     "chat.message": async (input) => {
       try {
-        if (typeof input?.sessionID === "string") heartbeat?.messageArrived(input.sessionID, now());
+        if (typeof input?.sessionID === "string") heartbeat?.messageArrived(input.sessionID);
         const model = input?.model;
         if (heartbeat && model && typeof model.providerID === "string" && typeof model.modelID === "string") {
           heartbeat.lastModel = { providerID: model.providerID, modelID: model.modelID };

@@ -48,7 +48,6 @@ impl RemoteConfig {
     /// Default of [`RemoteConfig::max_in_flight`].
     pub const MAX_IN_FLIGHT: u32 = 16;
     pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
-
     /// Health probes: every this often while healthy, and their own timeout.
     pub const PROBE_INTERVAL: Duration = Duration::from_secs(5);
     pub const PROBE_TIMEOUT: Duration = Duration::from_secs(3);

@@ -200,7 +200,7 @@ fn quotable(source: &str, shown: Option<&str>) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     for line in source.lines().map(str::trim) {
         let fits = line.len() <= MAX_LINE && !line.chars().any(char::is_control);
-        let says = says_failure(line) && !is_remark(line) && line.chars().filter(|c| c.is_alphanumeric()).count() >= 4;
+        let says = long_enough(line) && says_what_failed(line);
         let news = !shown.is_some_and(|s| s.contains(line));
         if fits && says && news && !lines.iter().any(|l| l == line) && lines.len() < MAX_QUOTABLE {
             lines.push(line.to_owned());
@@ -308,13 +308,13 @@ fn ground(item: &Finding, lines: &[&str]) -> Result<Finding, String> {
     if name.contains(line) || line.len() < name.len() && line.contains(name) && name.len() > MAX_NAME / 2 {
         return Err("the name is the quoted line itself".into());
     }
-    if line.chars().filter(|c| c.is_alphanumeric()).count() < 4 {
+    if !long_enough(line) {
         return Err(format!("the line {line:?} is too short to say anything"));
     }
     let Some(at) = lines.iter().position(|l| l.contains(line)) else {
         return Err(format!("the line {:?} is not in the output", clean_line(line, 80)));
     };
-    if !says_failure(line) || is_remark(line) {
+    if !says_what_failed(line) {
         return Err(format!(
             "the line {:?} does not say that anything failed",
             clean_line(line, 80)
@@ -331,6 +331,16 @@ fn ground(item: &Finding, lines: &[&str]) -> Result<Finding, String> {
         name: name.to_owned(),
         line: line.to_owned(),
     })
+}
+
+/// Whether `line` has letters or digits enough to say anything.
+fn long_enough(line: &str) -> bool {
+    line.chars().filter(|c| c.is_alphanumeric()).count() >= 4
+}
+
+/// Whether `line` says that something failed, and is not a compiler's remark.
+fn says_what_failed(line: &str) -> bool {
+    says_failure(line) && !is_remark(line)
 }
 
 /// A compiler's note, warning or hint: not itself a failure.

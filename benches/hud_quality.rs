@@ -4,12 +4,14 @@
 //! hand-written expectations of `tests/common/eval.rs`. Prints one table
 //! row per configuration: expected facts found, false or stale statements,
 //! questions asked of the model and how they ended, and the time from the
-//! sync that raised a question to the verified answer in the HUD.
+//! sync that raised a question to the answer's first verified item in the
+//! HUD (the default debounce included).
 //! SmolLM2 is the test model; Qwen2.5-Coder-0.5B needs
 //! `scripts/fetch-model.sh qwen-coder`. The last row serves Qwen through
 //! llama.cpp's own llama-server (`serve --engine`), named by
 //! `EVOLVE_HUD_LLAMA_SERVER` (`scripts/llama-cpp.sh llama-server`), on the
-//! same machine.
+//! same machine. Words after `--` keep only the rows whose label contains
+//! one of them: `cargo bench --bench hud_quality -- SmolLM2`.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -27,18 +29,21 @@ async fn main() {
         ("Qwen2.5-Coder-0.5B via llama-server", realistic_model(), &[], true),
     ];
     println!(
-        "{} sessions, replayed one assistant message at a time; model threads at --nice 0\n",
+        "{} sessions, replayed one assistant message at a time; model threads at --nice 0, default debounce\n",
         CASES.len()
     );
     println!("| HUD | facts found | details only the model can add | false or stale statements | questions | shown | rejected | sync to shown p50 / p90 |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|");
     let mut breakdowns = Vec::new();
+    // `cargo bench --bench hud_quality -- Qwen`: only the rows whose label
+    // contains one of the words given.
+    let only: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
     for (label, model, extra, remote) in configs {
-        let args: Vec<&str> = ["--hud-debounce-ms", "0", "--nice", "0"]
-            .iter()
-            .chain(extra)
-            .copied()
-            .collect();
+        if !only.is_empty() && !only.iter().any(|w| label.contains(w.as_str())) {
+            continue;
+        }
+        // The default debounce, as users get it.
+        let args: Vec<&str> = ["--nice", "0"].iter().chain(extra).copied().collect();
         // Two slots of 4096 tokens, as evolve-hud keeps by default.
         let engine = remote.then(|| LlamaServer::start(&model, &["-c", "8192", "-np", "2"]));
         let server = match &engine {

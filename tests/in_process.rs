@@ -20,9 +20,13 @@ use tokio::sync::mpsc;
 
 /// Answers scripted one per request; with none left, "unavailable". The
 /// HUD's warm-up (one token, no schema) is answered at once and kept apart.
+/// A held answer sends its start, then waits for `release` before it sends
+/// its end.
 #[derive(Default)]
 struct Script {
     answers: Mutex<VecDeque<Result<String, EngineError>>>,
+    held: Mutex<Option<(String, Result<String, EngineError>)>>,
+    release: tokio::sync::Notify,
     calls: AtomicUsize,
     /// The prompts of the warm-ups and of the questions, in order.
     warmups: Mutex<Vec<Vec<ChatMessage>>>,
@@ -33,6 +37,23 @@ impl Script {
     fn push(&self, answer: Result<&str, EngineError>) {
         self.answers.lock().unwrap().push_back(answer.map(str::to_owned));
     }
+
+    /// The next answer: `start`, then `end` once released.
+    fn hold(&self, start: &str, end: Result<&str, EngineError>) {
+        *self.held.lock().unwrap() = Some((start.to_owned(), end.map(str::to_owned)));
+    }
+}
+
+fn done() -> Event {
+    Event::Done(Completion {
+        prompt_tokens: 10,
+        cached_tokens: 0,
+        completion_tokens: 5,
+        forced_tokens: 0,
+        finish_reason: FinishReason::Stop,
+        prompt_ms: 1.0,
+        generation_ms: 1.0,
+    })
 }
 
 struct Fake(Arc<Script>);
@@ -44,24 +65,32 @@ impl Backend for Fake {
             let asked = if warmup { &self.0.warmups } else { &self.0.questions };
             asked.lock().unwrap().push(messages);
         }
+        let (tx, rx) = mpsc::unbounded_channel();
+        if !warmup {
+            self.0.calls.fetch_add(1, Ordering::SeqCst);
+        }
+        let held = (!warmup).then(|| self.0.held.lock().unwrap().take()).flatten();
+        if let Some((start, end)) = held {
+            let script = self.0.clone();
+            tokio::spawn(async move {
+                let _ = tx.send(Event::Text(start));
+                script.release.notified().await;
+                let _ = tx.send(match end {
+                    Ok(text) => Event::Text(text),
+                    Err(e) => Event::Failed(e),
+                });
+                let _ = tx.send(done());
+            });
+            return Ok(rx);
+        }
         let text = if warmup {
             "{".to_owned()
         } else {
-            self.0.calls.fetch_add(1, Ordering::SeqCst);
             let answer = self.0.answers.lock().unwrap().pop_front();
             answer.unwrap_or_else(|| Err(EngineError::Unavailable("nothing scripted".into())))?
         };
-        let (tx, rx) = mpsc::unbounded_channel();
         let _ = tx.send(Event::Text(text));
-        let _ = tx.send(Event::Done(Completion {
-            prompt_tokens: 10,
-            cached_tokens: 0,
-            completion_tokens: 5,
-            forced_tokens: 0,
-            finish_reason: FinishReason::Stop,
-            prompt_ms: 1.0,
-            generation_ms: 1.0,
-        }));
+        let _ = tx.send(done());
         Ok(rx)
     }
     fn health(&self) -> HealthState {
@@ -189,6 +218,60 @@ async fn a_checked_answer_is_shown_and_an_unchecked_one_refused() {
         );
         assert!(asked.contains("avg.c:3: expected 2.5 got 2"));
     }
+}
+
+/// The session's HUD once `until` holds of it.
+async fn when(base: &str, id: &str, until: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let v = common::get_json(&format!("{base}/v1/hud/{id}")).await;
+        if until(&v) {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "never came: {v}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn an_item_is_shown_as_soon_as_it_is_written_and_checked() {
+    let script = Arc::new(Script::default());
+    let base = serve(&script).await;
+    let div = "check_div: \"div.c:7: expected 2 got 3\"";
+    let avg = "check_avg: \"avg.c:3: expected 2.5 got 2\"";
+    let hud = |v: &Value| v["hud"].as_str().unwrap().to_owned();
+
+    // The first item is shown while the model is still writing the second,
+    // and the question stays pending until the whole answer is in.
+    script.hold(
+        r#"{"failures":[{"name":"check_div","quote":"div.c:7: expected 2 got 3"},"#,
+        Ok(r#"{"name":"check_avg","quote":"avg.c:3: expected 2.5 got 2"}]}"#),
+    );
+    sync(&base, "s", failed_call("s", "./checks.sh", OUTPUT, 1), true).await;
+    let v = when(&base, "s", |v| hud(v).contains(div)).await;
+    assert!(!hud(&v).contains(avg), "{v}");
+    assert_eq!(v["model_status"], "pending", "{v}");
+    script.release.notify_one();
+    let v = settled(&base, "s").await;
+    assert!(hud(&v).contains(div) && hud(&v).contains(avg), "{v}");
+    assert_eq!(v["model_status"], "ready", "{v}");
+
+    // An item once checked stays when the answer then fails.
+    script.hold(
+        r#"{"failures":[{"name":"check_avg","quote":"avg.c:3: expected 2.5 got 2"}, {"name":"#,
+        Err(EngineError::Backend("decode failed".into())),
+    );
+    sync(&base, "t", failed_call("t", "./checks.sh", OUTPUT, 1), true).await;
+    let v = when(&base, "t", |v| hud(v).contains(avg)).await;
+    assert_eq!(v["model_status"], "pending", "{v}");
+    let version = v["version"].clone();
+    assert!(version.is_u64(), "{v}");
+    script.release.notify_one();
+    let v = settled(&base, "t").await;
+    assert_eq!(v["model_status"], "ready", "{v}");
+    assert!(hud(&v).contains(avg), "{v}");
+    assert_eq!(v["version"], version, "{v}");
+    assert_eq!(script.calls.load(Ordering::SeqCst), 2);
 }
 
 #[tokio::test]

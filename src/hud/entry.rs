@@ -77,6 +77,9 @@ pub(super) struct Entry {
     pub(super) state: SessionState,
     /// The model's answers, by call id: each call is asked about once.
     pub(super) readings: HashMap<String, Reading>,
+    /// Items verified while an answer is still being written, by call id,
+    /// until the whole answer is recorded.
+    pub(super) written: HashMap<String, Vec<Finding>>,
     /// Findings accepted so far: the view version counts them with the facts.
     pub(super) accepted: u64,
     pub(super) refresh: Refresh,
@@ -100,6 +103,7 @@ impl Entry {
             epoch,
             state: SessionState::new(id),
             readings: HashMap::new(),
+            written: HashMap::new(),
             accepted: 0,
             refresh: Refresh::Idle,
             last_used: Instant::now(),
@@ -119,7 +123,7 @@ impl Entry {
     /// Verified findings of the calls still held. Rendering shows them only
     /// on their call's open problem, so a fixed problem takes them away.
     pub(super) fn findings(&self) -> Findings {
-        if self.readings.is_empty() {
+        if self.readings.is_empty() && self.written.is_empty() {
             return Findings::new();
         }
         self.state
@@ -127,7 +131,8 @@ impl Entry {
             .values()
             .filter_map(|call| match self.reading(call) {
                 Some(Reading::Found(found)) => Some((call.call_id.clone(), found.clone())),
-                _ => None,
+                Some(Reading::Rejected(_)) => None,
+                None => Some((call.call_id.clone(), self.written.get(&call.call_id)?.clone())),
             })
             .collect()
     }
@@ -177,19 +182,10 @@ impl Entry {
     pub(super) fn finish_refresh(&mut self, outcome: Option<(String, Result<Vec<Finding>, String>)>) -> bool {
         let answered = outcome.is_some();
         if let Some((call, result)) = outcome {
-            // Answers about calls no longer held are dropped with them.
-            if self.state.calls.contains_key(&call) {
-                let reading = match result {
-                    Ok(found) => {
-                        self.accepted += 1;
-                        Reading::Found(found)
-                    }
-                    Err(why) => Reading::Rejected(why),
-                };
-                self.readings.insert(call, reading);
-            }
+            self.record(&call, result);
             let calls = &self.state.calls;
             self.readings.retain(|id, _| calls.contains_key(id));
+            self.written.retain(|id, _| calls.contains_key(id));
         }
         if let Refresh::Busy { dirty: true } = self.refresh {
             self.refresh = Refresh::Busy { dirty: false };
@@ -200,6 +196,37 @@ impl Entry {
         }
         self.refresh = Refresh::Idle;
         true
+    }
+
+    /// Takes the items about `call` verified so far while the model is
+    /// still writing its answer: shown at once, while the question stays
+    /// pending.
+    pub(super) fn record_written(&mut self, call: &str, found: Vec<Finding>) {
+        if self.state.calls.contains_key(call) {
+            self.accepted += 1;
+            self.written.insert(call.to_owned(), found);
+        }
+    }
+
+    /// Takes the model's whole answer about `call`. The items verified
+    /// while it was written stay when the rest fails; answers about calls
+    /// no longer held are dropped with them.
+    pub(super) fn record(&mut self, call: &str, result: Result<Vec<Finding>, String>) {
+        let written = self.written.remove(call);
+        if !self.state.calls.contains_key(call) {
+            return;
+        }
+        let reading = match (result, written) {
+            (Ok(found), written) => {
+                if written.as_ref() != Some(&found) {
+                    self.accepted += 1;
+                }
+                Reading::Found(found)
+            }
+            (Err(_), Some(written)) => Reading::Found(written),
+            (Err(why), None) => Reading::Rejected(why),
+        };
+        self.readings.insert(call.to_owned(), reading);
     }
 
     /// Changes whenever the HUD's content does: with the facts, and when

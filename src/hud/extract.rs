@@ -298,6 +298,17 @@ pub fn verify(raw: &str, question: &Question) -> Result<Vec<Finding>, Rejected> 
     Ok(kept)
 }
 
+/// The verified items among those an answer still being written has
+/// completed, so that the first can be shown before the last is written:
+/// `partial` closed after its last `}` and checked as [`verify`] checks a
+/// whole answer. Empty while no complete item is verified.
+pub fn verify_written(partial: &str, question: &Question) -> Vec<Finding> {
+    let Some(end) = partial.rfind('}') else {
+        return Vec::new();
+    };
+    verify(&format!("{}]}}", &partial[..=end]), question).unwrap_or_default()
+}
+
 /// `item` with its text trimmed, if it is grounded in `lines`.
 fn ground(item: &Finding, lines: &[&str]) -> Result<Finding, String> {
     let name = item.name.trim();
@@ -432,6 +443,30 @@ make: *** [Makefile:4: calc.o] Error 1";
                 "quotes only the line the facts already show".into()
             ))
         );
+    }
+
+    #[test]
+    fn items_are_verified_as_they_are_completed() {
+        let first = r#"{"failures": [{"name": "calc.c", "quote": "calc.c:12:16: error: 'count' undeclared (first use in this function)"}"#;
+        let second = r#", {"name": "Makefile", "quote": "make: *** [Makefile:4: calc.o] Error 1"}]}"#;
+        let question = asked(OUTPUT, None);
+        let whole = format!("{first}{second}");
+        let mut seen = Vec::new();
+        for end in 0..=whole.len() {
+            if whole.is_char_boundary(end) {
+                seen.push(verify_written(&whole[..end], &question).len());
+            }
+        }
+        // Nothing until the first item closes, then one item until the
+        // second closes; the whole answer is left to `verify`.
+        let one = seen.iter().position(|&n| n == 1).unwrap();
+        assert_eq!(one, first.len());
+        assert!(seen[..one].iter().all(|&n| n == 0));
+        let two = seen.iter().position(|&n| n == 2).unwrap();
+        assert!(seen[one..two].iter().all(|&n| n == 1));
+        assert_eq!(verify(&whole, &question).map(|f| f.len()), Ok(2));
+        // A brace inside a quote being written closes nothing.
+        assert!(verify_written(r#"{"failures": [{"name": "a}"#, &question).is_empty());
     }
 
     #[test]

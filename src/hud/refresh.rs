@@ -4,7 +4,7 @@
 //! compaction and heartbeat texts ask at once, within their deadline.
 
 use super::entry::Entry;
-use super::entry::{ModelStatus, Reading, Refresh};
+use super::entry::{ModelStatus, Refresh};
 use super::extract::{self, Finding, Findings};
 use super::render;
 use super::session::SessionState;
@@ -125,20 +125,24 @@ impl Hud {
             })
         };
         let deadline = tokio::time::Instant::now() + self.config.extract_timeout;
-        let answer = self.ask(&question, id, deadline, &gone).await?;
+        let answer = self.ask(&question, id, epoch, deadline, &gone).await?;
         Some((question.call_id, answer))
     }
 
     /// Has the model answer `question` in the questions' KV slot, held to
     /// the answer's schema, and verifies the answer against the question's
-    /// source. `None` when there is no engine, `gone()` turned true while
-    /// generating (which cancels the generation), or the engine could not
-    /// take the question (busy, down): it is asked again at the next
-    /// sync.
+    /// source. Each item is verified and shown on the session (of `epoch`)
+    /// as soon as it is written, so the first is shown while the model
+    /// writes the next; the question stays pending until the whole answer
+    /// is in. `None` when there is no engine, `gone()`
+    /// turned true while generating (which cancels the generation), or the
+    /// engine could not take the question (busy, down): it is asked again
+    /// at the next sync.
     async fn ask(
         &self,
         question: &extract::Question,
         id: &str,
+        epoch: u64,
         deadline: tokio::time::Instant,
         gone: &(dyn Fn() -> bool + Sync),
     ) -> Option<Result<Vec<Finding>, String>> {
@@ -155,6 +159,7 @@ impl Hud {
             }
         };
         let mut text = String::new();
+        let mut early = 0;
         loop {
             let event = match tokio::time::timeout_at(deadline, rx.recv()).await {
                 Ok(Some(e)) => e,
@@ -162,7 +167,16 @@ impl Hud {
                 Err(_) => return Some(Err("timed out".into())),
             };
             match event {
-                Event::Text(t) => text.push_str(&t),
+                Event::Text(t) => {
+                    text.push_str(&t);
+                    if t.contains('}') {
+                        let found = extract::verify_written(&text, question);
+                        if found.len() > early {
+                            early = found.len();
+                            self.update(id, epoch, |e| e.record_written(&question.call_id, found));
+                        }
+                    }
+                }
                 Event::Done(done) => {
                     crate::server::metrics::record_completion(&done, "hud");
                     tracing::debug!(
@@ -224,23 +238,28 @@ impl Hud {
                     _ => return (entry.state.clone(), entry.findings(), entry.model_status()),
                 }
             };
-            let answer = self.ask(&question, id, until, &|| false).await;
+            match self.ask(&question, id, epoch, until, &|| false).await {
+                Some(answer) => self.update(id, epoch, |e| e.record(&question.call_id, answer)),
+                None => {
+                    let sessions = self.lock();
+                    if let Some(entry) = sessions.get(id) {
+                        return (entry.state.clone(), entry.findings(), entry.model_status());
+                    }
+                }
+            }
+        }
+    }
+
+    /// Records an answer, or its part, on the session `id` (of `epoch`),
+    /// and tells the session's watchers.
+    fn update(&self, id: &str, epoch: u64, record: impl FnOnce(&mut Entry)) {
+        {
             let mut sessions = self.lock();
             let Some(entry) = sessions.get_mut(id).filter(|e| e.epoch == epoch) else {
-                continue;
+                return;
             };
-            match answer {
-                Some(Ok(found)) => {
-                    entry.accepted += 1;
-                    entry.readings.insert(question.call_id, Reading::Found(found));
-                }
-                Some(Err(why)) => {
-                    entry.readings.insert(question.call_id, Reading::Rejected(why));
-                }
-                None => return (entry.state.clone(), entry.findings(), entry.model_status()),
-            }
-            drop(sessions);
-            self.changed(super::Change::Updated(id.to_owned()));
+            record(entry);
         }
+        self.changed(super::Change::Updated(id.to_owned()));
     }
 }

@@ -252,8 +252,8 @@ pub struct Outcome {
     pub asked: usize,
     pub shown: usize,
     pub rejected: usize,
-    /// Seconds from the sync that raised a question to the verified answer
-    /// being in the HUD (shown answers only).
+    /// Seconds from the sync that raised a question to the answer's first
+    /// verified item being in the HUD (shown answers only).
     pub latencies: Vec<f64>,
     /// Expected facts that were missing, for the report.
     pub missing: Vec<String>,
@@ -341,6 +341,9 @@ pub async fn run_case(server: &Server, case: &Case) -> Outcome {
         assert_eq!(status, 200, "{}: {view}", case.name);
         if view["model_status"] == "pending" {
             out.asked += 1;
+            // The answer's first verified item is shown while the model
+            // writes the rest; the question settles once the whole is in.
+            let mut shown = None;
             let deadline = Instant::now() + Duration::from_secs(120);
             while view["model_status"] == "pending" && Instant::now() < deadline {
                 tokio::time::sleep(Duration::from_millis(20)).await;
@@ -350,11 +353,15 @@ pub async fn run_case(server: &Server, case: &Case) -> Outcome {
                     .await
                     .expect("GET");
                 view = r.json().await.expect("view");
+                if shown.is_none() && !quotes(view["hud"].as_str().unwrap_or_default()).is_empty() {
+                    shown = Some(started.elapsed());
+                }
             }
             match view["model_status"].as_str() {
                 Some("ready") => {
                     out.shown += 1;
-                    out.latencies.push(started.elapsed().as_secs_f64());
+                    let shown = shown.unwrap_or_else(|| started.elapsed());
+                    out.latencies.push(shown.as_secs_f64());
                 }
                 Some(s) if s.starts_with("rejected") => out.rejected += 1,
                 _ => {}

@@ -32,8 +32,8 @@ async fn main() {
         "{} sessions, replayed one assistant message at a time; model threads at --nice 0, default debounce\n",
         CASES.len()
     );
-    println!("| HUD | facts found | details only the model can add | false or stale statements | questions | shown | rejected | sync to shown p50 / p90 |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("| HUD | facts found | details only the model can add | false or stale statements | questions | shown | rejected | sync to shown p50 / p90 | each (s) |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut breakdowns = Vec::new();
     // `cargo bench --bench hud_quality -- Qwen`: only the rows whose label
     // contains one of the words given.
@@ -59,8 +59,11 @@ async fn main() {
             (Some(p50), Some(p90)) => format!("{p50:.1} s / {p90:.1} s"),
             _ => "–".to_owned(),
         };
+        let mut each = out.latencies.clone();
+        each.sort_by(f64::total_cmp);
+        let each: Vec<String> = each.iter().map(|s| format!("{s:.1}")).collect();
         println!(
-            "| {label} | {}/{} | {}/{} | {} | {} | {} | {} | {latency} |",
+            "| {label} | {}/{} | {}/{} | {} | {} | {} | {} | {latency} | {} |",
             out.found,
             out.expected,
             out.model_found,
@@ -68,7 +71,8 @@ async fn main() {
             out.false_statements.len(),
             out.asked,
             out.shown,
-            out.rejected
+            out.rejected,
+            each.join(" ")
         );
         if out.asked > 0 {
             breakdowns.push((label, time_per_question(&server).await));

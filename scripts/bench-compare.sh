@@ -10,6 +10,9 @@
 #     FLASH_ATTN="off on" scripts/bench-compare.sh model.gguf
 #       (prebuilt binaries, as on a GPU machine: see scripts/gpu-bench.sh)
 #
+# With LINKED=1 (the default unless THEIRS is given) llama-bench also runs
+# built from the llama.cpp evolve-hud links (scripts/llama-cpp.sh ... linked).
+#
 # evolve-hud runs with the flags a user gets (its default --nice 10 included);
 # llama-bench with the same flash-attention setting (FLASH_ATTN, default off,
 # what evolve-hud's `auto` does on CPU) and GPU layers (GPU_LAYERS, default 0).
@@ -43,17 +46,25 @@ for variant in $VARIANTS; do
     RUSTFLAGS="-C target-cpu=x86-64" CARGO_TARGET_DIR="$GENERIC_TARGET_DIR" cargo build --release --locked >&2
     ours="$GENERIC_TARGET_DIR/release/evolve-hud"
   fi
-  theirs="${THEIRS:-$(scripts/llama-cpp.sh llama-bench "$variant")}"
+  # The peers: llama-bench from the sdist's llama.cpp, and (LINKED=1, the
+  # default on a CPU) from the llama.cpp evolve-hud links, which tells a
+  # gap of llama.cpp versions from one of ours.
+  peers=("sdist=${THEIRS:-$(scripts/llama-cpp.sh llama-bench "$variant")}")
+  if [ "${LINKED:-$([ -z "${THEIRS:-}" ] && echo 1 || echo 0)}" = 1 ]; then
+    peers+=("linked=$(scripts/llama-cpp.sh llama-bench "$variant" linked)")
+  fi
   for m in "${!MODELS[@]}"; do
     model="${MODELS[$m]}"
     for fa in $FLASH_ATTN; do
       build="$variant"
       [ "$FLASH_ATTN" = off ] || build="$variant fa=$fa"
       for round in $(seq "$ROUNDS"); do
-        echo "$build $(basename "$model") round $round: llama-bench..." >&2
-        "$theirs" -m "$model" -t "$THREADS" -p 512 -n 128 -r "$REPS" -ngl "$GPU_LAYERS" \
-          -fa "$([ "$fa" = on ] && echo 1 || echo 0)" -o json \
-          > "$OUT/llama~$build~$m~$round.json" 2>/dev/null
+        for peer in "${peers[@]}"; do
+          echo "$build $(basename "$model") round $round: llama-bench (${peer%%=*})..." >&2
+          "${peer#*=}" -m "$model" -t "$THREADS" -p 512 -n 128 -r "$REPS" -ngl "$GPU_LAYERS" \
+            -fa "$([ "$fa" = on ] && echo 1 || echo 0)" -o json \
+            > "$OUT/${peer%%=*}~$build~$m~$round.json" 2>/dev/null
+        done
         echo "$build $(basename "$model") round $round: evolve-hud bench..." >&2
         "$ours" bench -m "$model" --threads "$THREADS" -p 512 -n 128 -r "$REPS" --e2e-requests 0 \
           --gpu-layers "$GPU_LAYERS" --flash-attn "$fa" --json \
@@ -71,18 +82,33 @@ for path in sorted(glob.glob(os.path.join(out, "*.json"))):
     tool, variant, m, _ = os.path.basename(path)[:-5].split("~")
     model = os.path.basename(models[int(m)]).removesuffix(".gguf")
     data = json.load(open(path))
-    if tool == "llama":
+    if tool == "ours":
+        for r in data["results"]:
+            rows.setdefault((model, variant, r["test"]), {}).setdefault(tool, []).append(r["avg_ts"])
+    else:
         for r in data:
             test = f"pp{r['n_prompt']}" if r["n_gen"] == 0 else f"tg{r['n_gen']}"
             rows.setdefault((model, variant, test), {}).setdefault(tool, []).append(r["avg_ts"])
-    else:
-        for r in data["results"]:
-            rows.setdefault((model, variant, r["test"]), {}).setdefault(tool, []).append(r["avg_ts"])
-print(f"| model | build | test | llama-bench t/s | evolve-hud t/s | ratio |  ({threads} threads)")
-print("| --- | --- | --- | ---: | ---: | ---: |")
+linked = any("linked" in tools for tools in rows.values())
+head = "| model | build | test | llama-bench t/s | evolve-hud t/s | ratio |"
+rule = "| --- | --- | --- | ---: | ---: | ---: |"
+if linked:
+    head += " llama-bench on our llama.cpp t/s | ratio to it |"
+    rule += " ---: | ---: |"
+print(f"{head}  ({threads} threads)")
+print(rule)
 for (model, variant, test), tools in sorted(rows.items()):
-    theirs, ours = statistics.mean(tools.get("llama", [0])), statistics.mean(tools.get("ours", [0]))
-    ratio = ours / theirs if theirs else float("nan")
-    runs = " / ".join(f"{o / t:.2f}" for o, t in zip(tools.get("ours", []), tools.get("llama", [])))
-    print(f"| {model} | {variant} | {test} | {theirs:.1f} | {ours:.1f} | {ratio:.3f} (rounds: {runs}) |")
+    ours = tools.get("ours", [])
+    line = f"| {model} | {variant} | {test} |"
+    for peer in ["sdist", "linked"] if linked else ["sdist"]:
+        theirs = tools.get(peer, [])
+        mean = statistics.mean(theirs) if theirs else float("nan")
+        ratio = statistics.mean(ours) / mean if ours and theirs else float("nan")
+        runs = " / ".join(f"{o / t:.2f}" for o, t in zip(ours, theirs))
+        if peer == "sdist":
+            line += f" {mean:.1f} | {statistics.mean(ours) if ours else float('nan'):.1f} |"
+        else:
+            line += f" {mean:.1f} |"
+        line += f" {ratio:.3f} (rounds: {runs}) |"
+    print(line)
 PY

@@ -5,17 +5,40 @@
 # committed here), and prints the path of the binary. Cached in
 # ~/.cache/evolve-hud.
 #
-#   scripts/llama-cpp.sh llama-bench|llama-server [native|generic]
+#   scripts/llama-cpp.sh llama-bench|llama-server [native|generic] [sdist|linked]
 #   scripts/llama-cpp.sh source     (fetches the sdist; prints its directory)
 #
 # native builds with GGML_NATIVE=ON (-march=native), generic with it off.
+# linked builds the tool from the llama.cpp that evolve-hud itself links
+# (vendored in the llama-cpp-sys-2 crate of Cargo.lock) instead of the
+# sdist's: the same kernels as ours, to tell a gap of llama.cpp versions
+# from one of evolve-hud's own.
 set -euo pipefail
-TOOL="${1:?usage: scripts/llama-cpp.sh llama-bench|llama-server|source [native|generic]}"
+TOOL="${1:?usage: scripts/llama-cpp.sh llama-bench|llama-server|source [native|generic] [sdist|linked]}"
 VARIANT="${2:-native}"
+FROM="${3:-sdist}"
 VERSION="${LLAMA_CPP_PYTHON_VERSION:-0.3.36}"
 CACHE="${EVOLVE_HUD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/evolve-hud}"
 SRC="$CACHE/llama-cpp-python-$VERSION"
-BUILD="$CACHE/llama-cpp-$VERSION-$VARIANT"
+case "$FROM" in
+  sdist)
+    LLAMA_SRC="$SRC/vendor/llama.cpp"
+    BUILD="$CACHE/llama-cpp-$VERSION-$VARIANT"
+    ;;
+  linked)
+    manifest="$(cargo metadata --manifest-path "$(dirname "$0")/../Cargo.toml" --format-version 1 --locked |
+      python3 -c 'import json, sys; print(next(p["manifest_path"] for p in json.load(sys.stdin)["packages"] if p["name"] == "llama-cpp-sys-2"))')"
+    crate="$(dirname "$manifest")"
+    BUILD="$CACHE/$(basename "$crate")-$VARIANT"
+    # The crate ships llama.cpp's libraries without its tools: a copy of
+    # them takes llama-bench's sources from the sdist, which use only the
+    # public API and the common library.
+    LLAMA_SRC="$CACHE/$(basename "$crate")-src"
+    [ "$TOOL" = llama-bench ] || { echo "error: only llama-bench is built from the linked llama.cpp" >&2; exit 2; }
+    [ -f "$LLAMA_SRC/tools/llama-bench/CMakeLists.txt" ] || copy_linked=1
+    ;;
+  *) echo "error: the source must be sdist or linked, not $FROM" >&2; exit 2 ;;
+esac
 BIN="$BUILD/bin/$TOOL"
 
 fetch_source() {
@@ -45,13 +68,22 @@ esac
 
 if [ ! -x "$BIN" ]; then
   fetch_source
+  if [ -n "${copy_linked:-}" ]; then
+    rm -rf "$LLAMA_SRC"
+    cp -r "$crate/llama.cpp" "$LLAMA_SRC"
+    chmod -R u+w "$LLAMA_SRC"
+    rm -rf "$LLAMA_SRC/tools"
+    mkdir -p "$LLAMA_SRC/tools"
+    cp -r "$SRC/vendor/llama.cpp/tools/llama-bench" "$LLAMA_SRC/tools/"
+    echo 'add_subdirectory(llama-bench)' > "$LLAMA_SRC/tools/CMakeLists.txt"
+  fi
   echo "building $TOOL ($VARIANT; several minutes)..." >&2
   # The server is configured in only when asked for: it adds a web UI and
   # its own libraries to the build.
   if [ "$SERVER" = ON ] || [ ! -f "$BUILD/CMakeCache.txt" ]; then
-    cmake -S "$SRC/vendor/llama.cpp" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
+    cmake -S "$LLAMA_SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
       -DGGML_NATIVE="$NATIVE" -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF \
-      -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER="$SERVER" -DBUILD_SHARED_LIBS=OFF >&2
+      -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER="$SERVER" -DLLAMA_BUILD_APP=OFF -DBUILD_SHARED_LIBS=OFF >&2
   fi
   cmake --build "$BUILD" --target "$TOOL" -j "$(nproc)" >&2
 fi

@@ -97,18 +97,15 @@ if linked:
     rule += " ---: | ---: |"
 print(f"{head}  ({threads} threads)")
 print(rule)
+mean = lambda values: statistics.mean(values) if values else float("nan")
 for (model, variant, test), tools in sorted(rows.items()):
     ours = tools.get("ours", [])
-    line = f"| {model} | {variant} | {test} |"
-    for peer in ["sdist", "linked"] if linked else ["sdist"]:
+    def against(peer):
         theirs = tools.get(peer, [])
-        mean = statistics.mean(theirs) if theirs else float("nan")
-        ratio = statistics.mean(ours) / mean if ours and theirs else float("nan")
         runs = " / ".join(f"{o / t:.2f}" for o, t in zip(ours, theirs))
-        if peer == "sdist":
-            line += f" {mean:.1f} | {statistics.mean(ours) if ours else float('nan'):.1f} |"
-        else:
-            line += f" {mean:.1f} |"
-        line += f" {ratio:.3f} (rounds: {runs}) |"
+        return f" {mean(ours) / mean(theirs):.3f} (rounds: {runs}) |"
+    line = f"| {model} | {variant} | {test} | {mean(tools.get('sdist', [])):.1f} | {mean(ours):.1f} |" + against("sdist")
+    if linked:
+        line += f" {mean(tools.get('linked', [])):.1f} |" + against("linked")
     print(line)
 PY

@@ -29,13 +29,12 @@ case "${1:-}" in
 pack)
   dir="$(realpath -m "${2:?usage: gpu-bench.sh pack DIR}")"
   mkdir -p "$dir"
-  sys="$(cargo metadata --format-version 1 --locked |
-    python3 -c 'import json,sys,os; print(os.path.dirname(next(p["manifest_path"] for p in json.load(sys.stdin)["packages"] if p["name"]=="llama-cpp-sys-2")))')"
+  ggml="$(scripts/llama-cpp.sh source linked)"
   # shellcheck disable=SC2046
-  tar cJf "$dir/ggml-src.tar.xz" -C "$sys" $(exclude_backends) --exclude=llama.cpp/tools llama.cpp
+  tar cJf "$dir/ggml-src.tar.xz" -C "$(dirname "$ggml")" $(exclude_backends) --exclude=llama.cpp/tools llama.cpp
   peer="$(scripts/llama-cpp.sh source)"
   # shellcheck disable=SC2046
-  tar cJf "$dir/peer-src.tar.xz" -C "$peer/vendor" $(exclude_backends) \
+  tar cJf "$dir/peer-src.tar.xz" -C "$(dirname "$peer")" $(exclude_backends) \
     --exclude=llama.cpp/models --exclude=llama.cpp/media --exclude=llama.cpp/docs \
     --exclude=llama.cpp/tools/server --exclude=llama.cpp/tools/ui --exclude=llama.cpp/gguf-py \
     --exclude=llama.cpp/examples --exclude=llama.cpp/tests --exclude=llama.cpp/build llama.cpp

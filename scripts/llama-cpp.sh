@@ -6,7 +6,8 @@
 # ~/.cache/evolve-hud.
 #
 #   scripts/llama-cpp.sh llama-bench|llama-server [native|generic] [sdist|linked]
-#   scripts/llama-cpp.sh source     (fetches the sdist; prints its directory)
+#   scripts/llama-cpp.sh source [sdist|linked]
+#       (fetches the sdist if needed; prints the llama.cpp source directory)
 #
 # native builds with GGML_NATIVE=ON (-march=native), generic with it off.
 # linked builds the tool from the llama.cpp that evolve-hud itself links
@@ -14,9 +15,14 @@
 # sdist's: the same kernels as ours, to tell a gap of llama.cpp versions
 # from one of evolve-hud's own.
 set -euo pipefail
-TOOL="${1:?usage: scripts/llama-cpp.sh llama-bench|llama-server|source [native|generic] [sdist|linked]}"
-VARIANT="${2:-native}"
-FROM="${3:-sdist}"
+TOOL="${1:?usage: scripts/llama-cpp.sh llama-bench|llama-server [native|generic] [sdist|linked], or source [sdist|linked]}"
+if [ "$TOOL" = source ]; then
+  VARIANT=native
+  FROM="${2:-sdist}"
+else
+  VARIANT="${2:-native}"
+  FROM="${3:-sdist}"
+fi
 VERSION="${LLAMA_CPP_PYTHON_VERSION:-0.3.36}"
 CACHE="${EVOLVE_HUD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/evolve-hud}"
 SRC="$CACHE/llama-cpp-python-$VERSION"
@@ -29,12 +35,13 @@ case "$FROM" in
     manifest="$(cargo metadata --manifest-path "$(dirname "$0")/../Cargo.toml" --format-version 1 --locked |
       python3 -c 'import json, sys; print(next(p["manifest_path"] for p in json.load(sys.stdin)["packages"] if p["name"] == "llama-cpp-sys-2"))')"
     crate="$(dirname "$manifest")"
+    [ "$TOOL" != source ] || { echo "$crate/llama.cpp"; exit 0; }
+    [ "$TOOL" = llama-bench ] || { echo "error: only llama-bench is built from the linked llama.cpp" >&2; exit 2; }
     BUILD="$CACHE/$(basename "$crate")-$VARIANT"
     # The crate ships llama.cpp's libraries without its tools: a copy of
     # them takes llama-bench's sources from the sdist, which use only the
     # public API and the common library.
     LLAMA_SRC="$CACHE/$(basename "$crate")-src"
-    [ "$TOOL" = llama-bench ] || { echo "error: only llama-bench is built from the linked llama.cpp" >&2; exit 2; }
     [ -f "$LLAMA_SRC/tools/llama-bench/CMakeLists.txt" ] || copy_linked=1
     ;;
   *) echo "error: the source must be sdist or linked, not $FROM" >&2; exit 2 ;;
@@ -55,7 +62,7 @@ fetch_source() {
 }
 
 case "$TOOL" in
-  source) fetch_source; echo "$SRC"; exit 0 ;;
+  source) fetch_source; echo "$LLAMA_SRC"; exit 0 ;;
   llama-bench) SERVER=OFF ;;
   llama-server) SERVER=ON ;;
   *) echo "error: the tool must be llama-bench or llama-server, not $TOOL" >&2; exit 2 ;;

@@ -147,13 +147,18 @@ async fn post(url: String, body: &Value) -> (u16, reqwest::header::HeaderMap, Va
 
 /// The session's HUD once its question has been settled.
 async fn settled(base: &str, id: &str) -> Value {
+    when(base, id, |v| v["model_status"] != "pending").await
+}
+
+/// The session's HUD once `until` holds of it.
+async fn when(base: &str, id: &str, until: impl Fn(&Value) -> bool) -> Value {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let v = common::get_json(&format!("{base}/v1/hud/{id}")).await;
-        if v["model_status"] != "pending" {
+        if until(&v) {
             return v;
         }
-        assert!(Instant::now() < deadline, "still pending: {v}");
+        assert!(Instant::now() < deadline, "never came: {v}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -217,19 +222,6 @@ async fn a_checked_answer_is_shown_and_an_unchecked_one_refused() {
             "{warm}"
         );
         assert!(asked.contains("avg.c:3: expected 2.5 got 2"));
-    }
-}
-
-/// The session's HUD once `until` holds of it.
-async fn when(base: &str, id: &str, until: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let v = common::get_json(&format!("{base}/v1/hud/{id}")).await;
-        if until(&v) {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "never came: {v}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 

@@ -134,10 +134,9 @@ impl Hud {
     /// source. Each item is verified and shown on the session (of `epoch`)
     /// as soon as it is written, so the first is shown while the model
     /// writes the next; the question stays pending until the whole answer
-    /// is in. `None` when there is no engine, `gone()`
-    /// turned true while generating (which cancels the generation), or the
-    /// engine could not take the question (busy, down): it is asked again
-    /// at the next sync.
+    /// is in. `None` when there is no engine, `gone()` turned true while
+    /// generating (which cancels the generation), or the engine could not
+    /// take the question (busy, down): it is asked again at the next sync.
     async fn ask(
         &self,
         question: &extract::Question,

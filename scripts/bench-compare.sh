@@ -11,7 +11,9 @@
 #       (prebuilt binaries, as on a GPU machine: see scripts/gpu-bench.sh)
 #
 # With LINKED=1 (the default unless THEIRS is given) llama-bench also runs
-# built from the llama.cpp evolve-hud links (scripts/llama-cpp.sh ... linked).
+# built from the llama.cpp evolve-hud links (scripts/llama-cpp.sh ... linked),
+# with a context of CTX KV cells (default 4096, evolve-hud's --ctx; upstream
+# llama-bench makes it only as large as the test, 128 cells for tg128).
 #
 # evolve-hud runs with the flags a user gets (its default --nice 10 included);
 # llama-bench with the same flash-attention setting (FLASH_ATTN, default off,
@@ -31,11 +33,13 @@ REPS="${REPS:-5}"
 ROUNDS="${ROUNDS:-2}"
 VARIANTS="${VARIANTS:-native}"
 GPU_LAYERS="${GPU_LAYERS:-0}"
+CTX="${CTX:-4096}"
 FLASH_ATTN="${FLASH_ATTN:-off}"
 GENERIC_TARGET_DIR="${GENERIC_TARGET_DIR:-target/generic}"
 OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
 
+reversed=()
 for variant in $VARIANTS; do
   if [ -n "${OURS:-}" ]; then
     ours="$OURS"
@@ -59,16 +63,26 @@ for variant in $VARIANTS; do
       build="$variant"
       [ "$FLASH_ATTN" = off ] || build="$variant fa=$fa"
       for round in $(seq "$ROUNDS"); do
-        for peer in "${peers[@]}"; do
-          echo "$build $(basename "$model") round $round: llama-bench (${peer%%=*})..." >&2
-          "${peer#*=}" -m "$model" -t "$THREADS" -p 512 -n 128 -r "$REPS" -ngl "$GPU_LAYERS" \
-            -fa "$([ "$fa" = on ] && echo 1 || echo 0)" -o json \
-            > "$OUT/${peer%%=*}~$build~$m~$round.json" 2>/dev/null
+        # Every other round runs the tools in the reverse order, so that no
+        # tool always follows the same one.
+        tools=("${peers[@]}" "ours=$ours")
+        if [ $((round % 2)) = 0 ]; then
+          for ((i = ${#tools[@]} - 1; i >= 0; i--)); do reversed+=("${tools[$i]}"); done
+          tools=("${reversed[@]}")
+          reversed=()
+        fi
+        for tool in "${tools[@]}"; do
+          name="${tool%%=*}"
+          echo "$build $(basename "$model") round $round: $name..." >&2
+          if [ "$name" = ours ]; then
+            "${tool#*=}" bench -m "$model" --ctx "$CTX" --threads "$THREADS" -p 512 -n 128 -r "$REPS" --e2e-requests 0 \
+              --gpu-layers "$GPU_LAYERS" --flash-attn "$fa" --json
+          else
+            # Only the linked llama-bench reads LLAMA_BENCH_CTX.
+            LLAMA_BENCH_CTX="$CTX" "${tool#*=}" -m "$model" -t "$THREADS" -p 512 -n 128 -r "$REPS" -ngl "$GPU_LAYERS" \
+              -fa "$([ "$fa" = on ] && echo 1 || echo 0)" -o json
+          fi > "$OUT/$name~$build~$m~$round.json" 2>/dev/null
         done
-        echo "$build $(basename "$model") round $round: evolve-hud bench..." >&2
-        "$ours" bench -m "$model" --threads "$THREADS" -p 512 -n 128 -r "$REPS" --e2e-requests 0 \
-          --gpu-layers "$GPU_LAYERS" --flash-attn "$fa" --json \
-          > "$OUT/ours~$build~$m~$round.json" 2>/dev/null
       done
     done
   done
@@ -93,7 +107,7 @@ linked = any("linked" in tools for tools in rows.values())
 head = "| model | build | test | llama-bench t/s | evolve-hud t/s | ratio |"
 rule = "| --- | --- | --- | ---: | ---: | ---: |"
 if linked:
-    head += " llama-bench on our llama.cpp t/s | ratio to it |"
+    head += " llama-bench on our llama.cpp, same ctx t/s | ratio to it |"
     rule += " ---: | ---: |"
 print(f"{head}  ({threads} threads)")
 print(rule)

@@ -13,7 +13,8 @@
 # linked builds the tool from the llama.cpp that evolve-hud itself links
 # (vendored in the llama-cpp-sys-2 crate of Cargo.lock) instead of the
 # sdist's: the same kernels as ours, to tell a gap of llama.cpp versions
-# from one of evolve-hud's own.
+# from one of evolve-hud's own. That llama-bench also takes LLAMA_BENCH_CTX,
+# the KV cells of its context (default: the test's tokens, as upstream).
 set -euo pipefail
 TOOL="${1:?usage: scripts/llama-cpp.sh llama-bench|llama-server [native|generic] [sdist|linked], or source [sdist|linked]}"
 if [ "$TOOL" = source ]; then
@@ -42,7 +43,7 @@ case "$FROM" in
     # them takes llama-bench's sources from the sdist, which use only the
     # public API and the common library.
     LLAMA_SRC="$CACHE/$(basename "$crate")-src"
-    [ -f "$LLAMA_SRC/tools/llama-bench/CMakeLists.txt" ] || copy_linked=1
+    grep -qs LLAMA_BENCH_CTX "$LLAMA_SRC/tools/llama-bench/llama-bench.cpp" || copy_linked=1
     ;;
   *) echo "error: the source must be sdist or linked, not $FROM" >&2; exit 2 ;;
 esac
@@ -73,7 +74,7 @@ case "$VARIANT" in
   *) echo "error: variant must be native or generic, not $VARIANT" >&2; exit 2 ;;
 esac
 
-if [ ! -x "$BIN" ]; then
+if [ ! -x "$BIN" ] || [ -n "${copy_linked:-}" ]; then
   fetch_source
   if [ -n "${copy_linked:-}" ]; then
     rm -rf "$LLAMA_SRC"
@@ -83,6 +84,13 @@ if [ ! -x "$BIN" ]; then
     mkdir -p "$LLAMA_SRC/tools"
     cp -r "$SRC/vendor/llama.cpp/tools/llama-bench" "$LLAMA_SRC/tools/"
     echo 'add_subdirectory(llama-bench)' > "$LLAMA_SRC/tools/CMakeLists.txt"
+    # One addition: LLAMA_BENCH_CTX sets the context's KV cells, which
+    # llama-bench sizes to the test's own tokens (128 for tg128), so that it
+    # can run with the cache evolve-hud keeps (--ctx, 4096 by default).
+    sed -i 's|^\( *cparams.n_ctx *= \)\(n_prompt + n_gen + n_depth\);|\1getenv("LLAMA_BENCH_CTX") ? (uint32_t) atoi(getenv("LLAMA_BENCH_CTX")) : \2;|' \
+      "$LLAMA_SRC/tools/llama-bench/llama-bench.cpp"
+    grep -q LLAMA_BENCH_CTX "$LLAMA_SRC/tools/llama-bench/llama-bench.cpp" ||
+      { echo "error: llama-bench's context size was not found to patch" >&2; exit 1; }
   fi
   echo "building $TOOL ($VARIANT; several minutes)..." >&2
   # The server is configured in only when asked for: it adds a web UI and

@@ -39,7 +39,6 @@ GENERIC_TARGET_DIR="${GENERIC_TARGET_DIR:-target/generic}"
 OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
 
-reversed=()
 for variant in $VARIANTS; do
   if [ -n "${OURS:-}" ]; then
     ours="$OURS"
@@ -66,12 +65,9 @@ for variant in $VARIANTS; do
         # Every other round runs the tools in the reverse order, so that no
         # tool always follows the same one.
         tools=("${peers[@]}" "ours=$ours")
-        if [ $((round % 2)) = 0 ]; then
-          for ((i = ${#tools[@]} - 1; i >= 0; i--)); do reversed+=("${tools[$i]}"); done
-          tools=("${reversed[@]}")
-          reversed=()
-        fi
-        for tool in "${tools[@]}"; do
+        n=${#tools[@]}
+        for i in $(seq 0 $((n - 1))); do
+          tool="${tools[$((round % 2 ? i : n - 1 - i))]}"
           name="${tool%%=*}"
           echo "$build $(basename "$model") round $round: $name..." >&2
           if [ "$name" = ours ]; then

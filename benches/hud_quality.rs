@@ -5,7 +5,11 @@
 //! row per configuration: expected facts found, false or stale statements,
 //! questions asked of the model and how they ended, and the time from the
 //! sync that raised a question to the answer's first verified item in the
-//! HUD (the default debounce included).
+//! HUD (the default debounce included). Each server first sees a session
+//! open with a user's request, as the plugin syncs before the agent's first
+//! step, and the replay starts once the HUD has decoded the start its
+//! questions share, as in a real session while the agent takes that step;
+//! what that took is printed after the tables.
 //! SmolLM2 is the test model; Qwen2.5-Coder-0.5B needs
 //! `scripts/fetch-model.sh qwen-coder`. The last row serves Qwen through
 //! llama.cpp's own llama-server (`serve --engine`), named by
@@ -16,7 +20,7 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use common::eval::{quantile, run_all, CASES};
+use common::eval::{quantile, run_all, warm_up, CASES};
 use common::{realistic_model, test_model, LlamaServer, Server};
 
 #[tokio::main]
@@ -35,6 +39,7 @@ async fn main() {
     println!("| HUD | facts found | details only the model can add | false or stale statements | questions | shown | rejected | sync to shown p50 / p90 | each (s) |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut breakdowns = Vec::new();
+    let mut warmups = Vec::new();
     // `cargo bench --bench hud_quality -- Qwen`: only the rows whose label
     // contains one of the words given.
     let only: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
@@ -54,6 +59,10 @@ async fn main() {
             }
             None => Server::start_model(&model, &args),
         };
+        if !extra.contains(&"--hud-extract") {
+            let warmup = warm_up(&server).await.expect("the HUD decoded its questions' start");
+            warmups.push((label, warmup));
+        }
         let out = run_all(&server).await;
         let latency = match (quantile(&out.latencies, 0.5), quantile(&out.latencies, 0.9)) {
             (Some(p50), Some(p90)) => format!("{p50:.1} s / {p90:.1} s"),
@@ -89,6 +98,15 @@ async fn main() {
     println!("|---|---:|---:|---:|---:|---:|---:|");
     for (label, row) in breakdowns {
         println!("| {label} | {row} |");
+    }
+    println!(
+        "\nThe start every question shares, decoded once before the replay (a question asked sooner waits for it):\n"
+    );
+    for (label, w) in warmups {
+        println!(
+            "- {label}: {:.0} prompt tokens in {:.2} s",
+            w.prompt_tokens, w.prompt_seconds
+        );
     }
 }
 

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::hud::{failed_make, get, quoted_findings, sync, wait_model};
+use common::hud::{failed_make, get, quoted_findings, sync, wait_model, wait_warmed};
 use common::{assert_compaction_sections, client, post_json, Server};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -125,6 +125,11 @@ async fn real_model_findings_are_grammar_json_and_quoted_from_the_output() {
             .join("\n")
     };
     assert_eq!(without_model(hud), without_model(first_hud));
+
+    // The start every question shares was decoded once, ahead, and counted.
+    let warmups = wait_warmed(&server).await.expect("a warm-up in /metrics");
+    assert_eq!(warmups.runs, 1.0, "{warmups:?}");
+    assert!(warmups.prompt_tokens > 200.0, "{warmups:?}");
 }
 
 #[tokio::test]

@@ -58,7 +58,10 @@ pub struct HudConfig {
     pub max_bytes: usize,
     /// Let the model read failed outputs at all.
     pub extract: bool,
-    /// Quiet time after a change before the model is asked.
+    /// Quiet time after a change before the model is asked: long enough
+    /// for the few updates one agent step sends at once (the tool's result
+    /// event, then the next sync), short against the answer itself, since
+    /// an output is final once its call completed.
     pub debounce: Duration,
     /// Longest one answer of the model may take.
     pub extract_timeout: Duration,
@@ -72,7 +75,7 @@ impl Default for HudConfig {
             max_sessions: 64,
             max_bytes: 64 << 20,
             extract: true,
-            debounce: Duration::from_millis(250),
+            debounce: Duration::from_millis(100),
             extract_timeout: Duration::from_secs(20),
         }
     }

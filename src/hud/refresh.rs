@@ -27,8 +27,9 @@ const QUESTIONS_KEY: &str = "hud:questions";
 
 impl Hud {
     /// Before the first question: has the engine decode the start every
-    /// question shares, once, in the background. Tried again with the next
-    /// new session when the engine could not take it.
+    /// question shares, once, in the background (counted in `/metrics` as
+    /// `work="warmup"`). Tried again with the next new session when the
+    /// engine could not take it.
     pub(super) fn warm_questions(self: &Arc<Self>) {
         let Some(engine) = self.engine.clone().filter(|_| self.config.extract) else {
             return;
@@ -45,7 +46,10 @@ impl Hud {
                 loop {
                     match tokio::time::timeout_at(deadline, rx.recv()).await.ok()?? {
                         Event::Text(_) => {}
-                        Event::Done(_) => return Some(()),
+                        Event::Done(done) => {
+                            crate::server::metrics::count_completion(&done, "warmup");
+                            return Some(());
+                        }
                         Event::Failed(_) => return None,
                     }
                 }

@@ -73,6 +73,14 @@ pub async fn track(req: Request, next: Next) -> Response {
 /// kept in the recent-activity window that `watch` shows.
 pub fn record_completion(c: &Completion, work: &'static str) {
     crate::activity::completion(c.completion_tokens, c.generation_ms);
+    count_completion(c, work);
+}
+
+/// Token counts and timings of a finished generation, labelled by the work
+/// it was for, in the metrics only: [`record_completion`]'s, and `warmup`
+/// (the start the HUD's questions share, decoded once ahead, whose single
+/// token says nothing of the generation speed `watch` shows).
+pub fn count_completion(c: &Completion, work: &'static str) {
     metrics::counter!("evolve_hud_prompt_tokens_total", "work" => work).increment(u64::from(c.prompt_tokens));
     metrics::counter!("evolve_hud_prompt_tokens_cached_total", "work" => work).increment(u64::from(c.cached_tokens));
     metrics::counter!("evolve_hud_completion_tokens_total", "work" => work).increment(u64::from(c.completion_tokens));

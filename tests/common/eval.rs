@@ -431,6 +431,24 @@ fn check(case: &Case, calls: usize, text: &str, outputs: &[String], out: &mut Ou
     }
 }
 
+/// Opens a session holding only a user's request, as the plugin syncs
+/// before the agent's first step, and waits until the HUD has decoded the
+/// start its questions share, as it does in a real session while the agent
+/// takes that step. The warm-up, or `None` when none came.
+pub async fn warm_up(server: &Server) -> Option<super::hud::Warmups> {
+    let id = "ses_warmup";
+    let request = json!({ "info": { "id": "msg_w0", "sessionID": id, "role": "user", "time": { "created": 1.0 } },
+                          "parts": [{ "type": "text", "id": "prt_w0", "text": "Run the tests and fix what fails." }] });
+    let (status, view) = post_json(
+        server,
+        "/v1/hud/sync",
+        &json!({ "session_id": id, "messages": [request], "full": true }),
+    )
+    .await;
+    assert_eq!(status, 200, "{view}");
+    super::hud::wait_warmed(server).await
+}
+
 /// Every case on one server.
 pub async fn run_all(server: &Server) -> Outcome {
     let mut total = Outcome::default();

@@ -26,6 +26,39 @@ pub async fn wait_model(server: &Server, session: &str) -> Value {
     }
 }
 
+/// The HUD's warm-ups as `/metrics` counts them: the start every question
+/// shares, decoded once when the first session arrives.
+#[derive(Debug, Clone, Copy)]
+pub struct Warmups {
+    pub runs: f64,
+    pub prompt_tokens: f64,
+    pub prompt_seconds: f64,
+}
+
+/// The warm-ups once one has finished, or `None` after two minutes without.
+pub async fn wait_warmed(server: &Server) -> Option<Warmups> {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let metrics = super::Metrics::of(server).await;
+        let sum = |name: &str| metrics.sum(name, "work=\"warmup\"");
+        if let (Some(runs), Some(prompt_tokens), Some(prompt_seconds)) = (
+            sum("evolve_hud_prompt_seconds_count"),
+            sum("evolve_hud_prompt_tokens_total"),
+            sum("evolve_hud_prompt_seconds_sum"),
+        ) {
+            return Some(Warmups {
+                runs,
+                prompt_tokens,
+                prompt_seconds,
+            });
+        }
+        if Instant::now() > deadline {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// A session whose `make` failed with a real compiler error, an output no
 /// parser knows.
 pub fn failed_make(session: &str) -> Vec<Value> {

@@ -201,6 +201,85 @@ int main(int argc, char **argv) {
 }
 `;
 
+// The same two faults among 24 tests: an output longer than the part of it
+// a question shows whole, with one failure near its start and one near its end.
+const manyTests = [
+  "sum_adds_numbers", "sum_of_negatives", "sum_with_zero", "difference_of_two",
+  "average_of_three", "average_of_one_value", "product_of_two", "product_with_zero",
+  "product_of_negatives", "absolute_of_negative", "absolute_of_positive", "maximum_of_two",
+  "maximum_of_equal", "clamp_below_range", "clamp_above_range", "clamp_inside_range",
+  "divide_evenly", "divide_rounds_down", "divide_negative", "divide_by_one",
+  "divide_by_zero_is_refused", "difference_to_zero", "sum_is_commutative", "product_is_commutative",
+];
+
+const cmakeListsMany = `cmake_minimum_required(VERSION 3.10)
+project(calc C)
+enable_testing()
+add_executable(test_calc test_calc.c)
+foreach(t ${manyTests.join(" ")})
+  add_test(NAME \${t} COMMAND test_calc \${t})
+endforeach()
+`;
+
+const testCalcManyC = `#include <stdio.h>
+#include <string.h>
+
+static int sum(int a, int b) { return a + b; }
+static int difference(int a, int b) { return a - b; }
+static int product(int a, int b) { return a * b; }
+static double average(int a, int b, int c) { return (a + b + c) / 3; }
+static int divide(int a, int b, int *out) { *out = b ? a / b : 0; return 0; }
+static int absolute(int x) { return x < 0 ? -x : x; }
+static int maximum(int a, int b) { return a > b ? a : b; }
+static int clamp(int x, int lo, int hi) { return x < lo ? lo : x > hi ? hi : x; }
+
+static int expect(const char *what, int got, int want, int line) {
+    if (got == want) return 0;
+    printf("test_calc.c:%d: %s = %d, expected %d\\n", line, what, got, want);
+    return 1;
+}
+
+static int quotient(int a, int b) { int q = 0; divide(a, b, &q); return q; }
+
+int main(int argc, char **argv) {
+    if (argc < 2) return 2;
+    const char *t = argv[1];
+    if (!strcmp(t, "sum_adds_numbers")) return expect("sum(2, 3)", sum(2, 3), 5, __LINE__);
+    if (!strcmp(t, "sum_of_negatives")) return expect("sum(-2, -3)", sum(-2, -3), -5, __LINE__);
+    if (!strcmp(t, "sum_with_zero")) return expect("sum(7, 0)", sum(7, 0), 7, __LINE__);
+    if (!strcmp(t, "difference_of_two")) return expect("difference(9, 4)", difference(9, 4), 5, __LINE__);
+    if (!strcmp(t, "average_of_three")) {
+        double a = average(1, 2, 4);
+        if (a < 2.3333 || a > 2.3334) { printf("test_calc.c:%d: average(1, 2, 4) = %f, expected 2.333333\\n", __LINE__, a); return 1; }
+        return 0;
+    }
+    if (!strcmp(t, "average_of_one_value")) return expect("average(3, 3, 3)", (int)average(3, 3, 3), 3, __LINE__);
+    if (!strcmp(t, "product_of_two")) return expect("product(6, 7)", product(6, 7), 42, __LINE__);
+    if (!strcmp(t, "product_with_zero")) return expect("product(6, 0)", product(6, 0), 0, __LINE__);
+    if (!strcmp(t, "product_of_negatives")) return expect("product(-2, -4)", product(-2, -4), 8, __LINE__);
+    if (!strcmp(t, "absolute_of_negative")) return expect("absolute(-5)", absolute(-5), 5, __LINE__);
+    if (!strcmp(t, "absolute_of_positive")) return expect("absolute(5)", absolute(5), 5, __LINE__);
+    if (!strcmp(t, "maximum_of_two")) return expect("maximum(3, 8)", maximum(3, 8), 8, __LINE__);
+    if (!strcmp(t, "maximum_of_equal")) return expect("maximum(4, 4)", maximum(4, 4), 4, __LINE__);
+    if (!strcmp(t, "clamp_below_range")) return expect("clamp(-1, 0, 10)", clamp(-1, 0, 10), 0, __LINE__);
+    if (!strcmp(t, "clamp_above_range")) return expect("clamp(11, 0, 10)", clamp(11, 0, 10), 10, __LINE__);
+    if (!strcmp(t, "clamp_inside_range")) return expect("clamp(5, 0, 10)", clamp(5, 0, 10), 5, __LINE__);
+    if (!strcmp(t, "divide_evenly")) return expect("divide(8, 2)", quotient(8, 2), 4, __LINE__);
+    if (!strcmp(t, "divide_rounds_down")) return expect("divide(7, 2)", quotient(7, 2), 3, __LINE__);
+    if (!strcmp(t, "divide_negative")) return expect("divide(-8, 2)", quotient(-8, 2), -4, __LINE__);
+    if (!strcmp(t, "divide_by_one")) return expect("divide(9, 1)", quotient(9, 1), 9, __LINE__);
+    if (!strcmp(t, "divide_by_zero_is_refused")) {
+        int q;
+        if (divide(1, 0, &q) == 0) { printf("test_calc.c:%d: divide(1, 0) returned 0, expected -1 (division by zero)\\n", __LINE__); return 1; }
+        return 0;
+    }
+    if (!strcmp(t, "difference_to_zero")) return expect("difference(4, 4)", difference(4, 4), 0, __LINE__);
+    if (!strcmp(t, "sum_is_commutative")) return expect("sum(3, 4) - sum(4, 3)", sum(3, 4) - sum(4, 3), 0, __LINE__);
+    if (!strcmp(t, "product_is_commutative")) return expect("product(3, 4) - product(4, 3)", product(3, 4) - product(4, 3), 0, __LINE__);
+    return 2;
+}
+`;
+
 const goMod = `module example.com/calc
 
 go 1.19
@@ -288,6 +367,22 @@ const sessionSh = `login() { SESSION_USER="$1"; SESSION_TOKEN="t-$1"; }
 logout() { unset SESSION_TOKEN; echo "logged out $session_id"; }
 refresh() { if [ -n "\${SESSION_TOKEN:-}" ]; then echo 401; else echo 200; fi; }
 `;
+
+/** A C project's ctest run with two faults in test_calc.c, fixed, then run again. */
+function ctestScenario(name: string, goal: string, cmake: string, source: string): EvalScenario {
+  return {
+    name,
+    goal,
+    steps: (p) => [
+      write(`${p}/CMakeLists.txt`, cmake),
+      write(`${p}/test_calc.c`, source),
+      bash("cmake -S . -B build > /dev/null && cmake --build build > /dev/null && cd build && ctest --output-on-failure"),
+      edit(`${p}/test_calc.c`, "(a + b + c) / 3;", "(a + b + c) / 3.0;"),
+      edit(`${p}/test_calc.c`, "*out = b ? a / b : 0; return 0;", "if (!b) return -1; *out = a / b; return 0;"),
+      bash("cmake --build build > /dev/null && cd build && ctest --output-on-failure"),
+    ],
+  };
+}
 
 export const scenarios: EvalScenario[] = [
   {
@@ -388,18 +483,8 @@ export const scenarios: EvalScenario[] = [
       bash("make"),
     ],
   },
-  {
-    name: "c-ctest-failures",
-    goal: "Two ctest tests fail; fix test_calc.c's functions.",
-    steps: (p) => [
-      write(`${p}/CMakeLists.txt`, cmakeLists),
-      write(`${p}/test_calc.c`, testCalcC),
-      bash("cmake -S . -B build > /dev/null && cmake --build build > /dev/null && cd build && ctest --output-on-failure"),
-      edit(`${p}/test_calc.c`, "(a + b + c) / 3;", "(a + b + c) / 3.0;"),
-      edit(`${p}/test_calc.c`, "*out = b ? a / b : 0; return 0;", "if (!b) return -1; *out = a / b; return 0;"),
-      bash("cmake --build build > /dev/null && cd build && ctest --output-on-failure"),
-    ],
-  },
+  ctestScenario("c-ctest-failures", "Two ctest tests fail; fix test_calc.c's functions.", cmakeLists, testCalcC),
+  ctestScenario("c-ctest-many", "Two of calc's 24 ctest tests fail; fix test_calc.c's functions.", cmakeListsMany, testCalcManyC),
   {
     name: "go-tests",
     goal: "Fix the failing Go tests in calc.go.",

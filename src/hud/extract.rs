@@ -34,9 +34,17 @@ const MAX_NAME: usize = 80;
 const MAX_LINE: usize = 300;
 /// Lines offered for quoting at most.
 const MAX_QUOTABLE: usize = 40;
-/// Output shown to the model: whole up to this size, else its start and end.
+/// Output shown to the model: whole up to this size; else the lines around
+/// those that say something failed, or where those are too many, its start
+/// and end.
 const EXCERPT_BYTES: usize = 2500;
 const EXCERPT_HEAD: usize = 800;
+/// Lines shown above a line that says something failed (where the name of
+/// its test or target usually stands) and below it, in a long output.
+const CONTEXT_ABOVE: usize = 3;
+const CONTEXT_BELOW: usize = 1;
+/// Last lines of a long output always shown: where a summary stands.
+const LAST_LINES: usize = 2;
 /// How far above its quoted line a name may stand (a test's header, say).
 const NAME_REACH: usize = 12;
 /// Tokens the answer may take: three items at their longest.
@@ -220,13 +228,45 @@ pub fn unasked<'a>(state: &'a SessionState, asked: &dyn Fn(&ToolCall) -> bool) -
         .collect()
 }
 
-/// The whole text up to [`EXCERPT_BYTES`], else its first lines up to
-/// [`EXCERPT_HEAD`] bytes and its last lines, whole lines only.
+/// The whole text up to [`EXCERPT_BYTES`]. A longer one is shown by its
+/// first line (what ran), the lines around each line that says something
+/// failed, and its last lines, with `…` for each gap: every line a quote
+/// could be, with its name, for far fewer tokens to decode than the whole.
+/// When even those exceed the size, by [`ends`].
 fn excerpt(text: &str) -> String {
     let text = text.trim_matches('\n');
     if text.len() <= EXCERPT_BYTES {
         return text.to_owned();
     }
+    let lines: Vec<&str> = text.lines().collect();
+    let mut shown = vec![false; lines.len()];
+    shown[0] = true;
+    shown[lines.len().saturating_sub(LAST_LINES)..].fill(true);
+    for (i, line) in lines.iter().enumerate() {
+        if long_enough(line) && says_what_failed(line) {
+            shown[i.saturating_sub(CONTEXT_ABOVE)..=(i + CONTEXT_BELOW).min(lines.len() - 1)].fill(true);
+        }
+    }
+    let mut out = String::new();
+    for (i, line) in lines.iter().enumerate() {
+        if shown[i] {
+            out.push_str(line);
+            out.push('\n');
+        } else if i == 0 || shown[i - 1] {
+            out.push_str("…\n");
+        }
+    }
+    out.pop();
+    if out.len() <= EXCERPT_BYTES {
+        out
+    } else {
+        ends(text)
+    }
+}
+
+/// `text`'s first lines up to [`EXCERPT_HEAD`] bytes and its last lines, up
+/// to [`EXCERPT_BYTES`] in all, whole lines only.
+fn ends(text: &str) -> String {
     let mut head = String::new();
     for line in text.lines() {
         if head.len() + line.len() + 1 > EXCERPT_HEAD {
@@ -469,13 +509,53 @@ make: *** [Makefile:4: calc.o] Error 1";
         assert!(verify_written(r#"{"failures": [{"name": "a}"#, &question).is_empty());
     }
 
+    /// A real `ctest --output-on-failure` of 24 tests, 2 failing.
+    const CTEST_MANY: &str = include_str!("../../tests/fixtures/outputs/ctest-many.txt");
+
+    #[test]
+    fn long_outputs_are_shown_by_the_lines_around_their_failures() {
+        assert!(CTEST_MANY.len() > EXCERPT_BYTES);
+        let e = excerpt(CTEST_MANY);
+        assert!(e.len() * 2 < EXCERPT_BYTES, "{} bytes:\n{e}", e.len());
+        assert!(e.starts_with("Test project"), "{e}");
+        assert!(e.ends_with("Errors while running CTest"), "{e}");
+        // Each failure with its test's name just above it, and the summary.
+        let lines: Vec<&str> = e.lines().collect();
+        for (name, quote) in [
+            (
+                "average_of_three",
+                "test_calc.c:30: average(1, 2, 4) = 2.000000, expected 2.333333",
+            ),
+            (
+                "divide_by_zero_is_refused",
+                "test_calc.c:50: divide(1, 0) returned 0, expected -1 (division by zero)",
+            ),
+        ] {
+            let at = lines.iter().position(|l| *l == quote).expect(quote);
+            assert!(lines[at - 1].contains(&format!("{name} ...")), "{e}");
+        }
+        assert!(e.contains("The following tests FAILED:\n"), "{e}");
+        // Passing tests far from a failure are left out, each gap marked once.
+        assert!(!e.contains("maximum_of_two"), "{e}");
+        assert!(!e.contains("…\n…"), "{e}");
+        // What an answer may quote is what the whole output offers.
+        assert_eq!(quotable(&e, None), quotable(CTEST_MANY, None));
+    }
+
     #[test]
     fn long_outputs_are_shown_by_their_ends() {
+        // Nothing says a failure: its first line and last lines.
         let text: String = (0..400).map(|i| format!("line {i} of the build\n")).collect();
+        assert_eq!(
+            excerpt(&text),
+            "line 0 of the build\n…\nline 398 of the build\nline 399 of the build"
+        );
+        // Failures everywhere: its start and end.
+        let text: String = (0..400).map(|i| format!("line {i} of the build failed\n")).collect();
         let e = excerpt(&text);
         assert!(e.len() <= EXCERPT_BYTES + 4, "{}", e.len());
-        assert!(e.starts_with("line 0 of the build\n"));
-        assert!(e.ends_with("line 399 of the build"));
+        assert!(e.starts_with("line 0 of the build failed\n"));
+        assert!(e.ends_with("line 399 of the build failed"));
         assert!(e.contains("…\n"));
         assert_eq!(excerpt("short\n"), "short");
     }

@@ -208,7 +208,7 @@ fn quotable(source: &str, shown: Option<&str>) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     for line in source.lines().map(str::trim) {
         let fits = line.len() <= MAX_LINE && !line.chars().any(char::is_control);
-        let says = long_enough(line) && says_what_failed(line);
+        let says = tells_a_failure(line);
         let news = !shown.is_some_and(|s| s.contains(line));
         if fits && says && news && !lines.iter().any(|l| l == line) && lines.len() < MAX_QUOTABLE {
             lines.push(line.to_owned());
@@ -243,7 +243,7 @@ fn excerpt(text: &str) -> String {
     shown[0] = true;
     shown[lines.len().saturating_sub(LAST_LINES)..].fill(true);
     for (i, line) in lines.iter().enumerate() {
-        if long_enough(line) && says_what_failed(line) {
+        if tells_a_failure(line) {
             shown[i.saturating_sub(CONTEXT_ABOVE)..=(i + CONTEXT_BELOW).min(lines.len() - 1)].fill(true);
         }
     }
@@ -252,7 +252,7 @@ fn excerpt(text: &str) -> String {
         if shown[i] {
             out.push_str(line);
             out.push('\n');
-        } else if i == 0 || shown[i - 1] {
+        } else if shown[i - 1] {
             out.push_str("…\n");
         }
     }
@@ -382,6 +382,12 @@ fn ground(item: &Finding, lines: &[&str]) -> Result<Finding, String> {
         name: name.to_owned(),
         line: line.to_owned(),
     })
+}
+
+/// Whether `line` says what failed in words enough to quote: a line an
+/// answer may quote, and one a long output is shown around.
+fn tells_a_failure(line: &str) -> bool {
+    long_enough(line) && says_what_failed(line)
 }
 
 /// Whether `line` has letters or digits enough to say anything.

@@ -446,11 +446,9 @@ fn check(case: &Case, calls: usize, text: &str, outputs: &[String], out: &mut Ou
 /// takes that step. The warm-up, or `None` when none came.
 pub async fn warm_up(server: &Server) -> Option<super::hud::Warmups> {
     let id = "ses_warmup";
-    let request = json!({ "info": { "id": "msg_w0", "sessionID": id, "role": "user", "time": { "created": 1.0 } },
-                          "parts": [{ "type": "text", "id": "prt_w0", "text": "Run the tests and fix what fails." }] });
-    let (status, view) = post_json(
+    let request = super::hud::user_request(id, "Run the tests and fix what fails.");
+    let (status, view) = super::hud::sync(
         server,
-        "/v1/hud/sync",
         &json!({ "session_id": id, "messages": [request], "full": true }),
     )
     .await;

@@ -70,11 +70,16 @@ pub fn failed_make(session: &str) -> Vec<Value> {
     failed_call(session, "make", &output, 2)
 }
 
+/// The user's message that opens `session`, asking `text`.
+pub fn user_request(session: &str, text: &str) -> Value {
+    json!({ "info": { "id": "msg_m0", "sessionID": session, "role": "user", "time": { "created": 1.0 } },
+            "parts": [{ "type": "text", "id": "prt_m0", "text": text }] })
+}
+
 /// A session whose one bash call, `command`, exited `exit` with `output`.
 pub fn failed_call(session: &str, command: &str, output: &str, exit: i64) -> Vec<Value> {
     vec![
-        json!({ "info": { "id": "msg_m0", "sessionID": session, "role": "user", "time": { "created": 1.0 } },
-                "parts": [{ "type": "text", "id": "prt_m0", "text": "Build calc." }] }),
+        user_request(session, "Build calc."),
         json!({ "info": { "id": "msg_m1", "sessionID": session, "role": "assistant", "path": { "cwd": "/p", "root": "/p" } },
                 "parts": [{ "type": "tool", "id": "prt_m1", "callID": "call_m1", "tool": "bash",
                             "state": { "status": "completed", "input": { "command": command }, "output": output,

@@ -65,9 +65,11 @@ build)
     -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF \
     -DLLAMA_BUILD_APP=OFF -DLLAMA_CURL=OFF >"$work/ggml.log" 2>&1
   cmake --build "$work/ggml/build" --target ggml-cuda -j "$jobs" >>"$work/ggml.log" 2>&1
-  # The peer: llama-bench, built as llama.cpp builds it for CUDA.
+  # The peer: llama-bench, built as llama.cpp builds it for CUDA, minus
+  # ggml's AMX kernels (they crash on AMX CPUs, as GPU hosts often are).
+  no_amx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
   cmake -S "$work/peer/llama.cpp" -B "$work/peer/build" -DCMAKE_BUILD_TYPE=Release \
-    -DGGML_CUDA=ON -DGGML_NATIVE=ON -DCMAKE_CUDA_ARCHITECTURES="$arch" \
+    -DGGML_CUDA=ON -DGGML_NATIVE=ON -DCMAKE_C_FLAGS="$no_amx" -DCMAKE_CXX_FLAGS="$no_amx" -DCMAKE_CUDA_ARCHITECTURES="$arch" \
     -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF \
     -DLLAMA_BUILD_APP=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF >"$work/peer.log" 2>&1
   cmake --build "$work/peer/build" --target llama-bench -j "$jobs" >>"$work/peer.log" 2>&1

@@ -9,7 +9,9 @@
 #   scripts/llama-cpp.sh source [sdist|linked]
 #       (fetches the sdist if needed; prints the llama.cpp source directory)
 #
-# native builds with GGML_NATIVE=ON (-march=native), generic with it off.
+# native builds with GGML_NATIVE=ON (-march=native) minus ggml's AMX kernels
+# (they crash on AMX CPUs at the first decode, upstream llama.cpp issue
+# 20824; evolve-hud is built without them too), generic with it off.
 # linked builds the tool from the llama.cpp that evolve-hud itself links
 # (vendored in the llama-cpp-sys-2 crate of Cargo.lock) instead of the
 # sdist's: the same kernels as ours, to tell a gap of llama.cpp versions
@@ -30,7 +32,7 @@ SRC="$CACHE/llama-cpp-python-$VERSION"
 case "$FROM" in
   sdist)
     LLAMA_SRC="$SRC/vendor/llama.cpp"
-    BUILD="$CACHE/llama-cpp-$VERSION-$VARIANT"
+    BUILD="$CACHE/llama-cpp-$VERSION-$VARIANT-noamx"
     ;;
   linked)
     manifest="$(cargo metadata --manifest-path "$(dirname "$0")/../Cargo.toml" --format-version 1 --locked |
@@ -38,7 +40,7 @@ case "$FROM" in
     crate="$(dirname "$manifest")"
     [ "$TOOL" != source ] || { echo "$crate/llama.cpp"; exit 0; }
     [ "$TOOL" = llama-bench ] || { echo "error: only llama-bench is built from the linked llama.cpp" >&2; exit 2; }
-    BUILD="$CACHE/$(basename "$crate")-$VARIANT"
+    BUILD="$CACHE/$(basename "$crate")-$VARIANT-noamx"
     # The crate ships llama.cpp's libraries without its tools: a copy of
     # them takes llama-bench's sources from the sdist, which use only the
     # public API and the common library.
@@ -68,6 +70,9 @@ case "$TOOL" in
   llama-server) SERVER=ON ;;
   *) echo "error: the tool must be llama-bench or llama-server, not $TOOL" >&2; exit 2 ;;
 esac
+# The same flags as evolve-hud's build (.cargo/config.toml).
+NO_AMX=""
+[ "$(uname -m)" != x86_64 ] || NO_AMX="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
 case "$VARIANT" in
   native) NATIVE=ON ;;
   generic) NATIVE=OFF ;;
@@ -97,7 +102,7 @@ if [ ! -x "$BIN" ] || [ -n "${copy_linked:-}" ]; then
   # its own libraries to the build.
   if [ "$SERVER" = ON ] || [ ! -f "$BUILD/CMakeCache.txt" ]; then
     cmake -S "$LLAMA_SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
-      -DGGML_NATIVE="$NATIVE" -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF \
+      -DGGML_NATIVE="$NATIVE" -DCMAKE_C_FLAGS="$NO_AMX" -DCMAKE_CXX_FLAGS="$NO_AMX" -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF \
       -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER="$SERVER" -DLLAMA_BUILD_APP=OFF -DBUILD_SHARED_LIBS=OFF >&2
   fi
   cmake --build "$BUILD" --target "$TOOL" -j "$(nproc)" >&2

@@ -518,3 +518,75 @@ async fn sigterm_during_generation_cancels_it_and_exits_cleanly() {
         .unwrap();
     assert_ne!(code, 200, "a queued request was served after SIGTERM");
 }
+
+/// ggml's AMX kernels crash on AMX CPUs (Intel Sapphire Rapids and later) at
+/// the first decode, so no build may run them. Two checks, so that a
+/// regression fails on any CPU: the CPU back-end the server loaded lists no
+/// AMX feature (what ggml was compiled with, whatever this machine has), and
+/// the flags llama.cpp was built with, given what `-march=native` gives on
+/// an AMX CPU, still define no AMX.
+#[tokio::test]
+async fn the_build_runs_no_amx_kernels() {
+    let server = Server::start(&[]);
+    let health = common::get_json(&server.url("/health")).await;
+    let features: Vec<&str> = health["cpu_features"]
+        .as_array()
+        .expect("cpu_features in /health")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(!features.is_empty(), "{health}");
+    assert!(!features.iter().any(|f| f.starts_with("AMX")), "{features:?}");
+    if cfg!(not(target_arch = "x86_64")) {
+        return;
+    }
+
+    // The newest llama.cpp build beside this test binary's.
+    let build = std::env::current_exe().unwrap().ancestors().nth(2).unwrap().join("build");
+    let cache = std::fs::read_dir(&build)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("llama-cpp-sys-2-"))
+        .map(|e| e.path().join("out/build/CMakeCache.txt"))
+        .filter(|p| p.exists())
+        .max_by_key(|p| p.metadata().and_then(|m| m.modified()).ok())
+        .expect("llama.cpp's CMakeCache.txt under target/*/build");
+    let cache = std::fs::read_to_string(&cache).unwrap();
+    let entry = |key: &str| {
+        cache
+            .lines()
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix(':')?.split_once('=').map(|(_, v)| v.to_owned()))
+            .unwrap_or_default()
+    };
+    if entry("GGML_CPU_ALL_VARIANTS") == "ON" {
+        // dynamic-backends: ggml's sapphirerapids variant exists; the
+        // server keeps weights out of its AMX buffers (engine::local::cpu).
+        return;
+    }
+    // ggml puts its architecture flags after CMAKE_<LANG>_FLAGS: -march=native,
+    // which on an AMX CPU means sapphirerapids, or its explicit AMX options.
+    let arch: Vec<&str> = if entry("GGML_NATIVE") == "ON" {
+        vec!["-march=sapphirerapids"]
+    } else {
+        [("GGML_AMX_TILE", "-mamx-tile"), ("GGML_AMX_INT8", "-mamx-int8"), ("GGML_AMX_BF16", "-mamx-bf16")]
+            .into_iter()
+            .filter(|(key, _)| entry(key) == "ON")
+            .map(|(_, flag)| flag)
+            .collect()
+    };
+    for (compiler, flags, lang) in [("CMAKE_C_COMPILER", "CMAKE_C_FLAGS", "c"), ("CMAKE_CXX_COMPILER", "CMAKE_CXX_FLAGS", "c++")] {
+        let flags = entry(flags);
+        let out = std::process::Command::new(entry(compiler))
+            .args(flags.split_whitespace())
+            .args(&arch)
+            .args(["-dM", "-E", "-x", lang, "/dev/null"])
+            .output()
+            .expect("running llama.cpp's compiler");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let defines = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            !defines.contains("__AMX_INT8__"),
+            "llama.cpp's {lang} flags `{flags}` with {arch:?} compile ggml's AMX kernels"
+        );
+    }
+}

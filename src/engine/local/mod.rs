@@ -4,6 +4,7 @@
 //! oneshot (load) or an unbounded channel of [`Event`]s (generation), which
 //! the thread stops feeding as soon as the receiver is dropped.
 
+pub mod cpu;
 mod forced;
 mod prompt;
 mod slots;
@@ -177,6 +178,9 @@ pub struct ModelInfo {
     pub threads: u32,
     pub gpu_layers: u32,
     pub backend: String,
+    /// What ggml's CPU back-end was compiled with (`AVX2`, `AVX512`, …;
+    /// never `AMX_INT8` in our builds, see [`cpu`]).
+    pub cpu_features: Vec<String>,
     pub template: TemplateSource,
     pub add_bos: bool,
 }
@@ -393,7 +397,12 @@ impl Backend for ModelHandle {
 
     fn details(&self) -> serde_json::Value {
         let (restarts, last_fault) = self.restarts();
-        serde_json::json!({ "restarts": restarts, "last_fault": last_fault, "meta": &*self.info })
+        serde_json::json!({
+            "restarts": restarts,
+            "last_fault": last_fault,
+            "cpu_features": &self.info.cpu_features,
+            "meta": &*self.info,
+        })
     }
 
     /// Counted with the model's vocabulary, without waiting for the model thread.

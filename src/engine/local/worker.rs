@@ -109,7 +109,16 @@ pub(super) fn run(
             return;
         }
     };
-    let params = LlamaModelParams::default().with_n_gpu_layers(config.gpu_layers);
+    let mut params = std::pin::pin!(LlamaModelParams::default().with_n_gpu_layers(config.gpu_layers));
+    if super::cpu::has_amx(&super::cpu::features()) {
+        if config.gpu_layers == 0 {
+            // See `cpu`: every weight in the plain CPU buffer type, none in AMX's.
+            tracing::warn!("this CPU back-end has ggml's AMX kernels, which crash on AMX CPUs; keeping the weights out of them (slower)");
+            params.as_mut().add_cpu_buft_override(c".");
+        } else {
+            tracing::warn!("this CPU back-end has ggml's AMX kernels, which crash on AMX CPUs; offload every layer (--gpu-layers 999) or use a build without them");
+        }
+    }
     let model = match LlamaModel::load_from_file(backend, &path, &params) {
         Ok(m) => Arc::new(m),
         Err(e) => {
@@ -316,6 +325,7 @@ impl<'m> Worker<'m> {
             threads,
             gpu_layers,
             backend: backend_name(gpu_layers),
+            cpu_features: super::cpu::features(),
             template,
             add_bos: model.vocab().should_add_bos(),
         };

@@ -1,0 +1,66 @@
+//! What ggml's CPU back-end was compiled with, and ggml's AMX kernels kept
+//! out of use.
+//!
+//! On AMX CPUs (Intel Sapphire Rapids and later), a ggml built with AMX
+//! repacks the weights into its AMX buffer type and the first decode
+//! segfaults in `ggml_backend_amx_mul_mat` (upstream llama.cpp issue 20824).
+//! The build never compiles those kernels (`.cargo/config.toml`); where a
+//! loaded CPU back-end has them anyway (a `dynamic-backends` build picks
+//! ggml's `sapphirerapids` variant on such a CPU, or a build made with other
+//! flags), every weight is placed in the plain CPU buffer type instead, so
+//! the AMX kernels never run. That costs the weight repacking of the other
+//! extra buffer types too: slower, never a crash.
+
+use std::ffi::{c_char, CStr};
+
+/// The compiled features of ggml's CPU back-end (`AVX2`, `AVX512`,
+/// `AMX_INT8`, …), as ggml lists them; empty when no CPU back-end is
+/// registered.
+pub fn features() -> Vec<String> {
+    // SAFETY: ggml's registry is filled once the back-end is initialised and
+    // never shrinks; the names and feature strings are static in the
+    // back-end's module, which stays loaded for the life of the process.
+    unsafe {
+        let reg = llama_cpp_sys_2::ggml_backend_reg_by_name(c"CPU".as_ptr());
+        if reg.is_null() {
+            return Vec::new();
+        }
+        let proc = llama_cpp_sys_2::ggml_backend_reg_get_proc_address(reg, c"ggml_backend_get_features".as_ptr());
+        if proc.is_null() {
+            return Vec::new();
+        }
+        let get: unsafe extern "C" fn(
+            llama_cpp_sys_2::ggml_backend_reg_t,
+        ) -> *const llama_cpp_sys_2::ggml_backend_feature = std::mem::transmute(proc);
+        let mut out = Vec::new();
+        let mut feature = get(reg);
+        while !feature.is_null() && !(*feature).name.is_null() {
+            out.push(text((*feature).name));
+            feature = feature.add(1);
+        }
+        out
+    }
+}
+
+unsafe fn text(p: *const c_char) -> String {
+    CStr::from_ptr(p).to_string_lossy().into_owned()
+}
+
+/// Whether a CPU back-end with these features would run ggml's AMX kernels
+/// on weights placed in its extra buffer types.
+pub fn has_amx(features: &[String]) -> bool {
+    features.iter().any(|f| f.starts_with("AMX"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn amx_is_any_amx_feature() {
+        let list = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(!has_amx(&list(&["SSE3", "AVX2", "AVX512", "AVX512_VNNI", "REPACK"])));
+        assert!(has_amx(&list(&["AVX512", "AMX_INT8"])));
+        assert!(has_amx(&list(&["AMX_TILE"])));
+    }
+}

@@ -142,6 +142,7 @@ async fn end_to_end(model: &ModelHandle, max_tokens: u32, requests: u32) -> anyh
         metrics,
         started: 0,
         queue_timeout: std::time::Duration::from_secs(600),
+        shutdown: Default::default(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await

@@ -444,6 +444,13 @@ pub struct ServerConfig {
     #[arg(long)]
     pub allow_remote: bool,
 
+    /// Web origins whose pages may call the API (`http://localhost:3000`;
+    /// comma-separated, or the flag repeated). By default none: a request
+    /// from a web page (an `Origin` header, or `Sec-Fetch-Site` other than
+    /// `same-origin` or `none`) is refused with 403.
+    #[arg(long = "allow-origin", env = "EVOLVE_HUD_ALLOWED_ORIGINS", value_delimiter = ',')]
+    pub allowed_origins: Vec<String>,
+
     /// File holding a bearer token that every request but /health must send.
     #[arg(long, env = "EVOLVE_HUD_AUTH_TOKEN_FILE")]
     pub auth_token_file: Option<PathBuf>,

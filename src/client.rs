@@ -68,9 +68,33 @@ impl Sidecar {
     pub fn ok(&self, path: &str, body: Option<&Value>) -> anyhow::Result<Value> {
         let (status, value) = self.call(path, body)?;
         if !(200..300).contains(&status) {
-            let why = value.get("error").and_then(Value::as_str).unwrap_or("no reason given");
+            let why = crate::server::error::ErrorBody::message_of(&value).unwrap_or("no reason given");
             bail!("the sidecar answered {path} with {status}: {why}");
         }
         Ok(value)
+    }
+}
+
+/// The API path of session `id` (`/v1/hud/{id}`) followed by `rest`, the
+/// id percent-encoded: session ids are the agent's, and may hold `/`, `?`,
+/// `#` or spaces; dots too, so `..` is never a dot segment.
+pub fn session_path(id: &str, rest: &str) -> String {
+    const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'_')
+        .remove(b'~');
+    format!("/v1/hud/{}{rest}", percent_encoding::utf8_percent_encode(id, SEGMENT))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn session_ids_are_encoded_in_paths() {
+        assert_eq!(super::session_path("ses_01AB-x_y~z", ""), "/v1/hud/ses_01AB-x_y~z");
+        assert_eq!(
+            super::session_path("a/b?c#d e%", "/compaction"),
+            "/v1/hud/a%2Fb%3Fc%23d%20e%25/compaction"
+        );
+        assert_eq!(super::session_path("..", ""), "/v1/hud/%2E%2E");
     }
 }

@@ -99,7 +99,7 @@ pub fn handle(args: &HookArgs, ctx: &Value) -> anyhow::Result<Output> {
                 )?;
                 out.log(format!("compacting: synced {} messages ({status})", messages.len()));
             }
-            let path = format!("/v1/hud/{id}/compaction");
+            let path = crate::client::session_path(id, "/compaction");
             let reply = sidecar.ok(&path, Some(&json!({ "deadline_ms": args.deadline_ms })))?;
             out.log(format!(
                 "compacting: model {}",
@@ -159,7 +159,7 @@ pub fn handle(args: &HookArgs, ctx: &Value) -> anyhow::Result<Output> {
             let result = match tool {
                 "hud_show" => {
                     let id = session.ok_or_else(|| anyhow!("hud_show needs session.id"))?;
-                    match sidecar.call(&format!("/v1/hud/{id}"), None)? {
+                    match sidecar.call(&crate::client::session_path(id, ""), None)? {
                         (200, v) => v["hud"].as_str().unwrap_or_default().to_owned(),
                         (404, _) => format!("no HUD for session {id} yet"),
                         (status, v) => bail!("the sidecar answered {status}: {v}"),

@@ -288,8 +288,11 @@ async fn engine_faults_keep_syncs_fast_and_health_says_why_until_it_recovers() {
     assert_eq!(r.status(), 503);
     assert_eq!(r.headers()["retry-after"], "7");
     let v: Value = r.json().await.unwrap();
-    assert_eq!(v["type"], "overloaded", "{v}");
-    assert!(v["error"].as_str().unwrap().contains("all slots are busy"), "{v}");
+    assert_eq!(v["error"]["type"], "overloaded", "{v}");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("all slots are busy"),
+        "{v}"
+    );
 
     // Garbage: each request fails clearly; after three the breaker opens,
     // /health says why, and requests are refused at once.
@@ -297,7 +300,7 @@ async fn engine_faults_keep_syncs_fast_and_health_says_why_until_it_recovers() {
     for _ in 0..3 {
         let (status, v) = post_json(&server, "/v1/chat/completions", &body).await;
         assert_eq!(status, 500, "{v}");
-        assert!(v["error"].as_str().unwrap().contains("not JSON"), "{v}");
+        assert!(v["error"]["message"].as_str().unwrap().contains("not JSON"), "{v}");
     }
     let health = health_becomes(&server, 503, Duration::from_secs(2)).await;
     assert!(health["reason"].as_str().unwrap().contains("not JSON"), "{health}");
@@ -319,7 +322,10 @@ async fn engine_faults_keep_syncs_fast_and_health_says_why_until_it_recovers() {
     let (status, v) = post_json(&server, "/v1/chat/completions", &body).await;
     assert_eq!(status, 503, "{v}");
     assert!(
-        v["error"].as_str().unwrap().contains("did not answer within 1500 ms"),
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("did not answer within 1500 ms"),
         "{v}"
     );
     assert!(started.elapsed() < Duration::from_secs(5));

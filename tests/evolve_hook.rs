@@ -117,7 +117,7 @@ fn every_hook_against_the_real_sidecar() {
         beat.result["user"]
             .as_str()
             .unwrap()
-            .contains("open problem: bash `false` exited 1"),
+            .contains(r#"open problem: "bash `false` exited 1;"#),
         "{:?}",
         beat.result
     );

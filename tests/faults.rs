@@ -22,7 +22,10 @@ async fn health(server: &Server) -> (u16, Value) {
 async fn panic_once(server: &Server) {
     let (status, body) = post_json(server, "/v1/chat/completions", &chat(PANIC, json!({ "max_tokens": 4 }))).await;
     assert_eq!(status, 500, "{body}");
-    assert!(body["error"].as_str().unwrap().contains("panicked"), "{body}");
+    assert!(
+        body["error"]["message"].as_str().unwrap().contains("panicked"),
+        "{body}"
+    );
 }
 
 /// Waits out a context rebuild: returns /health once it is ready again or
@@ -105,7 +108,7 @@ async fn repeated_panics_fail_the_model_but_not_the_hud() {
         )
         .await;
         assert_eq!(status, 503, "{body}");
-        assert!(body["error"].as_str().unwrap().contains("panic"), "{body}");
+        assert!(body["error"]["message"].as_str().unwrap().contains("panic"), "{body}");
         assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
     }
     hud_still_served(&server).await;

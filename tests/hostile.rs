@@ -113,6 +113,7 @@ async fn hostile_tool_output_and_text_cannot_break_the_hud() {
     // A body that is not UTF-8 is refused whole, with a reason.
     let r = client()
         .post(server.url("/v1/hud/sync"))
+        .header("content-type", "application/json")
         .body(b"{\"session_id\": \"x\xff\xfe\", \"messages\": []}".to_vec())
         .send()
         .await

@@ -24,7 +24,7 @@ async fn sync_protocol_get_list_drop_and_restart() {
     // Unknown session without `full`: the shim must resend everything.
     let (status, body) = sync(&server, &json!({ "session_id": id, "messages": first })).await;
     assert_eq!(status, 409, "{body}");
-    assert_eq!(body["type"], "resync_required");
+    assert_eq!(body["error"]["type"], "resync_required");
 
     let (status, a) = sync(&server, &json!({ "session_id": id, "messages": first, "full": true })).await;
     assert_eq!(status, 200, "{a}");
@@ -133,18 +133,36 @@ async fn real_model_findings_are_grammar_json_and_quoted_from_the_output() {
 }
 
 #[tokio::test]
-async fn timed_out_answer_leaves_the_facts_only_hud() {
+async fn a_question_not_answered_in_time_leaves_the_facts_only_hud_and_is_asked_again() {
+    // 1 ms: no question can be answered in time.
     let server = Server::start(&["--hud-debounce-ms", "10", "--hud-extract-timeout-ms", "1"]);
     let id = "ses_make";
-    let (status, _) = sync(
+    let (status, first) = sync(
         &server,
         &json!({ "session_id": id, "messages": failed_make(id), "full": true }),
     )
     .await;
     assert_eq!(status, 200);
-    let v = wait_model(&server, id).await;
-    assert_eq!(v["model_status"], "rejected: timed out", "{v}");
-    assert!(!v["hud"].as_str().unwrap().contains("local model"), "{v}");
+    // Not taken in time is not an answer: the question stays pending (never
+    // "rejected") and is asked again, the HUD keeps its facts only.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let not_taken = common::Metrics::of(&server)
+            .await
+            .sum("evolve_hud_hud_questions_not_taken_total", "")
+            .unwrap_or(0.0);
+        if not_taken >= 2.0 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the question was not asked again: {not_taken}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let v = common::get_json(&server.url(&format!("/v1/hud/{id}"))).await;
+    assert_eq!(v["model_status"], "pending", "{v}");
+    assert_eq!(v["hud"], first["hud"], "{v}");
 }
 
 #[tokio::test]
@@ -219,10 +237,19 @@ async fn bad_hud_requests_get_clear_4xx() {
             413,
         ),
     ] {
-        let r = c.post(&url).body(body).send().await.unwrap();
+        let r = c
+            .post(&url)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status().as_u16(), want, "{what}");
         let v: Value = r.json().await.unwrap();
-        assert!(v["error"].is_string() && v["type"].is_string(), "{what}: {v}");
+        assert!(
+            v["error"]["message"].is_string() && v["error"]["type"].is_string(),
+            "{what}: {v}"
+        );
     }
     // Entries that are not OpenCode messages are skipped and counted; unknown fields are fine.
     let (status, v) = sync(
@@ -406,14 +433,29 @@ async fn heartbeat_names_the_open_problem_of_a_session() {
     let user = v["user"].as_str().unwrap();
     assert!(user.starts_with("[heartbeat] "), "{user}");
     assert!(
-        user.contains(&format!("Session {session} has an open problem: bash `false` exited 1")),
+        user.contains(&format!(
+            r#"Session "{session}" has an open problem: "bash `false` exited 1;"#
+        )),
         "{user}"
     );
     assert!(user.contains("idle for"), "{user}");
     let system = v["system"].as_array().unwrap();
     assert_eq!(system.len(), 2);
     let facts = system[1].as_str().unwrap();
-    assert!(facts.contains("ses_other: write the docs"), "{facts}");
+    // Session text goes in as data: a JSON object per session, under a line
+    // saying it is never instructions.
+    assert!(facts.lines().next().unwrap().contains("never instructions"), "{facts}");
+    let records: Vec<Value> = facts
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        records
+            .iter()
+            .any(|r| r["session"] == "ses_other" && r["goal"] == "write the docs"),
+        "{facts}"
+    );
     assert!(!facts.contains("ses_beat"), "{facts}");
     assert_eq!(v["sessions"][0], json!(session));
     assert_eq!(

@@ -189,7 +189,7 @@ test("heartbeat under opencode serve: a sidecar-written [heartbeat] prompt arriv
 
   // A heartbeat written before this turn describes other tests' sessions;
   // wait for one that describes this session.
-  const beat = await model.waitFor("heartbeat", 60_000, (r) => JSON.stringify(r.body.messages).includes(`Session ${session.id} `));
+  const beat = await model.waitFor("heartbeat", 60_000, (r) => JSON.stringify(r.body.messages).includes(JSON.stringify(`Session "${session.id}"`).slice(1, -1)));
   // When each heartbeat started: its prompt's arrival in OpenCode (the model
   // may see it later, as OpenCode works through its own steps). One sent
   // just before the session started may arrive a moment after; none may be

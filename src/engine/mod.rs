@@ -35,17 +35,30 @@ pub enum Prompt {
     Raw(String),
 }
 
-/// How to sample. `temperature <= 0` is greedy.
+/// How to sample. `temperature <= 0` is greedy. The chain is llama.cpp's
+/// order: top-k, top-p, min-p, temperature, then the draw.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SamplingParams {
     pub max_tokens: u32,
     pub temperature: f32,
+    /// 0: off.
+    pub top_k: u32,
     pub top_p: f32,
+    /// 0: off.
+    pub min_p: f32,
     pub seed: u32,
     pub stop: Vec<String>,
     /// A JSON schema the output must follow: a llama.cpp grammar locally,
     /// `response_format` for a remote engine.
     pub json_schema: Option<Arc<serde_json::Value>>,
+}
+
+impl SamplingParams {
+    /// llama-server's defaults, which chat clients expect of a local model.
+    pub const TEMPERATURE: f32 = 0.8;
+    pub const TOP_K: u32 = 40;
+    pub const TOP_P: f32 = 0.95;
+    pub const MIN_P: f32 = 0.05;
 }
 
 /// A generation job.

@@ -305,6 +305,8 @@ impl Inner {
             "max_tokens": p.max_tokens,
             "temperature": p.temperature.max(0.0),
             "top_p": p.top_p,
+            "top_k": p.top_k,
+            "min_p": p.min_p,
             "stream": true,
             "stream_options": { "include_usage": true },
             "cache_prompt": true,

@@ -5,7 +5,7 @@ use super::extract::{self, Finding, Findings};
 use super::render;
 use super::session::{self, SessionState};
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 /// What the model answered about one call's output.
@@ -83,6 +83,10 @@ pub(super) struct Entry {
     /// Findings accepted so far: the view version counts them with the facts.
     pub(super) accepted: u64,
     pub(super) refresh: Refresh,
+    /// Calls whose question is with the engine now, whoever asked it (the
+    /// background refresh, a compaction or a heartbeat): none is asked twice
+    /// at once.
+    pub(super) asking: HashSet<String>,
     pub(super) last_used: Instant,
     /// When the agent went idle; cleared by the next sync.
     pub(super) idle_since: Option<Instant>,
@@ -106,6 +110,7 @@ impl Entry {
             written: HashMap::new(),
             accepted: 0,
             refresh: Refresh::Idle,
+            asking: HashSet::new(),
             last_used: Instant::now(),
             idle_since: None,
         }
@@ -153,7 +158,7 @@ impl Entry {
     pub(super) fn model_status(&self) -> ModelStatus {
         // Busy with a question not yet answered. (A refresh can also be
         // busy waiting out its debounce after a compaction answered all.)
-        if matches!(self.refresh, Refresh::Busy { .. }) && !self.unasked().is_empty() {
+        if !self.asking.is_empty() || matches!(self.refresh, Refresh::Busy { .. }) && !self.unasked().is_empty() {
             return ModelStatus::Pending;
         }
         let open = render::open_failures(&self.state.work_calls());
@@ -171,16 +176,24 @@ impl Entry {
         }
     }
 
-    /// Calls worth a question that were not asked about yet.
+    /// Calls worth a question that were not asked about yet, nor are being
+    /// asked about now.
     pub(super) fn unasked(&self) -> Vec<&session::ToolCall> {
-        extract::unasked(&self.state, &|call| self.reading(call).is_some())
+        extract::unasked(&self.state, &|call| {
+            self.asking.contains(&call.call_id) || self.reading(call).is_some()
+        })
     }
 
     /// Takes a refresh's outcome (the call asked about, and its findings or
     /// why there are none). Returns whether the refresh loop is done; it goes
-    /// on when a change came in meanwhile, or another call awaits a question.
-    pub(super) fn finish_refresh(&mut self, outcome: Option<(String, Result<Vec<Finding>, String>)>) -> bool {
-        let answered = outcome.is_some();
+    /// on when a change came in meanwhile, another call awaits a question,
+    /// or the engine did not take the question (`retry`: it is asked again).
+    pub(super) fn finish_refresh(
+        &mut self,
+        outcome: Option<(String, Result<Vec<Finding>, String>)>,
+        retry: bool,
+    ) -> bool {
+        let answered = outcome.is_some() || retry;
         if let Some((call, result)) = outcome {
             self.record(&call, result);
             let calls = &self.state.calls;

@@ -128,7 +128,9 @@ fn greedy(
         params: SamplingParams {
             max_tokens,
             temperature: 0.0,
+            top_k: 0,
             top_p: 1.0,
+            min_p: 0.0,
             seed: 0,
             stop: Vec::new(),
             json_schema,

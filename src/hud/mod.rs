@@ -573,9 +573,9 @@ mod tests {
             assert_eq!(entry.unasked().len(), 1, "the failed make is worth a question");
             entry.refresh = Refresh::Busy { dirty: true };
             // A change came in meanwhile: the loop goes on.
-            assert!(!entry.finish_refresh(Some(("gone".into(), Ok(found.clone())))));
+            assert!(!entry.finish_refresh(Some(("gone".into(), Ok(found.clone()))), false));
             assert!(entry.readings.is_empty(), "an answer about an unknown call is dropped");
-            assert!(!entry.finish_refresh(Some(("c1".into(), Ok(found.clone())))) || entry.unasked().is_empty());
+            assert!(!entry.finish_refresh(Some(("c1".into(), Ok(found.clone()))), false) || entry.unasked().is_empty());
             assert!(entry.unasked().is_empty(), "each call is asked about once");
             entry.refresh = Refresh::Idle;
         }

@@ -22,6 +22,41 @@ fn not_taken(e: &EngineError) -> bool {
     ) || matches!(e, EngineError::Upstream { status, .. } if *status == 429 || *status >= 500)
 }
 
+/// What came of asking a question.
+enum Asked {
+    /// The model's verified findings, or why there are none.
+    Answered(Result<Vec<Finding>, String>),
+    /// The engine did not take it (busy, down, stopping, or it was still
+    /// waiting at its deadline): it is asked again.
+    NotTaken,
+    /// Its problem closed, or its session went, while it was answered.
+    Gone,
+}
+
+/// The first pause before a question the engine did not take is asked
+/// again, and the longest.
+const RETRY_MIN: std::time::Duration = std::time::Duration::from_millis(500);
+const RETRY_MAX: std::time::Duration = std::time::Duration::from_secs(10);
+/// How often a compaction or heartbeat looks whether a question another
+/// asker has in flight was answered.
+const WAIT_STEP: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// A call's question marked in flight ([`Entry::asking`]) while this lives.
+struct Asking<'h> {
+    hud: &'h Hud,
+    session: String,
+    epoch: u64,
+    call: String,
+}
+
+impl Drop for Asking<'_> {
+    fn drop(&mut self) {
+        if let Some(entry) = self.hud.lock().get_mut(&self.session).filter(|e| e.epoch == self.epoch) {
+            entry.asking.remove(&self.call);
+        }
+    }
+}
+
 /// The KV cache key every question shares (see [`extract::warmup_request`]).
 const QUESTIONS_KEY: &str = "hud:questions";
 
@@ -80,20 +115,36 @@ impl Hud {
     }
 
     /// Asks the model about the session's new failures until no change is
-    /// pending and every open problem worth a question has had one.
+    /// pending and every open problem worth a question has had one. A
+    /// question the engine did not take (busy, down, or still queued at its
+    /// deadline) is asked again after a pause that doubles up to
+    /// [`RETRY_MAX`], for as long as its problem stays open.
     async fn refresh_loop(self: Arc<Self>, id: String, epoch: u64) {
+        let mut pause = self.config.debounce;
         loop {
-            tokio::time::sleep(self.config.debounce).await;
-            let outcome = self.refresh_once(&id, epoch).await;
-            if let Some((_, answer)) = &outcome {
-                crate::activity::note(answer.is_ok());
-            }
+            tokio::time::sleep(pause).await;
+            let (outcome, retry) = match self.refresh_once(&id, epoch).await {
+                Some((call, Asked::Answered(answer))) => {
+                    crate::activity::note(answer.is_ok());
+                    (Some((call, answer)), false)
+                }
+                Some((_, Asked::NotTaken)) => {
+                    metrics::counter!("evolve_hud_hud_questions_not_taken_total").increment(1);
+                    (None, true)
+                }
+                Some((_, Asked::Gone)) | None => (None, false),
+            };
+            pause = if retry {
+                (pause * 2).clamp(RETRY_MIN, RETRY_MAX)
+            } else {
+                self.config.debounce
+            };
             let done = {
                 let mut sessions = self.lock();
                 let Some(entry) = sessions.get_mut(&id).filter(|e| e.epoch == epoch) else {
                     return;
                 };
-                entry.finish_refresh(outcome)
+                entry.finish_refresh(outcome, retry)
             };
             self.changed(super::Change::Updated(id.clone()));
             if done {
@@ -102,19 +153,19 @@ impl Hud {
         }
     }
 
-    /// One question: the call asked about and the answer. `None` when there
-    /// was nothing to ask, more changes are coming, or the call went away.
-    async fn refresh_once(&self, id: &str, epoch: u64) -> Option<(String, Result<Vec<Finding>, String>)> {
+    /// One question: the call asked about and what came of it. `None` when
+    /// there was nothing to ask or more changes are coming.
+    async fn refresh_once(&self, id: &str, epoch: u64) -> Option<(String, Asked)> {
         let _turn = self.background.acquire().await.ok()?;
-        let question = {
-            let sessions = self.lock();
-            let entry = sessions.get(id).filter(|e| e.epoch == epoch)?;
+        let (question, _asking) = {
+            let mut sessions = self.lock();
+            let entry = sessions.get_mut(id).filter(|e| e.epoch == epoch)?;
             if matches!(entry.refresh, Refresh::Busy { dirty: true }) {
                 // More is coming; wait for it rather than ask about a call
                 // that may be fixed by then.
                 return None;
             }
-            extract::question(entry.unasked().first()?)?
+            self.take_question(entry, id)?
         };
         // An output never changes, so new facts do not make the answer
         // stale; but once the call's problem is closed (the command passed)
@@ -129,8 +180,22 @@ impl Hud {
             })
         };
         let deadline = tokio::time::Instant::now() + self.config.extract_timeout;
-        let answer = self.ask(&question, id, epoch, deadline, &gone).await?;
-        Some((question.call_id, answer))
+        let asked = self.ask(&question, id, epoch, deadline, &gone).await;
+        Some((question.call_id, asked))
+    }
+
+    /// The session's first unasked question, marked as being asked until the
+    /// returned guard drops.
+    fn take_question<'h>(&'h self, entry: &mut Entry, id: &str) -> Option<(extract::Question, Asking<'h>)> {
+        let question = extract::question(entry.unasked().first()?)?;
+        entry.asking.insert(question.call_id.clone());
+        let asking = Asking {
+            hud: self,
+            session: id.to_owned(),
+            epoch: entry.epoch,
+            call: question.call_id.clone(),
+        };
+        Some((question, asking))
     }
 
     /// Has the model answer `question` in the questions' KV slot, held to
@@ -138,9 +203,7 @@ impl Hud {
     /// source. Each item is verified and shown on the session (of `epoch`)
     /// as soon as it is written, so the first is shown while the model
     /// writes the next; the question stays pending until the whole answer
-    /// is in. `None` when there is no engine, `gone()` turned true while
-    /// generating (which cancels the generation), or the engine could not
-    /// take the question (busy, down): it is asked again at the next sync.
+    /// is in. `gone()` turning true while generating cancels the generation.
     async fn ask(
         &self,
         question: &extract::Question,
@@ -148,8 +211,10 @@ impl Hud {
         epoch: u64,
         deadline: tokio::time::Instant,
         gone: &(dyn Fn() -> bool + Sync),
-    ) -> Option<Result<Vec<Finding>, String>> {
-        let engine = self.engine.as_ref()?;
+    ) -> Asked {
+        let Some(engine) = self.engine.as_ref() else {
+            return Asked::NotTaken;
+        };
         // Every question starts with the same instructions and worked
         // example, and only that start is shared between questions: one slot
         // for all keeps it cached for every session's first question.
@@ -158,7 +223,7 @@ impl Hud {
             Ok(rx) => rx,
             Err(e) => {
                 tracing::debug!(session = id, error = %e, "the engine did not take the question");
-                return None;
+                return Asked::NotTaken;
             }
         };
         let mut text = String::new();
@@ -166,8 +231,18 @@ impl Hud {
         loop {
             let event = match tokio::time::timeout_at(deadline, rx.recv()).await {
                 Ok(Some(e)) => e,
-                Ok(None) => return None,
-                Err(_) => return Some(Err("timed out".into())),
+                Ok(None) => return Asked::NotTaken,
+                // Nothing written yet: still queued, or its prompt still
+                // being decoded on a busy machine. Dropping `rx` takes it
+                // off the queue; it is asked again.
+                Err(_) if text.is_empty() => {
+                    tracing::debug!(
+                        session = id,
+                        "the question was not answered before its deadline; asking again later"
+                    );
+                    return Asked::NotTaken;
+                }
+                Err(_) => return Asked::Answered(Err("timed out".into())),
             };
             match event {
                 Event::Text(t) => {
@@ -198,12 +273,12 @@ impl Hud {
                 }
                 Event::Failed(e) if not_taken(&e) => {
                     tracing::debug!(session = id, error = %e, "the engine did not answer the question");
-                    return None;
+                    return Asked::NotTaken;
                 }
-                Event::Failed(e) => return Some(Err(e.to_string())),
+                Event::Failed(e) => return Asked::Answered(Err(e.to_string())),
             }
             if gone() {
-                return None;
+                return Asked::Gone;
             }
         }
         let verdict = extract::verify(&text, question).map_err(|r| r.to_string());
@@ -216,34 +291,47 @@ impl Hud {
                 "answer refused"
             );
         }
-        Some(verdict)
+        Asked::Answered(verdict)
     }
 
     /// Answers, before `until`, the questions about the session's open
-    /// problems that the background refresh has not reached yet, and returns
-    /// the session's findings and model status after them.
+    /// problems that the background refresh has not reached yet, waits for
+    /// those it is asking now, and returns the session's findings and model
+    /// status after them.
     pub(super) async fn answer_now(
         &self,
         id: &str,
         until: tokio::time::Instant,
     ) -> (SessionState, Findings, ModelStatus) {
+        let ask = self.config.extract && self.engine.is_some();
         loop {
-            let (question, epoch) = {
-                let sessions = self.lock();
-                let Some(entry) = sessions.get(id) else {
+            let now = tokio::time::Instant::now();
+            let (taken, wait) = {
+                let mut sessions = self.lock();
+                let Some(entry) = sessions.get_mut(id) else {
                     return (SessionState::new(id), Findings::new(), ModelStatus::None);
                 };
-                let question = (self.config.extract && self.engine.is_some())
-                    .then(|| entry.unasked().first().and_then(|c| extract::question(c)))
-                    .flatten();
-                match question {
-                    Some(q) if tokio::time::Instant::now() < until => (q, entry.epoch),
-                    _ => return (entry.state.clone(), entry.findings(), entry.model_status()),
+                match (now < until && ask).then(|| self.take_question(entry, id)).flatten() {
+                    Some(taken) => (Some((taken, entry.epoch)), false),
+                    // Another asker has it: wait for its answer.
+                    None => (None, ask && now < until && !entry.asking.is_empty()),
                 }
             };
+            if wait {
+                tokio::time::sleep(WAIT_STEP.min(until - now)).await;
+                continue;
+            }
+            let Some(((question, _asking), epoch)) = taken else {
+                let sessions = self.lock();
+                return match sessions.get(id) {
+                    Some(entry) => (entry.state.clone(), entry.findings(), entry.model_status()),
+                    None => (SessionState::new(id), Findings::new(), ModelStatus::None),
+                };
+            };
             match self.ask(&question, id, epoch, until, &|| false).await {
-                Some(answer) => self.update(id, epoch, |e| e.record(&question.call_id, answer)),
-                None => {
+                Asked::Answered(answer) => self.update(id, epoch, |e| e.record(&question.call_id, answer)),
+                Asked::NotTaken | Asked::Gone => {
+                    drop(_asking);
                     let sessions = self.lock();
                     if let Some(entry) = sessions.get(id) {
                         return (entry.state.clone(), entry.findings(), entry.model_status());

@@ -1,8 +1,15 @@
 //! Who may talk to the sidecar. It serves one local user: requests must name
 //! a loopback host (which defeats DNS rebinding from a web page in the
 //! user's browser), and when a token is configured they must carry it as
-//! `Authorization: Bearer <token>`. `/health` needs no token. No CORS
-//! headers are ever sent, so browsers keep cross-origin pages out.
+//! `Authorization: Bearer <token>`. `/health` needs no token.
+//!
+//! Web pages are refused: a browser marks their requests with `Origin` (and
+//! `Sec-Fetch-Site`), and any request so marked is refused unless its origin
+//! is on the allow list (`--allow-origin`; empty by default). No CORS
+//! headers are ever sent, so a page cannot read an answer; the JSON
+//! endpoints require `Content-Type: application/json`, so a page cannot send
+//! one without a preflight either (see `error::JsonBody`). OpenCode's
+//! plugin, `evolve-hud watch`, `status`, `hook` and curl send neither header.
 
 use super::error::ApiError;
 use crate::secret::Secret;
@@ -19,6 +26,41 @@ pub struct Access {
     pub token: Option<Secret>,
     /// Bound to a non-loopback address on purpose: any Host is accepted.
     pub any_host: bool,
+    pub origins: Origins,
+}
+
+/// The web origins allowed to call the API (`--allow-origin`).
+#[derive(Debug, Clone, Default)]
+pub struct Origins(Vec<String>);
+
+impl Origins {
+    pub fn new(origins: &[String]) -> Origins {
+        let norm = |o: &String| o.trim().trim_end_matches('/').to_ascii_lowercase();
+        Origins(origins.iter().map(norm).filter(|o| !o.is_empty()).collect())
+    }
+
+    fn allows(&self, origin: &str) -> bool {
+        let origin = origin.trim().trim_end_matches('/').to_ascii_lowercase();
+        self.0.iter().any(|o| o == "*" || *o == origin)
+    }
+
+    /// Why a request with these headers comes from a web page that may not
+    /// call the API; `None` when it may.
+    pub fn refuse(&self, origin: Option<&str>, fetch_site: Option<&str>) -> Option<String> {
+        let hint = "; start the sidecar with --allow-origin <origin> to allow a page";
+        match origin {
+            Some(o) if self.allows(o) => None,
+            Some(o) => Some(format!("requests from web pages are refused (Origin: {o}){hint}")),
+            // A browser's own navigation or same-origin fetch; anything else
+            // with Sec-Fetch-Site comes from a page.
+            None => match fetch_site.map(str::to_ascii_lowercase).as_deref() {
+                None | Some("none" | "same-origin") => None,
+                Some(site) => Some(format!(
+                    "requests from web pages are refused (Sec-Fetch-Site: {site}){hint}"
+                )),
+            },
+        }
+    }
 }
 
 /// Whether a `Host` header value names this machine's loopback.
@@ -44,6 +86,12 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// [`Origins::refuse`] for a request's headers.
+fn from_a_page(origins: &Origins, headers: &axum::http::HeaderMap) -> Option<String> {
+    let header = |name: &str| headers.get(name).map(|v| v.to_str().unwrap_or("?"));
+    origins.refuse(header("origin"), header("sec-fetch-site"))
+}
+
 /// The middleware: 403 for a foreign Host, 401 for a missing or wrong token.
 pub async fn guard(State(access): State<Arc<Access>>, request: Request, next: Next) -> Response {
     if !access.any_host {
@@ -62,6 +110,9 @@ pub async fn guard(State(access): State<Arc<Access>>, request: Request, next: Ne
             }
             None => return ApiError::Forbidden("a Host header is required".into()).into_response(),
         }
+    }
+    if let Some(why) = from_a_page(&access.origins, request.headers()) {
+        return ApiError::Forbidden(why).into_response();
     }
     if let Some(token) = &access.token {
         if request.uri().path() != "/health" {
@@ -111,6 +162,27 @@ mod tests {
         ] {
             assert!(!loopback_host(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn web_pages_are_refused_unless_allowed() {
+        let none = Origins::default();
+        assert_eq!(none.refuse(None, None), None, "curl, the plugin, watch");
+        assert_eq!(none.refuse(None, Some("none")), None, "a typed URL");
+        assert_eq!(none.refuse(None, Some("same-origin")), None);
+        assert!(none.refuse(Some("https://evil.example"), None).is_some());
+        assert!(
+            none.refuse(Some("null"), None).is_some(),
+            "sandboxed frames and file:// pages"
+        );
+        assert!(none.refuse(Some("http://127.0.0.1:8377"), None).is_some());
+        assert!(none.refuse(None, Some("cross-site")).is_some());
+        assert!(none.refuse(None, Some("same-site")).is_some());
+        let some = Origins::new(&["http://localhost:3000/".into(), " ".into()]);
+        assert_eq!(some.refuse(Some("http://LOCALHOST:3000"), Some("cross-site")), None);
+        assert!(some.refuse(Some("http://localhost:3001"), None).is_some());
+        let any = Origins::new(&["*".into()]);
+        assert_eq!(any.refuse(Some("https://evil.example"), Some("cross-site")), None);
     }
 
     #[test]

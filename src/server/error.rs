@@ -1,5 +1,7 @@
-//! One error type for the HTTP edge: every failure becomes a JSON body
-//! `{"error": "...", "type": "..."}` with a fixed status code.
+//! One error type for the HTTP edge: every failure becomes a fixed status
+//! code and a body in OpenAI's shape (as llama-server and Ollama send it),
+//! `{"error": {"message": "...", "type": "...", "param": null, "code": "..."}}`,
+//! so OpenAI's clients show the message.
 
 use crate::engine::EngineError;
 use axum::body::Bytes;
@@ -22,6 +24,8 @@ pub enum ApiError {
     Forbidden(String),
     #[error("missing or wrong bearer token; send `Authorization: Bearer <token>`")]
     Unauthorized,
+    #[error("send the body as JSON, with `Content-Type: application/json`")]
+    UnsupportedMediaType,
     #[error(transparent)]
     Engine(#[from] EngineError),
     #[error(transparent)]
@@ -37,6 +41,7 @@ impl ApiError {
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Hud(crate::hud::HudError::ResyncRequired(_)) => StatusCode::CONFLICT,
             ApiError::Hud(crate::hud::HudError::NotFound(_)) => StatusCode::NOT_FOUND,
             ApiError::Engine(e) => match e {
@@ -58,6 +63,7 @@ impl ApiError {
             ApiError::MethodNotAllowed => "method_not_allowed",
             ApiError::Forbidden(_) => "forbidden",
             ApiError::Unauthorized => "unauthorized",
+            ApiError::UnsupportedMediaType => "unsupported_media_type",
             ApiError::Hud(crate::hud::HudError::ResyncRequired(_)) => "resync_required",
             ApiError::Hud(crate::hud::HudError::NotFound(_)) => "not_found",
             ApiError::Engine(e) => match e {
@@ -77,8 +83,15 @@ impl ApiError {
     }
 
     /// The JSON body, also used for errors inside an event stream.
-    pub fn body(&self) -> serde_json::Value {
-        serde_json::json!({ "error": self.to_string(), "type": self.kind() })
+    pub fn body(&self) -> ErrorBody {
+        ErrorBody {
+            error: ErrorDetail {
+                message: self.to_string(),
+                kind: self.kind().to_owned(),
+                param: None,
+                code: Some(self.kind().to_owned()),
+            },
+        }
     }
 }
 
@@ -128,14 +141,66 @@ fn upstream_status(status: u16) -> StatusCode {
     }
 }
 
-/// A JSON body extractor that accepts any content type (so `curl -d` works)
-/// and turns every rejection into an [`ApiError`].
+/// An error answer, in OpenAI's shape.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ErrorDetail {
+    pub message: String,
+    /// One of [`ApiError::kind`]'s values.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub param: Option<String>,
+    pub code: Option<String>,
+}
+
+impl std::fmt::Display for ErrorBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&serde_json::to_string(self).map_err(|_| std::fmt::Error)?)
+    }
+}
+
+impl ErrorBody {
+    /// The message of an error answer: OpenAI's shape, or a bare
+    /// `{"error": "..."}` as some engines send it.
+    pub fn message_of(value: &serde_json::Value) -> Option<&str> {
+        let error = value.get("error")?;
+        error.as_str().or_else(|| error.get("message")?.as_str())
+    }
+}
+
+/// A JSON body extractor: `Content-Type: application/json` is required (a
+/// web page cannot send that cross-origin without a CORS preflight, which
+/// is never granted), and every rejection becomes an [`ApiError`].
 pub struct JsonBody<T>(pub T);
+
+/// Whether a `Content-Type` value is JSON: `application/json` or
+/// `application/<anything>+json`, with any parameters.
+fn is_json(content_type: &str) -> bool {
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
 
 impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let json = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(is_json);
+        if !json {
+            return Err(ApiError::UnsupportedMediaType);
+        }
         let limit = req.extensions().get::<BodyLimit>().map_or(0, |l| l.0);
         let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
@@ -158,3 +223,41 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
 /// The body size limit in force, so that a 413 can name it.
 #[derive(Debug, Clone, Copy)]
 pub struct BodyLimit(pub usize);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_content_types() {
+        for ok in [
+            "application/json",
+            "application/json; charset=utf-8",
+            "Application/JSON",
+            "application/vnd.api+json",
+        ] {
+            assert!(is_json(ok), "{ok}");
+        }
+        for bad in [
+            "text/plain",
+            "application/x-www-form-urlencoded",
+            "multipart/form-data; boundary=x",
+            "",
+            "json",
+        ] {
+            assert!(!is_json(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn error_messages_in_both_shapes() {
+        let openai = serde_json::to_value(ApiError::UnsupportedMediaType.body()).unwrap();
+        assert_eq!(openai["error"]["type"], "unsupported_media_type");
+        assert!(ErrorBody::message_of(&openai).unwrap().contains("application/json"));
+        assert_eq!(
+            ErrorBody::message_of(&serde_json::json!({"error": "bare"})),
+            Some("bare")
+        );
+        assert_eq!(ErrorBody::message_of(&serde_json::json!({"ok": 1})), None);
+    }
+}

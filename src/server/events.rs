@@ -16,7 +16,7 @@ use crate::hud::{Change, HudView, SessionListing};
 use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::Json;
-use futures_util::Stream;
+use futures_util::{Stream, StreamExt};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
@@ -70,6 +70,7 @@ pub async fn status(State(state): State<AppState>) -> Json<StatusView> {
 pub async fn stream(State(state): State<AppState>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     // Subscribed before the first snapshot, so no change falls between.
     let changes = state.hud.subscribe();
+    let state_shutdown = state.shutdown.clone();
     let mut watcher = Watcher {
         state,
         changes,
@@ -79,10 +80,13 @@ pub async fn stream(State(state): State<AppState>) -> Sse<impl Stream<Item = Res
     };
     watcher.resync();
     metrics::gauge!("evolve_hud_event_streams").increment(1.0);
+    let shutdown = state_shutdown;
     let events = futures_util::stream::unfold(watcher, |mut w| async move {
         let event = w.next().await;
         Some((Ok(event), w))
-    });
+    })
+    // A stream never ends by itself; the server's shutdown ends it.
+    .take_until(shutdown.cancelled_owned());
     Sse::new(events).keep_alive(KeepAlive::default())
 }
 

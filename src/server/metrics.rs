@@ -39,6 +39,10 @@ pub fn install() -> anyhow::Result<PrometheusHandle> {
     metrics::describe_histogram!("evolve_hud_prompt_seconds", "prompt processing time per generation");
     metrics::describe_histogram!("evolve_hud_generation_seconds", "token generation time per generation");
     metrics::describe_gauge!("evolve_hud_model_queue_depth", "requests waiting for the model thread");
+    metrics::describe_counter!(
+        "evolve_hud_hud_questions_not_taken_total",
+        "HUD questions the engine did not take (busy, down, or still queued at the deadline), asked again"
+    );
     Ok(handle)
 }
 

@@ -22,6 +22,7 @@ use axum::{Extension, Json, Router};
 use error::BodyLimit;
 use metrics_exporter_prometheus::PrometheusHandle;
 use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
 
 /// Shared state of the handlers. Cheap to clone.
 #[derive(Clone)]
@@ -37,6 +38,8 @@ pub struct AppState {
     pub started: u64,
     /// Longest a chat completion waits in the model's queue.
     pub queue_timeout: std::time::Duration,
+    /// Cancelled at SIGINT or SIGTERM: event streams end.
+    pub shutdown: CancellationToken,
 }
 
 /// Runs `evolve-hud serve` until SIGINT or SIGTERM.
@@ -45,6 +48,7 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
     let access = access::Access {
         token: config.server.token()?,
         any_host: !config.server.host.is_loopback(),
+        origins: access::Origins::new(&config.server.allowed_origins),
     };
     if !config.server.host.is_loopback() {
         if !config.server.allow_remote {
@@ -78,7 +82,11 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
             Ok(listener) => serve(&config, access, metrics, Engine::new(model), listener).await,
             Err(e) => Err(e),
         };
-        thread.shutdown().await;
+        // The model thread stops between tokens; a long prompt being
+        // decoded does not, so the wait is bounded.
+        if tokio::time::timeout(DRAIN, thread.shutdown()).await.is_err() {
+            exit_now("the model thread is still decoding");
+        }
         served?;
     }
     tracing::info!("stopped");
@@ -119,22 +127,52 @@ async fn serve(
         model_name,
         metrics,
         queue_timeout: std::time::Duration::from_millis(config.server.queue_timeout_ms),
+        shutdown: CancellationToken::new(),
         started: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
     };
+    let shutdown = state.shutdown.clone();
     let app = router(state, config.server.max_body);
     tracing::info!("listening on http://{local}");
 
-    let shutdown = async move {
-        shutdown_signal().await;
-        tracing::info!("shutting down");
-        engine.begin_shutdown();
+    tokio::spawn(on_signals(shutdown.clone(), engine));
+    let server = axum::serve(listener, app).with_graceful_shutdown(shutdown.clone().cancelled_owned());
+    // Event streams end at the signal (see `events::stream`); a request
+    // still open after DRAIN is dropped with its connection.
+    let deadline = async {
+        shutdown.cancelled().await;
+        tokio::time::sleep(DRAIN).await;
     };
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
-        .context("serving HTTP")
+    tokio::select! {
+        served = std::future::IntoFuture::into_future(server) => served.context("serving HTTP"),
+        () = deadline => {
+            tracing::warn!("requests still open {DRAIN:?} after the signal; closing their connections");
+            Ok(())
+        }
+    }
+}
+
+/// How long open requests may go on after SIGINT or SIGTERM.
+pub const DRAIN: std::time::Duration = std::time::Duration::from_millis(1000);
+
+/// At the first SIGINT or SIGTERM: stop the engine taking work and begin the
+/// shutdown. At a second one: exit at once.
+async fn on_signals(shutdown: CancellationToken, engine: Engine) {
+    shutdown_signal().await;
+    tracing::info!("shutting down (a second signal exits at once)");
+    engine.begin_shutdown();
+    shutdown.cancel();
+    shutdown_signal().await;
+    exit_now("second signal");
+}
+
+/// Ends the process without running C++ static destructors, which crash
+/// when llama.cpp's threads are still computing.
+pub(crate) fn exit_now(why: &str) -> ! {
+    tracing::warn!("{why}: exiting now");
+    // SAFETY: _exit only ends the process.
+    unsafe { libc::_exit(130) }
 }
 
 /// All routes, with the body limit and request metrics applied.

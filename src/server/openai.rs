@@ -40,6 +40,11 @@ pub struct ChatRequest {
     pub temperature: Option<f32>,
     #[serde(default)]
     pub top_p: Option<f32>,
+    /// llama-server's extensions, with its defaults.
+    #[serde(default)]
+    pub top_k: Option<i64>,
+    #[serde(default)]
+    pub min_p: Option<f32>,
     #[serde(default)]
     pub stop: Option<Stop>,
     #[serde(default)]
@@ -168,13 +173,22 @@ impl ChatRequest {
             Some(format) => format.json_schema()?,
             None => None,
         };
-        let temperature = self.temperature.unwrap_or(1.0);
+        let temperature = self.temperature.unwrap_or(SamplingParams::TEMPERATURE);
         if !(0.0..=2.0).contains(&temperature) {
             return invalid(format!("`temperature` must be between 0 and 2, got {temperature}"));
         }
-        let top_p = self.top_p.unwrap_or(1.0);
+        let top_p = self.top_p.unwrap_or(SamplingParams::TOP_P);
         if !(top_p > 0.0 && top_p <= 1.0) {
             return invalid(format!("`top_p` must be in (0, 1], got {top_p}"));
+        }
+        let top_k = match self.top_k {
+            None => SamplingParams::TOP_K,
+            Some(k) if k <= 0 => 0,
+            Some(k) => u32::try_from(k).unwrap_or(u32::MAX),
+        };
+        let min_p = self.min_p.unwrap_or(SamplingParams::MIN_P);
+        if !(0.0..=1.0).contains(&min_p) {
+            return invalid(format!("`min_p` must be between 0 and 1, got {min_p}"));
         }
         let stop = match self.stop {
             None => Vec::new(),
@@ -191,7 +205,9 @@ impl ChatRequest {
             params: SamplingParams {
                 max_tokens,
                 temperature,
+                top_k,
                 top_p,
+                min_p,
                 seed,
                 stop,
                 json_schema,
@@ -437,7 +453,14 @@ mod tests {
     fn defaults() {
         let g = parse(r#"{"messages":[{"role":"user","content":"hi"}]}"#).unwrap();
         assert_eq!(g.params.max_tokens, DEFAULT_MAX_TOKENS);
-        assert_eq!(g.params.temperature, 1.0);
+        // llama-server's sampling defaults.
+        assert_eq!(
+            (g.params.temperature, g.params.top_k, g.params.top_p, g.params.min_p),
+            (0.8, 40, 0.95, 0.05)
+        );
+        let g = parse(r#"{"messages":[{"role":"user","content":"hi"}],"top_k":0,"min_p":0.1}"#).unwrap();
+        assert_eq!((g.params.top_k, g.params.min_p), (0, 0.1));
+        assert!(parse(r#"{"messages":[{"role":"user","content":"hi"}],"min_p":2}"#).is_err());
         assert_eq!(g.params.seed, u32::MAX);
         assert_eq!(g.params.json_schema, None);
     }

@@ -155,7 +155,10 @@ pub enum LoadError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TemplateSource {
-    /// The template in the GGUF metadata, applied by llama.cpp.
+    /// The GGUF's Jinja template, rendered as written.
+    Jinja,
+    /// The template in the GGUF metadata, as llama.cpp's built-in
+    /// rendering applies it (the Jinja one could not be rendered).
     Gguf,
     /// ChatML, used when the GGUF has no template llama.cpp understands.
     ChatmlFallback,

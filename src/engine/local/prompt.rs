@@ -15,8 +15,46 @@ use std::sync::Arc;
 
 /// The chat template applied to [`Prompt::Chat`].
 pub(super) enum Template {
+    /// The GGUF's own Jinja template, rendered as its authors wrote it (as
+    /// llama-server's `--jinja` does): Qwen's default system prompt, say.
+    Jinja(Jinja),
+    /// llama.cpp's built-in rendering of a template it recognises.
     Gguf(LlamaChatTemplate),
     ChatMl,
+}
+
+/// A Jinja chat template with the model's special tokens.
+pub(super) struct Jinja {
+    env: minijinja::Environment<'static>,
+    bos: String,
+    eos: String,
+}
+
+impl Jinja {
+    const NAME: &'static str = "chat_template";
+
+    fn new(source: String, bos: String, eos: String) -> Result<Jinja, minijinja::Error> {
+        let mut env = minijinja::Environment::new();
+        // Templates written for Python's Jinja call str methods
+        // (`.strip()`, `.startswith()`) and `raise_exception`. One that
+        // needs more (Llama 3's `strftime_now`) fails the check at load
+        // and llama.cpp's rendering is used.
+        env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+        env.add_function("raise_exception", |message: String| -> Result<(), minijinja::Error> {
+            Err(minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, message))
+        });
+        env.add_template_owned(Self::NAME, source)?;
+        Ok(Jinja { env, bos, eos })
+    }
+
+    fn render(&self, messages: &[ChatMessage]) -> Result<String, minijinja::Error> {
+        self.env.get_template(Self::NAME)?.render(minijinja::context! {
+            messages => messages,
+            add_generation_prompt => true,
+            bos_token => &self.bos,
+            eos_token => &self.eos,
+        })
+    }
 }
 
 /// Turns prompts into tokens for one loaded model.
@@ -35,9 +73,31 @@ pub(super) struct ValidPrompt {
 }
 
 impl Prompter {
-    /// The template llama.cpp can apply, else ChatML.
+    /// The GGUF's Jinja template; else the template as llama.cpp applies it;
+    /// else ChatML.
     pub(super) fn new(model: Arc<LlamaModel>) -> (Prompter, super::TemplateSource) {
         let probe = [LlamaChatMessage::new("user".into(), "hi".into()).expect("no NUL in a literal")];
+        let jinja = model.chat_template(None).ok().and_then(|t| {
+            let vocab = model.vocab();
+            let piece = |token| String::from_utf8_lossy(&vocab.token_to_piece(token, true, None)).into_owned();
+            let jinja = Jinja::new(t.to_string().ok()?, piece(vocab.bos()), piece(vocab.eos()));
+            let checked = jinja.and_then(|j| {
+                let hi = [ChatMessage { role: "user".into(), content: "hi".into() }];
+                j.render(&hi).map(|_| j)
+            });
+            checked
+                .inspect_err(|e| tracing::warn!(error = %e, "the GGUF's Jinja chat template cannot be rendered; using llama.cpp's"))
+                .ok()
+        });
+        if let Some(jinja) = jinja {
+            return (
+                Prompter {
+                    model,
+                    template: Template::Jinja(jinja),
+                },
+                super::TemplateSource::Jinja,
+            );
+        }
         let (template, source) = match model.chat_template(None) {
             Ok(t) if model.apply_chat_template(&t, &probe, true).is_ok() => {
                 (Template::Gguf(t), super::TemplateSource::Gguf)
@@ -85,6 +145,9 @@ impl Prompter {
 
     fn render(&self, messages: &[ChatMessage]) -> Result<String, EngineError> {
         match &self.template {
+            Template::Jinja(jinja) => jinja
+                .render(messages)
+                .map_err(|e| EngineError::InvalidInput(format!("the model's chat template refused the messages: {e}"))),
             Template::Gguf(template) => {
                 let chat = messages
                     .iter()

@@ -594,11 +594,17 @@ impl Sampler {
         let chain = if params.temperature <= 0.0 {
             LlamaSampler::greedy()
         } else {
-            LlamaSampler::chain_simple([
-                LlamaSampler::top_p(params.top_p, 1),
-                LlamaSampler::temp(params.temperature),
-                LlamaSampler::dist(params.seed),
-            ])
+            let mut chain = Vec::with_capacity(5);
+            if params.top_k > 0 {
+                chain.push(LlamaSampler::top_k(params.top_k as i32));
+            }
+            chain.push(LlamaSampler::top_p(params.top_p, 1));
+            if params.min_p > 0.0 {
+                chain.push(LlamaSampler::min_p(params.min_p, 1));
+            }
+            chain.push(LlamaSampler::temp(params.temperature));
+            chain.push(LlamaSampler::dist(params.seed));
+            LlamaSampler::chain_simple(chain)
         };
         let grammar = match &params.json_schema {
             Some(schema) => {

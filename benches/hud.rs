@@ -125,7 +125,7 @@ async fn main() {
     let n = 500;
     // 1. Sync latency over HTTP, idle and with the model busy generating, at
     // the default model-thread niceness and with the model at full priority.
-    for (label, args) in [("default --nice 10", &[][..]), ("--nice 0", &["--nice", "0"][..])] {
+    for (label, args) in [("default --nice 0", &[][..]), ("--nice 10", &["--nice", "10"][..])] {
         let server = common::Server::start(&[&["--hud-extract", "false"], args].concat());
         let (p50, p99, max) = sync_latency(&server, "idle", n).await;
         println!("sync+render, {label}, model idle: p50 {p50:.2} ms, p99 {p99:.2} ms, max {max:.2} ms ({n} syncs)");

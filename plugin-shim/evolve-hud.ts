@@ -592,7 +592,12 @@ class Sidecar {
     } catch {
       throw new SidecarError(`${path} answered ${response.status} with a body that is not JSON`, "malformed");
     }
-    if (!response.ok) throw new SidecarError(`${path} answered ${response.status}`, "status", response.status, parsed);
+    if (!response.ok) {
+      // The sidecar's errors are OpenAI-shaped: {error: {message, type}}.
+      const error = isObject(parsed) && isObject(parsed.error) ? parsed.error : undefined;
+      const why = typeof error?.message === "string" ? `: ${error.message}` : "";
+      throw new SidecarError(`${path} answered ${response.status}${why}`, "status", response.status, parsed);
+    }
     return parsed;
   }
 }

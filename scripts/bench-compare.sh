@@ -15,7 +15,7 @@
 # with a context of CTX KV cells (default 4096, evolve-hud's --ctx; upstream
 # llama-bench makes it only as large as the test, 128 cells for tg128).
 #
-# evolve-hud runs with the flags a user gets (its default --nice 10 included);
+# evolve-hud runs with the flags a user gets (its default --nice 0 included);
 # llama-bench with the same flash-attention setting (FLASH_ATTN, default off,
 # what evolve-hud's `auto` does on CPU) and GPU layers (GPU_LAYERS, default 0).
 #

@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-MODEL="$(scripts/setup.sh | tail -n 1)"
+MODEL="$(scripts/setup.sh --test | tail -n 1)"
 export EVOLVE_HUD_TEST_MODEL="$MODEL"
 # The realistic model (491 MB, cached after the first run): the HUD quality
 # gate, tests/hud_quality.rs, runs on it.

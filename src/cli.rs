@@ -364,9 +364,10 @@ pub struct ModelConfig {
     #[arg(long, env = "EVOLVE_HUD_QUEUE", default_value_t = LocalConfig::QUEUE, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub queue: u32,
 
-    /// Scheduling niceness of the model's compute threads (Linux), so HTTP
-    /// handling and the user's own work run first when cores are scarce.
-    /// 0 keeps the process's priority.
+    /// Scheduling niceness of the model's compute threads (Linux). 0 keeps
+    /// the process's priority; a higher value lets other work run first, at
+    /// a steep cost to the model whenever anything else is busy (its
+    /// threads wait for the slowest of them at every step).
     #[arg(long, env = "EVOLVE_HUD_NICE", default_value_t = LocalConfig::NICE, value_parser = clap::value_parser!(i32).range(0..=19))]
     pub nice: i32,
 }

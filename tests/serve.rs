@@ -500,6 +500,8 @@ async fn sigterm_during_generation_cancels_it_and_exits_cleanly() {
         .unwrap()
         .expect("exited within 20 s of SIGTERM");
     assert!(status.success(), "{status:?}");
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(2), "SIGTERM took {took:?}");
     // The stream ends (rather than running on for 4000 tokens) ...
     let rest = tokio::time::timeout(Duration::from_secs(5), async {
         let mut text = String::new();
@@ -610,4 +612,31 @@ async fn the_build_runs_no_amx_kernels() {
             "llama.cpp's {lang} flags `{flags}` with {arch:?} compile ggml's AMX kernels"
         );
     }
+}
+
+/// The official `openai` Python client (installed by `scripts/setup.sh
+/// --test`): "hi" with the server's defaults gets a greeting, an error shows
+/// its message, streaming and `json_schema` work.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_official_openai_client_works() {
+    let server = Server::start(&["--hud-extract", "false"]);
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/openai_client.py");
+    let base = server.base.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("timeout")
+            .args(["120", "python3"])
+            .arg(script)
+            .arg(base)
+            .output()
+            .expect("running python3")
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.ends_with("ok\n"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("{stdout}");
 }

@@ -397,3 +397,39 @@ async fn watch_and_status_send_the_sidecars_token() {
     });
     tmux.send(&["q"]);
 }
+
+/// An event stream never ends by itself; SIGTERM must end the sidecar anyway,
+/// within 2 s, with `watch` and a raw stream (as `curl -N`) connected.
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_ends_the_sidecar_within_two_seconds_while_watch_is_connected() {
+    let server = Server::start(FACTS_ONLY);
+    sync(&server, &step(2)).await;
+    let tmux = Tmux::start(100, 30);
+    tmux.watch(&server.base);
+    tmux.wait_for("the session", Duration::from_secs(10), |s| s.contains(&SESSION[..12]));
+    let mut events = Events::open(&server).await;
+    events
+        .next_change(Duration::from_secs(5))
+        .await
+        .expect("the stream's first HUD");
+
+    let started = Instant::now();
+    let status = tokio::task::spawn_blocking(move || server.terminate(Duration::from_secs(10)))
+        .await
+        .unwrap()
+        .expect("exited within 10 s of SIGTERM");
+    let took = started.elapsed();
+    assert!(status.success(), "{status:?}");
+    assert!(took < Duration::from_secs(2), "SIGTERM took {took:?}");
+    // The raw stream was ended, not left hanging.
+    tokio::time::timeout(Duration::from_secs(2), &mut events.task)
+        .await
+        .expect("the event stream ended")
+        .unwrap();
+    // watch sees the sidecar gone and keeps running until asked to quit.
+    tmux.wait_for("the sidecar down", Duration::from_secs(10), |s| {
+        s.contains("unreachable")
+    });
+    tmux.send(&["q"]);
+    tmux.wait_for("the shell", Duration::from_secs(5), |s| s.contains("watch-exit=0"));
+}

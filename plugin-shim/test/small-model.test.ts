@@ -19,6 +19,15 @@ after(async () => {
   rmSync(base, { recursive: true, force: true });
 }, { timeout: 60_000 });
 
+/** Tokens the sidecar has generated for finished chat completions, from its metrics. */
+async function chatTokens(): Promise<number> {
+  const text = await (await fetch(sidecar.url + "/metrics")).text();
+  return text
+    .split("\n")
+    .filter((l) => l.startsWith("evolve_hud_completion_tokens_total{") && l.includes('work="chat"'))
+    .reduce((sum, l) => sum + Number(l.split(" ").at(-1)), 0);
+}
+
 /** Chat completions the sidecar has answered, from its metrics. */
 async function chatCompletions(): Promise<number> {
   const text = await (await fetch(sidecar.url + "/metrics")).text();
@@ -28,8 +37,9 @@ async function chatCompletions(): Promise<number> {
     .reduce((sum, l) => sum + Number(l.split(" ").at(-1)), 0);
 }
 
-test("as small_model, evolve-hud writes the session title", async (t) => {
+test("as small_model, evolve-hud writes the session title", { timeout: 300_000 }, async (t) => {
   const before = await chatCompletions();
+  const tokensBefore = await chatTokens();
   const prepared = await prepare({ scenario: { script: [] }, evolve: { url: sidecar.url } });
   const server = await opencodeServe(prepared);
   t.after(() => {
@@ -39,24 +49,38 @@ test("as small_model, evolve-hud writes the session title", async (t) => {
   const post = (path: string, body: unknown) =>
     fetch(server.api + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
   const session = await (await post("/session", {})).json();
+  const asked = Date.now();
   const reply = await post(`/session/${session.id}/message`, {
     model: { providerID: "fake", modelID: "fake-model" },
     parts: [{ type: "text", text: "Fix the failing tests in calc.py" }],
   });
   assert.equal(reply.status, 200, server.output());
   await reply.text();
-  // The title is written beside the turn; wait for it.
+  // The title is written beside the turn; wait for it. OpenCode's title
+  // request sets no max_tokens and SmolLM2 rarely stops by itself, so it is
+  // a generation of the default 512 tokens after a 591-token prompt: about
+  // 11 s on a quiet 2-core machine, several times that on a loaded one. So
+  // the wait follows the sidecar: until the generation has finished (up to
+  // 240 s), then 10 s for OpenCode to store the title.
   let title = "";
-  for (let i = 0; i < 600 && !title; i++) {
+  let answeredAt = 0;
+  for (const end = Date.now() + 240_000; !title && Date.now() < end; ) {
     const stored = await (await fetch(`${server.api}/session/${session.id}`)).json();
     if (!/^New session - /.test(stored.title ?? "")) title = stored.title;
-    else await new Promise((r) => setTimeout(r, 100));
+    else {
+      if (!answeredAt && (await chatTokens()) > tokensBefore) answeredAt = Date.now();
+      if (answeredAt && Date.now() - answeredAt > 10_000) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
-  assert.ok(title.trim().length > 0, `no model-written title within 60 s:\n${server.output()}`);
+  assert.ok(title.trim().length > 0, `no model-written title (sidecar answered: ${answeredAt > 0}):\n${server.output()}`);
   // It came from evolve-hud, not from the fake main model.
   assert.equal(prepared.model.of("title").length, 0);
   assert.ok((await chatCompletions()) > before, "the title request was answered 200 by the sidecar");
-  t.diagnostic(`title: ${JSON.stringify(title)}`);
+  const metrics = await (await fetch(sidecar.url + "/metrics")).text();
+  const chat = (name: string) =>
+    metrics.split("\n").filter((l) => l.startsWith(name + "{") && l.includes('work="chat"')).map((l) => l.split(" ").at(-1)).join(",");
+  t.diagnostic(`title: ${JSON.stringify(title)} after ${Date.now() - asked} ms; chat prompt tokens ${chat("evolve_hud_prompt_tokens_total")}, completion ${chat("evolve_hud_completion_tokens_total")}`);
 });
 
 test("as the main model, evolve-hud answers a short text-only turn", async () => {

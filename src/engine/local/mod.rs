@@ -66,9 +66,11 @@ impl LocalConfig {
     /// slots was 4-8 % behind llama-bench, with 1 at parity).
     pub const KV_SLOTS: u32 = 2;
     pub const QUEUE: u32 = 32;
-    /// Lets HTTP handling and the user's own work run first when cores are
-    /// scarce.
-    pub const NICE: i32 = 10;
+    /// Normal priority. llama.cpp's compute threads meet at a barrier every
+    /// step, so a niced thread that loses its core to any other process
+    /// holds all of them up: with one busy loop beside it on 2 cores, a
+    /// 64-token answer took 60 s at nice 10 and 1.5 s at nice 0.
+    pub const NICE: i32 = 0;
 
     /// The default thread count: every available core.
     pub fn all_cores() -> u32 {

@@ -237,13 +237,7 @@ async fn bad_hud_requests_get_clear_4xx() {
             413,
         ),
     ] {
-        let r = c
-            .post(&url)
-            .header("content-type", "application/json")
-            .body(body)
-            .send()
-            .await
-            .unwrap();
+        let r = common::post_raw(&url, body).await;
         assert_eq!(r.status().as_u16(), want, "{what}");
         let v: Value = r.json().await.unwrap();
         assert!(

@@ -359,13 +359,7 @@ async fn bad_requests_get_clear_4xx_and_the_server_keeps_serving() {
         ),
     ];
     for (what, body, want) in cases {
-        let r = c
-            .post(&url)
-            .header("content-type", "application/json")
-            .body(body)
-            .send()
-            .await
-            .unwrap();
+        let r = common::post_raw(&url, body).await;
         assert_eq!(r.status().as_u16(), want, "{what}");
         let v: Value = r
             .json()

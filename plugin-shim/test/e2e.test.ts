@@ -211,7 +211,7 @@ test("heartbeat under opencode serve: a sidecar-written [heartbeat] prompt arriv
   const text = JSON.stringify(beat.body.messages);
   assert.ok(text.includes("periodic heartbeat from evolve-hud"), text);
   const user = textOf(beat.body.messages.filter((m: any) => m.role === "user").at(-1));
-  assert.ok(text.includes(`Session ${session.id} has an open problem: bash \`cat missing.txt\` exited 1`), `${user}\n(session ${session.id})\n${text.slice(text.indexOf("Recent sessions"), text.indexOf("Recent sessions") + 1500)}`);
+  assert.ok(user.includes(`Session "${session.id}" has an open problem: "bash \`cat missing.txt\` exited 1`), `${user}\n(session ${session.id})\n${text.slice(text.indexOf("Recent sessions"), text.indexOf("Recent sessions") + 1500)}`);
   t.diagnostic(`heartbeat ${beat.at - busyUntil} ms after the session went idle (${busyUntil - busyFrom} ms busy)`);
 });
 

@@ -299,6 +299,18 @@ pub async fn get_json(url: &str) -> serde_json::Value {
     client().get(url).send().await.unwrap().json().await.unwrap()
 }
 
+/// POSTs `body` as it is, labelled JSON (as every client of the sidecar
+/// does), for tests of bodies a typed client would not send.
+pub async fn post_raw(url: &str, body: impl Into<reqwest::Body>) -> reqwest::Response {
+    client()
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .expect("request")
+}
+
 /// POSTs JSON to the server; returns the status and the JSON answer (`Null`
 /// when the body is not JSON).
 pub async fn post_json(server: &Server, path: &str, body: &serde_json::Value) -> (u16, serde_json::Value) {

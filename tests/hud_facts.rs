@@ -496,3 +496,101 @@ proptest! {
         }
     }
 }
+
+/// The HUD of a session of shell calls `(command, output, exit)`; the first
+/// message may come before OpenCode has said where the project is.
+fn shell_session(calls: &[(&str, &str, Option<i64>)], root_known_from: usize) -> String {
+    let messages: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (command, output, exit))| {
+            let mut m = tool_message(i + 1, "bash", json!({ "command": command }), "completed", output, *exit);
+            if i < root_known_from {
+                m["info"].as_object_mut().unwrap().remove("path");
+            }
+            m
+        })
+        .collect();
+    hud(&merged(&messages))
+}
+
+fn open_problems(hud: &str) -> Vec<&str> {
+    hud.lines()
+        .skip_while(|l| *l != "Open problems:")
+        .skip(1)
+        .take_while(|l| l.starts_with("  - "))
+        .collect()
+}
+
+/// Marks and open problems come from what the output and the tool say, and
+/// a failure closes when the same check passes in any form an agent writes
+/// it: the classes of the HUD-truth evaluation, each in a session.
+#[test]
+fn marks_and_problems_follow_what_the_output_says() {
+    let failed = runner_output("pytest-2-failed.txt");
+    let passed = runner_output("pytest-passed.txt");
+    let timeout = "serving on :8000\n\n<bash_metadata>\nshell tool terminated command after exceeding timeout 120000 ms. If this command is expected to take longer and is not waiting for interactive input, retry with a larger timeout value in milliseconds.\n</bash_metadata>";
+
+    // A pipe into tail exits 0; the summary says 2 failed.
+    let h = shell_session(&[("pytest -q 2>&1 | tail -n 15", &failed, Some(0))], 0);
+    assert!(h.contains("✗ bash `pytest -q 2>&1 | tail -n 15`"), "{h}");
+    assert_eq!(open_problems(&h).len(), 1, "{h}");
+    assert!(open_problems(&h)[0].contains("failed (pytest 2 of 4 failed"), "{h}");
+
+    // Killed at the tool's timeout (no exit status): a failure, said so.
+    let h = shell_session(&[("python3 server.py", timeout, None)], 0);
+    assert!(h.contains("✗ bash `python3 server.py` → timed out after 120 s"), "{h}");
+    assert!(open_problems(&h)[0].contains("timed out after 120 s"), "{h}");
+
+    // Exits that are not failures are named and open nothing.
+    for (command, exit, meaning) in [
+        ("grep -rn TODO src", 1, "no match"),
+        ("diff -u expected.txt actual.txt", 1, "files differ"),
+        ("python -m pytest -k smoke", 5, "no tests selected"),
+    ] {
+        let h = shell_session(&[(command, "", Some(exit))], 0);
+        assert!(
+            h.contains(&format!("✓ bash `{command}` → exit {exit} ({meaning})")),
+            "{h}"
+        );
+        assert!(open_problems(&h).is_empty() && !h.contains("Open problems"), "{h}");
+    }
+
+    // The same check passing in another form closes the failure.
+    for (fail, pass) in [
+        ("pytest -v", "pytest -q"),
+        ("python -m pytest -q", "pytest -q --tb=short"),
+        ("pytest -q 2>&1 | tail -n 15", "python3 -m pytest"),
+        ("ruff check --fix .", "ruff check ."),
+        ("make", "make && ./app"),
+        ("cd /work/project && sh check.sh", "sh check.sh"),
+    ] {
+        let pass_output = if fail.contains("pytest") {
+            passed.as_str()
+        } else {
+            "All checks passed!"
+        };
+        let h = shell_session(&[(fail, &failed, Some(1)), (pass, pass_output, Some(0))], 1);
+        assert!(open_problems(&h).is_empty(), "{fail} then {pass}:\n{h}");
+        assert!(h.contains("Open problems: none"), "{fail} then {pass}:\n{h}");
+    }
+
+    // A passing subset run closes nothing it did not run.
+    for subset in ["pytest tests/test_a.py::test_x", "pytest -k smoke"] {
+        let h = shell_session(&[("pytest", &failed, Some(1)), (subset, &passed, Some(0))], 0);
+        assert_eq!(open_problems(&h).len(), 1, "{subset}:\n{h}");
+    }
+
+    // "failed N times" counts the failures since the last pass.
+    let h = shell_session(
+        &[
+            ("pytest", &failed, Some(1)),
+            ("pytest", &passed, Some(0)),
+            ("pytest -q", &failed, Some(1)),
+        ],
+        0,
+    );
+    assert!(open_problems(&h)[0].ends_with("; no pass since"), "{h}");
+    let h = shell_session(&[("pytest", &failed, Some(1)), ("pytest -v", &failed, Some(1))], 0);
+    assert!(open_problems(&h)[0].contains("failed 2 times, no pass since"), "{h}");
+}

@@ -17,6 +17,7 @@
 //!   texts), `tokens` (the budget's token count).
 
 pub mod checks;
+pub mod command;
 pub mod compose;
 mod entry;
 pub mod extract;

@@ -3,6 +3,7 @@
 //! model found in an output that code then checked against that output.
 
 use super::checks::Report;
+use super::command;
 use super::extract::{Finding, Findings};
 use super::opencode::ToolStatus;
 use super::session::{SessionState, ToolCall};
@@ -272,6 +273,13 @@ pub(super) fn call_line(call: &ToolCall) -> String {
                 line.push_str(&format!(": {}", clean_line(e, 100)));
             }
         }
+        ToolStatus::Completed if call.timed_out().is_some() => {
+            let secs = call.timed_out().unwrap_or_default();
+            line.push_str(&format!(" → timed out after {secs} s"));
+            if let Some(report) = &call.report {
+                line.push_str(&format!(": {}", report_line(report, true)));
+            }
+        }
         ToolStatus::Completed if call.report.is_some() => {
             if let Some(exit) = call.exit.filter(|&e| e != 0) {
                 line.push_str(&format!(" → exit {exit}"));
@@ -281,7 +289,9 @@ pub(super) fn call_line(call: &ToolCall) -> String {
             }
         }
         ToolStatus::Completed => {
-            if let Some(exit) = call.exit.filter(|&e| e != 0) {
+            if let (Some(exit), Some(meaning)) = (call.exit, call.benign()) {
+                line.push_str(&format!(" → exit {exit} ({meaning})"));
+            } else if let Some(exit) = call.exit.filter(|&e| e != 0) {
                 line.push_str(&format!(" → exit {exit}"));
                 if let Some(key) = call.output.as_ref().and_then(|o| o.key_line()) {
                     line.push_str(&format!(": {}", clean_line(key, 100)));
@@ -324,25 +334,28 @@ fn report_line(report: &Report, details: bool) -> String {
 /// results, newest command last: `Runs of `pytest -q`: 2 of 4 failed → 1 of
 /// 4 failed (test_average) → 4 passed`.
 fn run_traces(calls: &[&ToolCall]) -> Vec<String> {
-    let mut commands: Vec<(&str, Vec<&Report>)> = Vec::new();
+    // By what is checked, shown as its latest command.
+    let mut commands: Vec<(String, &str, Vec<&Report>)> = Vec::new();
     for call in calls {
         let (Some(command), Some(report)) = (call.command.as_deref(), call.report.as_ref()) else {
             continue;
         };
-        match commands.iter().position(|(c, _)| *c == command) {
+        let key = command::check_key(command);
+        match commands.iter().position(|(k, ..)| *k == key) {
             Some(i) => {
                 let mut entry = commands.remove(i);
-                entry.1.push(report);
+                entry.1 = command;
+                entry.2.push(report);
                 commands.push(entry);
             }
-            None => commands.push((command, vec![report])),
+            None => commands.push((key, command, vec![report])),
         }
     }
-    commands.retain(|(_, runs)| runs.len() > 1);
+    commands.retain(|(_, _, runs)| runs.len() > 1);
     let from = commands.len().saturating_sub(MAX_TRACES);
     commands[from..]
         .iter()
-        .map(|(command, runs)| {
+        .map(|(_, command, runs)| {
             let shown = &runs[runs.len().saturating_sub(TRACE_RUNS)..];
             let steps: Vec<String> = shown
                 .iter()
@@ -401,9 +414,11 @@ pub(super) fn open_problems(calls: &[&ToolCall], findings: &Findings) -> Vec<Str
                 .as_deref()
                 .map(|c| format!("`{}`", clean_line(c, 60)))
                 .or_else(|| call.subject().map(|s| clean_line(s, 60)));
-            let mut what = match call.exit.filter(|&e| e != 0) {
-                Some(exit) => format!("{} {} exited {exit}", call.tool, subject.unwrap_or_default()),
-                None => format!("{} {} failed", call.tool, subject.unwrap_or_default()),
+            let subject = subject.unwrap_or_default();
+            let mut what = match (call.timed_out(), call.exit.filter(|&e| e != 0)) {
+                (Some(secs), _) => format!("{} {subject} timed out after {secs} s", call.tool),
+                (None, Some(exit)) => format!("{} {subject} exited {exit}", call.tool),
+                (None, None) => format!("{} {subject} failed", call.tool),
             };
             if let Some(report) = &call.report {
                 what.push_str(&format!(" ({})", report_line(report, false)));
@@ -434,43 +449,8 @@ fn findings_line(found: &[Finding]) -> String {
     )
 }
 
-/// What a shell command checks, to match a failure with a later pass: its
-/// last step, with the directories it changes to and without redirections.
-/// `cmake -S . -B build > /dev/null && cmake --build build && cd build &&
-/// ctest` and `cmake --build build && cd build && ctest` check the same;
-/// `cd web && npm test` and `cd api && npm test` do not.
-pub(super) fn check_key(command: &str) -> String {
-    let steps: Vec<&str> = command
-        .split("&&")
-        .flat_map(|s| s.split(';'))
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .collect();
-    let dirs: Vec<&str> = steps
-        .iter()
-        .filter_map(|s| s.strip_prefix("cd "))
-        .map(str::trim)
-        .collect();
-    let Some(last) = steps.last() else {
-        return command.trim().to_owned();
-    };
-    let mut words = Vec::new();
-    let mut tokens = last.split_whitespace();
-    while let Some(t) = tokens.next() {
-        let redirect = t.trim_start_matches(|c: char| c.is_ascii_digit() || c == '&');
-        if let Some(target) = redirect.strip_prefix('>').map(|r| r.trim_start_matches('>')) {
-            if target.is_empty() {
-                tokens.next();
-            }
-            continue;
-        }
-        words.push(t);
-    }
-    format!("{}\u{1f}{}", dirs.join("/"), words.join(" "))
-}
-
 /// Failures that no later call of the same tool on the same subject (for a
-/// command: the same [`check_key`]) has fixed, newest first, each with how often its subject failed. One pass
+/// command: the same [`command::check_key`]) has fixed, newest first, each with how often its subject failed. One pass
 /// over the calls.
 pub(super) fn open_failures<'a>(calls: &[&'a ToolCall]) -> Vec<(&'a ToolCall, usize)> {
     /// Per (tool, what it checks): failures so far, the last failure, the last pass.
@@ -482,16 +462,27 @@ pub(super) fn open_failures<'a>(calls: &[&'a ToolCall]) -> Vec<(&'a ToolCall, us
     }
     let mut tracks: std::collections::HashMap<(&str, Option<String>), Track> = std::collections::HashMap::new();
     for (i, call) in calls.iter().enumerate() {
-        let checks = match &call.command {
-            Some(command) => Some(check_key(command)),
-            None => call.subject().map(str::to_owned),
-        };
-        let track = tracks.entry((call.tool.as_str(), checks)).or_default();
         if call.failed() {
+            let checks = match &call.command {
+                Some(command) => Some(command::check_key(command)),
+                None => call.subject().map(str::to_owned),
+            };
+            let track = tracks.entry((call.tool.as_str(), checks)).or_default();
+            // Failures since the last pass.
+            if track.last_pass > track.last_failure {
+                track.failures = 0;
+            }
             track.failures += 1;
             track.last_failure = Some(i);
         } else if call.finished() {
-            track.last_pass = Some(i);
+            // A passing chain passed each of its steps (`make && ./app`).
+            let passed = match &call.command {
+                Some(command) => command::checks_passed(command).into_iter().map(Some).collect(),
+                None => vec![call.subject().map(str::to_owned)],
+            };
+            for checks in passed {
+                tracks.entry((call.tool.as_str(), checks)).or_default().last_pass = Some(i);
+            }
         }
     }
     let mut open: Vec<(usize, usize)> = tracks
@@ -503,33 +494,4 @@ pub(super) fn open_failures<'a>(calls: &[&'a ToolCall]) -> Vec<(&'a ToolCall, us
         .collect();
     open.sort_unstable_by_key(|&(failed, _)| std::cmp::Reverse(failed));
     open.into_iter().map(|(i, failures)| (calls[i], failures)).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::check_key;
-
-    #[test]
-    fn commands_that_check_the_same_thing() {
-        let same = [
-            (
-                "cmake -S . -B build > /dev/null && cmake --build build > /dev/null && cd build && ctest --output-on-failure",
-                "cmake --build build > /dev/null && cd build && ctest --output-on-failure",
-            ),
-            ("npm install && npm test", "npm test"),
-            ("make 2>&1", "make"),
-            ("pytest -q >out.txt", "pytest -q"),
-        ];
-        for (a, b) in same {
-            assert_eq!(check_key(a), check_key(b), "{a} / {b}");
-        }
-        let different = [
-            ("cd web && npm test", "cd api && npm test"),
-            ("pytest tests/a", "pytest tests/b"),
-            ("make", "make test"),
-        ];
-        for (a, b) in different {
-            assert_ne!(check_key(a), check_key(b), "{a} / {b}");
-        }
-    }
 }

@@ -52,13 +52,47 @@ pub struct ToolCall {
 }
 
 impl ToolCall {
-    /// Finished and failed: an error part, or a shell command with a non-zero exit.
+    /// Finished and failed, by what the tool and the output say: an error
+    /// part; a command the tool killed at its timeout; a runner or checker
+    /// whose summary reports failures, whatever the exit status (a pipe into
+    /// `tail` exits 0); else a non-zero exit that is not [`Self::benign`].
     pub fn failed(&self) -> bool {
         match self.status {
             ToolStatus::Error => true,
-            ToolStatus::Completed => self.exit.is_some_and(|e| e != 0),
+            ToolStatus::Completed => {
+                self.timed_out().is_some()
+                    || self.report.as_ref().is_some_and(|r| !r.ok())
+                    || self.exit.is_some_and(|e| e != 0) && self.benign().is_none()
+            }
             _ => false,
         }
+    }
+
+    /// The timeout, in seconds, at which the shell tool killed the command
+    /// (OpenCode: "shell tool terminated command after exceeding timeout N
+    /// ms").
+    pub fn timed_out(&self) -> Option<u64> {
+        static KILLED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+            regex::Regex::new(r"terminated command after exceeding timeout (\d+) ?ms").expect("a valid pattern")
+        });
+        let output = self.output.as_ref()?;
+        let text = if output.tail.is_empty() {
+            &output.head
+        } else {
+            &output.tail
+        };
+        let ms: u64 = KILLED.captures(text)?[1].parse().ok()?;
+        Some(ms.div_ceil(1000))
+    }
+
+    /// What a non-zero exit says when it is not a failure: `no match`
+    /// (`grep`), `files differ` (`diff`), `no tests selected` (`pytest`).
+    pub fn benign(&self) -> Option<&'static str> {
+        let exit = self.exit.filter(|&e| e != 0)?;
+        if self.report.as_ref().is_some_and(|r| !r.ok()) {
+            return None;
+        }
+        super::command::benign_exit(self.command.as_deref()?, exit)
     }
 
     pub fn finished(&self) -> bool {
@@ -248,6 +282,7 @@ impl SessionState {
             {
                 if self.root.as_deref() != Some(&root) {
                     self.root = Some(root);
+                    changed |= self.rebase_calls();
                 }
             }
             if message.info.role == "user" {
@@ -431,6 +466,31 @@ impl SessionState {
             self.dropped_calls += 1;
         }
         true
+    }
+
+    /// Calls recorded before the project root was known, rewritten as if it
+    /// had been: `cd <root> && sh check.sh` is then `sh check.sh`, the same
+    /// check as the calls after it, and paths are relative.
+    fn rebase_calls(&mut self) -> bool {
+        let stale: Vec<String> = self
+            .calls
+            .iter()
+            .filter(|(_, c)| {
+                c.command.as_deref().is_some_and(|cmd| self.without_cd_root(cmd) != cmd)
+                    || c.path.as_deref().is_some_and(|p| self.relative(p) != p)
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &stale {
+            let mut call = (*self.calls[id]).clone();
+            call.command = call.command.map(|c| self.without_cd_root(&c));
+            call.path = call.path.map(|p| self.relative(&p));
+            self.bytes += call.bytes();
+            if let Some(old) = self.calls.insert(id.clone(), Arc::new(call)) {
+                self.bytes -= old.bytes();
+            }
+        }
+        !stale.is_empty()
     }
 
     /// `command` without a leading `cd <project root> &&` (or `;`): the

@@ -1,5 +1,5 @@
 //! Test runs and checks understood, on real outputs captured by running the
-//! real tools (`tests/fixtures/runners/`): Python 3.11 unittest, pytest 8,
+//! real tools (`tests/fixtures/runners/`): Python 3.11 unittest, pytest 8 and 9,
 //! cargo test and cargo build (Rust 1.95), go test (Go 1.19), node 20's test runner (TAP and
 //! spec reporters), jest 29, vitest 3, tsc 5.9, mypy and eslint 9.
 
@@ -56,6 +56,23 @@ fn pytest_runs() {
     }
     assert_eq!(report("pytest-1-failed.txt").counts(), "1 of 4 failed");
     assert_eq!(report("pytest-passed.txt").counts(), "4 passed");
+
+    // A collection error: no test ran, and the cause is the import error.
+    let r = report("pytest-collection-error.txt");
+    assert_eq!((r.passed, r.failed, r.errors), (Some(0), 1, true));
+    assert_eq!(r.counts(), "1 error");
+    assert_eq!(
+        r.failures,
+        [failure(
+            "tests/test_parse.py",
+            "ImportError: cannot import name 'parse_missing' from 'parse' (/tmp/pyt/parse.py)"
+        )]
+    );
+    // Parametrized ids may hold spaces.
+    let r = report("pytest-ids-with-spaces.txt");
+    assert_eq!((r.passed, r.failed), (Some(2), 2));
+    let names: Vec<&str> = r.failures.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["test_parse_number[1 000-1000]", "test_parse_number[7 7-77]"]);
 }
 
 #[test]

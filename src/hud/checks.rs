@@ -138,7 +138,9 @@ fn pytest(lines: &[&str]) -> Option<Report> {
         re(r"^=*\s*((?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|deselected|warnings?),? ?)+) in [\d.]+s\b")
     });
     static COUNT: LazyLock<Regex> = LazyLock::new(|| re(r"(\d+) (failed|passed|errors?)\b"));
-    static FAILED: LazyLock<Regex> = LazyLock::new(|| re(r"^(?:FAILED|ERROR) (\S+?)(?: - (.*))?$"));
+    // A node id, with parameters that may hold spaces: `test_parse[1 000-1000]`.
+    static FAILED: LazyLock<Regex> = LazyLock::new(|| re(r"^(?:FAILED|ERROR) ([^\s\[]+(?:\[[^\]]*\])?)(?: - (.*))?$"));
+    static COLLECTING: LazyLock<Regex> = LazyLock::new(|| re(r"^_+ ERROR collecting (\S+) _+$"));
     let summary = lines.iter().rev().find_map(|l| SUMMARY.captures(l))?;
     let (mut passed, mut failed) = (0, 0);
     for c in COUNT.captures_iter(&summary[1]) {
@@ -148,18 +150,34 @@ fn pytest(lines: &[&str]) -> Option<Report> {
             failed += num(&c[1]);
         }
     }
+    // `Interrupted: 1 error during collection`: no test ran; each error is
+    // a file that could not be imported, with its cause (`E   ImportError: …`).
+    let collection = lines
+        .iter()
+        .any(|l| l.contains("Interrupted:") && l.contains("during collection"));
     let mut failures = Vec::new();
+    if collection {
+        for (i, l) in lines.iter().enumerate() {
+            if let Some(c) = COLLECTING.captures(l) {
+                let cause = first_line(lines, i + 1, |l| COLLECTING.is_match(l), |l| l.starts_with("E "))
+                    .map(|l| l.trim_start_matches('E').trim());
+                push(&mut failures, &c[1], cause);
+            }
+        }
+    }
     for l in lines {
         if let Some(c) = FAILED.captures(l) {
             let name = c[1].rsplit("::").next().unwrap_or(&c[1]);
-            push(&mut failures, name, c.get(2).map(|m| m.as_str()));
+            if !(collection && failures.iter().any(|f| f.name == name)) {
+                push(&mut failures, name, c.get(2).map(|m| m.as_str()));
+            }
         }
     }
     Some(Report {
         tool: "pytest",
         passed: Some(passed),
         failed,
-        errors: false,
+        errors: collection,
         failures,
     })
 }

@@ -323,7 +323,8 @@ fn report_line(report: &Report, details: bool) -> String {
             line.push_str("; ");
             line.push_str(&more);
         }
-        if report.failures.len() > 3 || report.failed > report.failures.len().max(3) {
+        // More failed than are named here.
+        if report.failures.len() > 3 || report.failed > report.failures.len().min(3) {
             line.push_str("; …");
         }
     }
@@ -360,7 +361,10 @@ fn run_traces(calls: &[&ToolCall]) -> Vec<String> {
             let steps: Vec<String> = shown
                 .iter()
                 .map(|r| {
-                    let names: Vec<String> = r.failures.iter().take(2).map(|f| clean_line(&f.name, 40)).collect();
+                    let mut names: Vec<String> = r.failures.iter().take(2).map(|f| clean_line(&f.name, 40)).collect();
+                    if r.failed > names.len() && !names.is_empty() {
+                        names.push("…".into());
+                    }
                     if r.ok() || names.is_empty() {
                         r.counts()
                     } else {

@@ -187,16 +187,20 @@ impl Clipped {
         self.head.lines().chain(self.tail.lines())
     }
 
-    /// The line that best explains a failure: the first that looks like an
-    /// error, else the last non-empty one.
+    /// The line that best explains a failure: a crash report's message
+    /// (see [`crash_line`]), else the first line that looks like an error,
+    /// else the last non-empty one.
     pub fn key_line(&self) -> Option<&str> {
-        self.kept_lines().find(|l| looks_like_error(l)).or_else(|| {
-            self.tail
-                .lines()
-                .chain(self.head.lines().rev())
-                .map(str::trim)
-                .find(|l| !l.is_empty())
-        })
+        let lines: Vec<&str> = self.kept_lines().collect();
+        crash_line(&lines)
+            .or_else(|| self.kept_lines().find(|l| looks_like_error(l)))
+            .or_else(|| {
+                self.tail
+                    .lines()
+                    .chain(self.head.lines().rev())
+                    .map(str::trim)
+                    .find(|l| !l.is_empty())
+            })
     }
 
     /// Lines worth showing from a long successful output: errors and warnings.
@@ -232,6 +236,46 @@ pub fn says_failure(line: &str) -> bool {
         .any(|k| l.contains(k))
 }
 
+/// The message of a crash report a runtime printed: the exception of
+/// Python's last traceback (`KeyError: 'quantity'`, not `Traceback (most
+/// recent call last):`), Rust's panic message, Go's `panic:` line, a
+/// JavaScript error above its `at` frames.
+pub fn crash_line<'a>(lines: &[&'a str]) -> Option<&'a str> {
+    static PYTHON: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"^(?:\w+\.)*\w*(?:Error|Exception|Exit|Interrupt|Warning|Iteration|Failure)(?::.*)?$")
+            .expect("a valid pattern")
+    });
+    static JAVASCRIPT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"^(?:Uncaught )?\w*(?:Error|Exception)(?: \[\w+\])?: .+").expect("a valid pattern")
+    });
+    if let Some(at) = lines
+        .iter()
+        .rposition(|l| l.trim_start().starts_with("Traceback (most recent call last):"))
+    {
+        // Frames are indented; the exception is the first line that is not.
+        let exception = lines[at + 1..]
+            .iter()
+            .find(|l| !l.trim().is_empty() && !l.starts_with(char::is_whitespace));
+        if let Some(line) = exception.filter(|l| PYTHON.is_match(l.trim_end())) {
+            return Some(line.trim_end());
+        }
+    }
+    if let Some(i) = lines.iter().position(|l| l.contains(" panicked at ")) {
+        // Since Rust 1.73 the message is on the line after `panicked at file:line:col:`.
+        let message = lines.get(i + 1).map(|l| l.trim()).filter(|m| !m.is_empty());
+        return Some(match message {
+            Some(m) if lines[i].trim_end().ends_with(':') => m,
+            _ => lines[i].trim(),
+        });
+    }
+    if let Some(line) = lines.iter().find(|l| l.starts_with("panic: ")) {
+        return Some(line.trim_end());
+    }
+    lines.windows(2).find_map(|pair| {
+        (JAVASCRIPT.is_match(pair[0]) && pair[1].trim_start().starts_with("at ")).then(|| pair[0].trim_end())
+    })
+}
+
 fn looks_like_error(line: &str) -> bool {
     let l = line.to_ascii_lowercase();
     [
@@ -252,6 +296,30 @@ fn looks_like_error(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn crash_reports_give_their_message() {
+        let python = "Traceback (most recent call last):\n  File \"app.py\", line 3, in <module>\n    total += row[\"quantity\"]\n             ~~~^^^^^^^^^^^^\nKeyError: 'quantity'\n";
+        let rust = "thread 'main' panicked at src/main.rs:4:5:\nindex out of bounds: the len is 3 but the index is 5\nnote: run with `RUST_BACKTRACE=1`";
+        let go = "goroutine 1 [running]:\npanic: runtime error: index out of range [5] with length 3\n\tmain.go:8";
+        let js = "/app/index.js:2\n  x();\n  ^\n\nTypeError: x is not a function\n    at Object.<anonymous> (/app/index.js:2:3)";
+        let chained = "Traceback (most recent call last):\n  File \"a.py\", line 1\nValueError: could not convert string to float: 'n/a'\n\nDuring handling of the above exception, another exception occurred:\n\nTraceback (most recent call last):\n  File \"a.py\", line 4\nRuntimeError: bad row 3";
+        for (text, want) in [
+            (python, "KeyError: 'quantity'"),
+            (rust, "index out of bounds: the len is 3 but the index is 5"),
+            (go, "panic: runtime error: index out of range [5] with length 3"),
+            (js, "TypeError: x is not a function"),
+            (chained, "RuntimeError: bad row 3"),
+        ] {
+            let lines: Vec<&str> = text.lines().collect();
+            assert_eq!(crash_line(&lines), Some(want));
+            assert_eq!(Clipped::new(text, 4096, 0).key_line(), Some(want));
+        }
+        assert_eq!(
+            crash_line(&["all good", "Traceback (most recent call last):", "  File \"x\""]),
+            None
+        );
+    }
 
     #[test]
     fn one_clean_line() {

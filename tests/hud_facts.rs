@@ -68,7 +68,8 @@ fn compacted_session_snapshot() {
 #[test]
 fn a_compaction_starts_the_hud_from_the_summary() {
     // Syncing step by step across the compaction ends where a full sync of
-    // the post-compaction transcript does: the calls before it are dropped.
+    // the post-compaction transcript does: the calls before it are no longer
+    // listed. What is still true of them stays: the files touched.
     let all = transforms("compact");
     let mut incremental = SessionState::new("ses_test");
     let mut saw_write = false;
@@ -77,17 +78,22 @@ fn a_compaction_starts_the_hud_from_the_summary() {
         saw_write |= hud(&incremental).contains("✓ write notes.txt");
     }
     assert!(saw_write, "the pre-compaction write was shown before the compaction");
-    // Only the goal differs: the incremental state still knows the user's
-    // request from before the compaction.
+    // Only the goal and the files differ: the incremental state still knows
+    // the user's request and the file operations from before the compaction.
     let without_goal = |s: &SessionState| {
         hud(s)
             .lines()
-            .filter(|l| !l.starts_with("Goal"))
+            .filter(|l| !l.starts_with("Goal") && !l.starts_with("Files"))
             .collect::<Vec<_>>()
             .join("\n")
     };
     let full = merged(all.last().unwrap());
     assert_eq!(without_goal(&incremental), without_goal(&full));
+    assert!(
+        hud(&incremental).contains("Files: notes.txt (edit 1, read 1, write 1, 1 failed)"),
+        "{}",
+        hud(&incremental)
+    );
     assert!(hud(&incremental).contains("Goal (latest user request): do the task"));
     assert!(!hud(&incremental).contains("write notes.txt"));
     // Resending pre-compaction messages does not bring their calls back.
@@ -593,4 +599,54 @@ fn marks_and_problems_follow_what_the_output_says() {
     assert!(open_problems(&h)[0].ends_with("; no pass since"), "{h}");
     let h = shell_session(&[("pytest", &failed, Some(1)), ("pytest -v", &failed, Some(1))], 0);
     assert!(open_problems(&h)[0].contains("failed 2 times, no pass since"), "{h}");
+}
+
+/// A compaction while a check is failing keeps the failure, and its runs,
+/// until the check passes: only the summary's transcript was cut, the
+/// failure is still real.
+#[test]
+fn a_compaction_keeps_what_is_still_failing() {
+    let failed = runner_output("pytest-2-failed.txt");
+    let passed = runner_output("pytest-passed.txt");
+    let call = |i: usize, command: &str, output: &str, exit: i64| {
+        tool_message(
+            i,
+            "bash",
+            json!({ "command": command }),
+            "completed",
+            output,
+            Some(exit),
+        )
+    };
+    let mut state = SessionState::new("ses_test");
+    let limits = Limits::default();
+    let before = vec![
+        call(1, "pytest -q", &failed, 1),
+        call(2, "ls", "a.py", 0),
+        call(3, "pytest -v", &failed, 1),
+    ];
+    state.merge(&parse(&before), &limits);
+    assert!(state.set_compacted(10.0));
+    let after = vec![call(11, "cat parse.py", "def parse(): ...", 0)];
+    state.merge(&parse(&after), &limits);
+    let h = hud(&state);
+    assert!(
+        h.contains("Tool calls since the last compaction (1):\n  ✓ bash `cat parse.py`\n"),
+        "{h}"
+    );
+    assert!(!h.contains("`ls`"), "{h}");
+    let problems = open_problems(&h);
+    assert_eq!(problems.len(), 1, "{h}");
+    assert!(
+        problems[0].contains("pytest 2 of 4 failed") && problems[0].contains("failed 2 times"),
+        "{h}"
+    );
+    assert!(problems[0].contains("from before the last compaction"), "{h}");
+    assert!(h.contains("Runs of `pytest -v`: 2 of 4 failed"), "{h}");
+    // Resending the transcript from before the compaction changes nothing.
+    assert!(!state.merge(&parse(&before), &limits));
+    // The check passing closes it.
+    state.merge(&parse(&[call(12, "python -m pytest", &passed, 0)]), &limits);
+    let h = hud(&state);
+    assert!(open_problems(&h).is_empty() && h.contains("Open problems: none"), "{h}");
 }

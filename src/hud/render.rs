@@ -59,7 +59,9 @@ pub fn render(state: &SessionState, findings: &Findings, budget: Budget, count: 
     let traces = run_traces(&calls);
     let mut lines = LineCounts::default();
     let mut first = true;
-    let mut shown_calls = calls.len().min(budget.calls);
+    // Calls carried over a compaction count in the problems, traces and
+    // files, but are not listed as calls since it.
+    let mut shown_calls = calls.iter().filter(|c| !c.before_compaction).count().min(budget.calls);
     let files = file_lines(&calls);
     let mut shown_files = files.len().min(MAX_FILES);
     let mut shown_traces = traces.len();
@@ -167,6 +169,8 @@ fn compose(
         traces: shown_traces,
         goal_chars,
     } = shown;
+    let all = calls;
+    let calls: Vec<&ToolCall> = all.iter().filter(|c| !c.before_compaction).copied().collect();
     // No counter or clock in the text: the same facts give the same bytes,
     // which keeps the agent's prompt cache warm. The version is in the JSON.
     let mut out = format!("<{TAG} session=\"{}\">\n", attribute(&state.id, 64));
@@ -229,7 +233,7 @@ fn compose(
     if shown_problems == 0 && !problems.is_empty() {
         out.push_str(&format!("Open problems: {}\n", problems.len()));
     } else if problems.is_empty() {
-        if calls.iter().any(|c| c.failed()) {
+        if all.iter().any(|c| c.failed()) {
             out.push_str("Open problems: none (every failure has passed since)\n");
         }
     } else {
@@ -382,7 +386,7 @@ fn run_traces(calls: &[&ToolCall]) -> Vec<String> {
 pub(super) fn file_lines(calls: &[&ToolCall]) -> Vec<String> {
     let mut files: BTreeMap<&str, (usize, BTreeMap<&str, usize>, usize)> = BTreeMap::new();
     for (i, call) in calls.iter().enumerate() {
-        if !matches!(call.tool.as_str(), "read" | "write" | "edit" | "patch" | "multiedit") || !call.finished() {
+        if !FILE_TOOLS.contains(&call.tool.as_str()) || !call.finished() {
             continue;
         }
         let Some(path) = call.path.as_deref() else { continue };
@@ -405,6 +409,19 @@ pub(super) fn file_lines(calls: &[&ToolCall]) -> Vec<String> {
             format!("{} ({})", clean_line(path, 80), parts.join(", "))
         })
         .collect()
+}
+
+/// The tools that act on one file.
+pub(super) const FILE_TOOLS: [&str; 5] = ["read", "write", "edit", "patch", "multiedit"];
+
+/// What a call checks, as [`open_failures`] tracks it: its tool, and for a
+/// command the [`command::check_key`], else its subject.
+pub(super) fn check_of(call: &ToolCall) -> (&str, Option<String>) {
+    let checks = match &call.command {
+        Some(command) => Some(command::check_key(command)),
+        None => call.subject().map(str::to_owned),
+    };
+    (call.tool.as_str(), checks)
 }
 
 /// One line per open problem (see [`open_failures`]), with the model's
@@ -431,6 +448,9 @@ pub(super) fn open_problems(calls: &[&ToolCall], findings: &Findings) -> Vec<Str
                 what.push_str(&format!("; failed {failures} times, no pass since"));
             } else {
                 what.push_str("; no pass since");
+            }
+            if call.before_compaction {
+                what.push_str("; from before the last compaction");
             }
             if let Some(found) = findings.get(&call.call_id) {
                 what.push_str(&format!("; {}", findings_line(found)));
@@ -467,11 +487,7 @@ pub(super) fn open_failures<'a>(calls: &[&'a ToolCall]) -> Vec<(&'a ToolCall, us
     let mut tracks: std::collections::HashMap<(&str, Option<String>), Track> = std::collections::HashMap::new();
     for (i, call) in calls.iter().enumerate() {
         if call.failed() {
-            let checks = match &call.command {
-                Some(command) => Some(command::check_key(command)),
-                None => call.subject().map(str::to_owned),
-            };
-            let track = tracks.entry((call.tool.as_str(), checks)).or_default();
+            let track = tracks.entry(check_of(call)).or_default();
             // Failures since the last pass.
             if track.last_pass > track.last_failure {
                 track.failures = 0;

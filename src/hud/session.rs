@@ -49,6 +49,9 @@ pub struct ToolCall {
     /// When the call started (ms since the epoch), and the order it was first seen.
     pub start: f64,
     pub seen: u64,
+    /// Made before the session's last compaction, and kept because it is
+    /// still true and open (see [`SessionState::set_compacted`]).
+    pub before_compaction: bool,
 }
 
 impl ToolCall {
@@ -228,22 +231,37 @@ impl SessionState {
     }
 
     /// A compaction boundary: the transcript now starts at OpenCode's summary,
-    /// so the calls before it are dropped and resends of them ignored.
+    /// and resends of parts before it are ignored. Only what the summary
+    /// made stale goes: the calls before it are dropped but for what is
+    /// still true, which stays marked [`ToolCall::before_compaction`]: every
+    /// run of a check that is still failing (its open problem and run
+    /// trace), and the file operations (the files touched).
     fn mark_compaction(&mut self, at: f64) -> bool {
         if self.compacted_at.is_some_and(|c| c >= at) {
             return false;
         }
         self.compacted_at = Some(at);
         self.dropped_before = self.dropped_before.max(at);
-        let before: Vec<String> = self
-            .calls
-            .values()
-            .filter(|c| c.start < at)
-            .map(|c| c.call_id.clone())
-            .collect();
-        for id in before {
+        let (drop, keep): (Vec<String>, Vec<String>) = {
+            let calls = self.work_calls();
+            let open: std::collections::HashSet<_> = super::render::open_failures(&calls)
+                .into_iter()
+                .map(|(c, _)| super::render::check_of(c))
+                .collect();
+            let before = self.calls.values().filter(|c| c.start < at);
+            before.map(|c| c.call_id.clone()).partition(|id| {
+                let c = &self.calls[id];
+                !(open.contains(&super::render::check_of(c)) || super::render::FILE_TOOLS.contains(&c.tool.as_str()))
+            })
+        };
+        for id in drop {
             if let Some(c) = self.calls.remove(&id) {
                 self.bytes -= c.bytes();
+            }
+        }
+        for id in keep {
+            if let Some(c) = self.calls.get_mut(&id).filter(|c| !c.before_compaction) {
+                Arc::make_mut(c).before_compaction = true;
             }
         }
         true
@@ -421,6 +439,7 @@ impl SessionState {
                 .map(|e| Clipped::new(e, limits.output_head, 0).head),
             start,
             seen,
+            before_compaction: false,
         };
         // The most complete record of a call wins: the later state, with
         // what only the other record holds filled in (a `tool.execute.after`

@@ -384,6 +384,25 @@ function ctestScenario(name: string, goal: string, cmake: string, source: string
   };
 }
 
+const testCalcPytest = `from calc import add, average, div
+
+
+def test_add():
+    assert add(2, 3) == 5
+
+
+def test_add_negative():
+    assert add(-2, -3) == -5
+
+
+def test_average():
+    assert average([1, 2]) == 1.5
+
+
+def test_div():
+    assert div(6, 3) == 2
+`;
+
 export const scenarios: EvalScenario[] = [
   {
     name: "python-two-rounds",
@@ -481,6 +500,27 @@ export const scenarios: EvalScenario[] = [
       bash("make"),
       edit(`${p}/calc.c`, "/ count;", "/ n;"),
       bash("make"),
+    ],
+  },
+  {
+    // Commands as agents write them: a pipe into tail (exit 0 over a failing
+    // run), a grep that finds nothing, a selection of no test, a run killed
+    // at the tool's timeout, and the passing run in another form.
+    name: "python-agent-habits",
+    goal: "The pytest tests of calc.py fail. Fix calc.py so that they pass.",
+    steps: (p) => [
+      write(`${p}/calc.py`, calcPy),
+      write(`${p}/test_calc.py`, testCalcPytest),
+      bash(`cd ${p} && python3 -m pytest -q 2>&1 | tail -n 15`),
+      bash("grep -n TODO calc.py"),
+      bash("python3 -m pytest -q -k smoke"),
+      write(`${p}/warm.py`, "import time\n\ntime.sleep(30)\n"),
+      { tool: "bash", args: { command: "python3 warm.py", description: "run", timeout: 2000 } },
+      write(`${p}/warm.py`, "print('warm')\n"),
+      bash("python3 warm.py"),
+      edit(`${p}/calc.py`, "return a * b", "return a / b"),
+      edit(`${p}/calc.py`, "return sum(xs) // len(xs)", "return sum(xs) / len(xs)"),
+      bash("python3 -m pytest -v"),
     ],
   },
   ctestScenario("c-ctest-failures", "Two ctest tests fail; fix test_calc.c's functions.", cmakeLists, testCalcC),

@@ -37,11 +37,12 @@ impl Report {
         self.failed == 0
     }
 
-    /// `2 of 4 failed`, `4 passed`, `2 errors`, `no errors`.
+    /// `2 of 4 failed`, `4 passed`, `no tests ran`, `2 errors`, `no errors`.
     pub fn counts(&self) -> String {
         match (self.errors, self.passed) {
             (true, _) if self.failed == 0 => "no errors".to_owned(),
             (true, _) => format!("{} error{}", self.failed, if self.failed == 1 { "" } else { "s" }),
+            (false, Some(0)) if self.failed == 0 => "no tests ran".to_owned(),
             (false, Some(passed)) if self.failed == 0 => format!("{passed} passed"),
             (false, Some(passed)) => format!("{} of {} failed", self.failed, self.failed + passed),
             (false, None) if self.failed == 0 => "passed".to_owned(),

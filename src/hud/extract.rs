@@ -177,13 +177,23 @@ pub fn warmup_request(cache_key: &str) -> GenerateRequest {
 
 /// The question for `call`, if it is one the model can help with: a failed
 /// command with output that no parser understood.
+/// `text` without the notes the shell tool appends to a command's output
+/// (`<shell_metadata>…</shell_metadata>`, such as its timeout notice): the
+/// facts state those; they are not the command's to explain.
+fn without_tool_notes(text: &str) -> std::borrow::Cow<'_, str> {
+    static NOTES: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?s)<(shell|bash)_metadata>.*?</(shell|bash)_metadata>").expect("a valid pattern")
+    });
+    NOTES.replace_all(text, "")
+}
+
 pub fn question(call: &ToolCall) -> Option<Question> {
     if !call.failed() || call.report.is_some() {
         return None;
     }
     let command = call.command.as_deref()?;
     let output = call.output.as_ref()?;
-    let source = excerpt(&output.kept_text());
+    let source = excerpt(&without_tool_notes(&output.kept_text()));
     let shown = output.key_line().map(|l| l.trim().to_owned());
     let quotable = quotable(&source, shown.as_deref());
     if quotable.is_empty() {

@@ -285,7 +285,9 @@ pub(super) fn call_line(call: &ToolCall) -> String {
             }
         }
         ToolStatus::Completed if call.report.is_some() => {
-            if let Some(exit) = call.exit.filter(|&e| e != 0) {
+            if let (Some(exit), Some(meaning)) = (call.exit, call.benign()) {
+                line.push_str(&format!(" → exit {exit} ({meaning})"));
+            } else if let Some(exit) = call.exit.filter(|&e| e != 0) {
                 line.push_str(&format!(" → exit {exit}"));
             }
             if let Some(report) = &call.report {

@@ -244,6 +244,44 @@ pub const CASES: &[Case] = &[
             },
         ],
     },
+    Case {
+        name: "python-agent-habits",
+        expect: &[
+            // A pipe into tail exits 0 over a failing run.
+            Expect {
+                calls: 3,
+                must: &["✗ bash", "pytest 2 of 4 failed", "test_average", "test_div"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `python3 -m pytest"],
+            },
+            // Exits that are not failures are named and open nothing.
+            Expect {
+                calls: 5,
+                must: &["exit 1 (no match)", "exit 5 (no tests selected)", "no tests ran"],
+                model: &[],
+                must_not: &["TODO calc.py` exited", "smoke` exited", "0 passed"],
+            },
+            Expect {
+                calls: 7,
+                must: &["timed out after 2 s"],
+                model: &[],
+                must_not: &["✓ bash `python3 warm.py`"],
+            },
+            Expect {
+                calls: 9,
+                must: &["pytest 2 of 4 failed"],
+                model: &[],
+                must_not: &["timed out after 2 s; no pass since", "Open problems: none"],
+            },
+            // The passing run in another form closes the failure.
+            Expect {
+                calls: 12,
+                must: &["Open problems: none", "pytest 4 passed"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
 ];
 
 /// What one case gave.

@@ -587,6 +587,14 @@ fn marks_and_problems_follow_what_the_output_says() {
         assert_eq!(open_problems(&h).len(), 1, "{subset}:\n{h}");
     }
 
+    // An output OpenCode cut says so: the command printed more than is held.
+    let long: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    let h = shell_session(&[("seq 3001", &long, Some(0))], 0);
+    assert!(h.contains("✓ bash `seq 3001` (30 lines"), "{h}");
+    let cut = format!("{long}\n... output truncated; full content saved to /home/dev/.local/share/opencode/tool-output/tool_1 ...");
+    let h = shell_session(&[("seq 3001", &cut, Some(0))], 0);
+    assert!(h.contains("✓ bash `seq 3001` (over 32 lines"), "{h}");
+
     // "failed N times" counts the failures since the last pass.
     let h = shell_session(
         &[

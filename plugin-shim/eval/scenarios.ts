@@ -403,6 +403,173 @@ def test_div():
     assert div(6, 3) == 2
 `;
 
+const inventoryPy = `import json
+import sys
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def parse_price(text):
+    return float(text.strip("$"))
+
+
+def total_value(items):
+    return sum(parse_price(item["price"]) * item["quantity"] for item in items)
+
+
+def format_total(value):
+    return f"{value:.1f}"
+
+
+def main(path):
+    items = load(path)
+    print(f"{len(items)} items, total {format_total(total_value(items))}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
+`;
+
+const itemsJson = `[
+  { "name": "bolt", "price": "$0.25", "qty": 40 },
+  { "name": "nut", "price": "$0.10", "qty": 100 },
+  { "name": "washer", "price": "0,05", "qty": 200 }
+]
+`;
+
+const testInventoryPy = `from inventory import format_total, parse_price, total_value
+
+
+def test_parse_price_dollars():
+    assert parse_price("$0.25") == 0.25
+
+
+def test_parse_price_decimal_comma():
+    assert parse_price("0,05") == 0.05
+
+
+def test_total_value():
+    items = [{"price": "$0.25", "qty": 40}, {"price": "$1.50", "qty": 2}]
+    assert total_value(items) == 13.0
+
+
+def test_format_total():
+    assert format_total(30) == "30.00"
+`;
+
+const reportPy = `import os
+import sys
+import json
+
+
+def summarize(rows):
+    total = 0
+    for row in rows:
+        total += row["amount"]
+    average = total / len(rows)
+    return {"count": len(rows), "total": total}
+
+
+def render(summary):
+    header = f"Report"
+    return header + "\\n" + json.dumps(summary, indent=2)
+
+
+def main():
+    rows = json.load(open(sys.argv[1]))
+    print(render(summarise(rows)))
+
+
+if __name__ == "__main__":
+    main()
+`;
+
+const priceJs = `export function withTax(net, rate) {
+  return net + rate;
+}
+
+export function toCents(amount) {
+  return Math.round(amount * 100);
+}
+`;
+
+const formatJs = `export function formatEuros(cents) {
+  return \`€\${cents / 100}\`;
+}
+`;
+
+const priceTestJs = `import { test } from "node:test";
+import assert from "node:assert/strict";
+import { withTax, toCents } from "../src/price.js";
+
+test("withTax adds the rate as a fraction", () => {
+  assert.equal(withTax(200, 0.25), 250);
+});
+
+test("toCents rounds to whole cents", () => {
+  assert.equal(toCents(12.5), 1250);
+});
+`;
+
+const formatTestJs = `import { test } from "node:test";
+import assert from "node:assert/strict";
+import { formatEuros } from "../src/format.js";
+
+test("formatEuros keeps two decimals", () => {
+  assert.equal(formatEuros(1250), "€12.50");
+});
+
+test("formatEuros of cents", () => {
+  assert.equal(formatEuros(1234), "€12.34");
+});
+`;
+
+const configH = `struct config {
+    char host[64];
+    int port;
+};
+
+int parse_config(const char *text, struct config *cfg);
+`;
+
+const configC = `#include <stdio.h>
+#include <string.h>
+#include "config.h"
+
+int parse_config(const char *text, struct config *cfg) {
+    cfg->port = 0;
+    strcpy(cfg->host, "0.0.0.0");
+    const char *line = text;
+    while (*line) {
+        if (sscanf(line, "port=%d", &cfg->port) == 1) {}
+        else sscanf(line, "host=%63s", cfg->host);
+        const char *nl = strchr(line, '\\n');
+        if (!nl) break;
+        line = nl + 1;
+    }
+    return cfg->port ? -1 : 0;
+}
+`;
+
+const appMainC = `#include <stdio.h>
+#include "config.h"
+
+int main(void) {
+    struct config cfg;
+    if (parse_config("port=8080\\nhost=localhost\\n", &cfg) != 0) {
+        fprintf(stderr, "app: bad config: missing port\\n");
+        return 3;
+    }
+    printf("listening on %s:%d\\n", cfg.host, cfg.port);
+    return 0;
+}
+`;
+
+const appMakefile = "CFLAGS = -Wall -O2\n\napp: main.o\n\t$(CC) $(CFLAGS) -o app main.o\n\nclean:\n\trm -f app *.o\n";
+
 export const scenarios: EvalScenario[] = [
   {
     name: "python-two-rounds",
@@ -553,6 +720,82 @@ export const scenarios: EvalScenario[] = [
       bash("bash run-tests.sh"),
       edit(`${p}/session.sh`, 'then echo 401; else echo 200; fi', 'then echo 200; else echo 401; fi'),
       bash("bash run-tests.sh"),
+    ],
+  },
+  {
+    // A script that crashes with a traceback, twice, then pytest with two
+    // failing tests: a run of one of them passes and leaves the other open.
+    name: "python-script-traceback",
+    goal: "inventory.py crashes on items.json; fix it and make its tests pass.",
+    steps: (p) => [
+      write(`${p}/inventory.py`, inventoryPy),
+      write(`${p}/items.json`, itemsJson),
+      bash("python3 inventory.py items.json"),
+      edit(`${p}/inventory.py`, 'item["quantity"]', 'item["qty"]'),
+      bash(`cd ${p} && python3 inventory.py items.json 2>&1 | tail -3`),
+      write(`${p}/test_inventory.py`, testInventoryPy),
+      bash("python3 -m pytest -q"),
+      edit(`${p}/inventory.py`, 'float(text.strip("$"))', 'float(text.strip("$").replace(",", "."))'),
+      bash("python3 -m pytest -q test_inventory.py::test_parse_price_decimal_comma"),
+      edit(`${p}/inventory.py`, 'f"{value:.1f}"', 'f"{value:.2f}"'),
+      bash("python3 inventory.py items.json"),
+      bash("pytest -x -q"),
+    ],
+  },
+  {
+    // ruff: a check, a --fix that leaves errors, a piped concise check
+    // (exit 0 over remaining errors), and the clean check.
+    name: "python-ruff-lint",
+    goal: "Make `ruff check .` pass on report.py.",
+    steps: (p) => [
+      write(`${p}/pyproject.toml`, `[tool.ruff.lint]\nselect = ["E", "F"]\n`),
+      write(`${p}/report.py`, reportPy),
+      bash("ruff check ."),
+      bash("ruff check --fix ."),
+      read(`${p}/report.py`),
+      edit(`${p}/report.py`, "render(summarise(rows))", "render(summarize(rows))"),
+      bash(`cd ${p} && ruff check --output-format=concise . 2>&1 | head -20`),
+      edit(`${p}/report.py`, "    average = total / len(rows)\n", ""),
+      bash("ruff check ."),
+    ],
+  },
+  {
+    // node's test runner: two failures in two files fixed one at a time; a
+    // run of one file passes while the other file's test still fails, and a
+    // piped run whose tail hides the failing test's name.
+    name: "js-node-two-files",
+    goal: "Two shop tests fail; fix src/price.js and src/format.js.",
+    steps: (p) => [
+      write(`${p}/package.json`, `{ "name": "shop", "type": "module", "private": true }\n`),
+      write(`${p}/src/price.js`, priceJs),
+      write(`${p}/src/format.js`, formatJs),
+      write(`${p}/test/price.test.js`, priceTestJs),
+      write(`${p}/test/format.test.js`, formatTestJs),
+      bash("node --test"),
+      edit(`${p}/src/price.js`, "return net + rate;", "return net * (1 + rate);"),
+      bash("node --test test/price.test.js"),
+      bash("node --test test/ 2>&1 | tail -20"),
+      edit(`${p}/src/format.js`, "${cents / 100}", "${(cents / 100).toFixed(2)}"),
+      bash("node --test test/"),
+    ],
+  },
+  {
+    // A link error through make, retried unchanged, then a build whose
+    // program fails at run time, then all good.
+    name: "c-make-link-error",
+    goal: "`make && ./app` fails; fix the build and the app.",
+    steps: (p) => [
+      write(`${p}/config.h`, configH),
+      write(`${p}/config.c`, configC),
+      write(`${p}/main.c`, appMainC),
+      write(`${p}/Makefile`, appMakefile),
+      bash("make && ./app"),
+      bash("make"),
+      read(`${p}/Makefile`),
+      edit(`${p}/Makefile`, "app: main.o\n\t$(CC) $(CFLAGS) -o app main.o\n", "app: main.o config.o\n\t$(CC) $(CFLAGS) -o app main.o config.o\n"),
+      bash("make && ./app"),
+      edit(`${p}/config.c`, "return cfg->port ? -1 : 0;", "return cfg->port ? 0 : -1;"),
+      bash(`cd ${p} && make 2>&1 | tail -5 && ./app`),
     ],
   },
 ];

@@ -303,7 +303,10 @@ pub(super) fn call_line(call: &ToolCall) -> String {
                     line.push_str(&format!(": {}", clean_line(key, 100)));
                 }
             } else if let Some(out) = call.output.as_ref().filter(|o| o.lines > 20) {
-                line.push_str(&format!(" ({} lines", out.lines));
+                // OpenCode cuts a long output to its first lines and saves the
+                // rest, without saying how many the command printed.
+                let over = if out.cut_by_client() { "over " } else { "" };
+                line.push_str(&format!(" ({over}{} lines", out.lines));
                 if let Some(s) = out.salient() {
                     line.push_str(&format!("; {}", clean_line(s, 80)));
                 }

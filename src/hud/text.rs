@@ -203,6 +203,14 @@ impl Clipped {
             })
     }
 
+    /// Whether OpenCode cut this output and saved the whole elsewhere
+    /// ("... output truncated; full content saved to …"): then the command
+    /// printed more than the lines held.
+    pub fn cut_by_client(&self) -> bool {
+        const NOTE: &str = "output truncated; full content saved to";
+        self.tail.contains(NOTE) || self.head.contains(NOTE)
+    }
+
     /// Lines worth showing from a long successful output: errors and warnings.
     pub fn salient(&self) -> Option<&str> {
         self.kept_lines()

@@ -1,7 +1,7 @@
 //! Test runs and checks understood, on real outputs captured by running the
 //! real tools (`tests/fixtures/runners/`): Python 3.11 unittest, pytest 8 and 9,
 //! cargo test and cargo build (Rust 1.95), go test (Go 1.19), node 20's test runner (TAP and
-//! spec reporters), jest 29, vitest 3, tsc 5.9, mypy and eslint 9.
+//! spec reporters), jest 29, vitest 3, tsc 5.9, mypy, eslint 9 and ruff.
 
 use evolve_hud::hud::checks::{read, Failure, Report};
 
@@ -203,4 +203,27 @@ fn eslint_errors() {
             failure("bad.js:2", "'x' is not defined (no-undef)"),
         ]
     );
+}
+
+#[test]
+fn ruff_checks() {
+    let r = report("ruff-4-errors.txt");
+    assert_eq!((r.tool, r.failed, r.errors), ("ruff", 4, true));
+    assert_eq!(
+        r.failures[3],
+        failure("report.py:21", "Undefined name `summarise` (F821)")
+    );
+    // After --fix, the remaining errors.
+    let r = report("ruff-fix-2-remaining.txt");
+    assert_eq!((r.failed, r.failures.len()), (2, 2));
+    assert_eq!(r.counts(), "2 errors");
+    let r = report("ruff-concise-1-error.txt");
+    assert_eq!(
+        r.failures,
+        [failure(
+            "report.py:9",
+            "Local variable `average` is assigned to but never used (F841)"
+        )]
+    );
+    assert!(report("ruff-passed.txt").ok());
 }

@@ -582,16 +582,25 @@ fn marks_and_problems_follow_what_the_output_says() {
     }
 
     // A passing subset run closes nothing it did not run.
+    let one = "test_calc.py .                                                   [100%]\n\n============================== 1 passed in 0.01s ===============================\n";
     for subset in ["pytest tests/test_a.py::test_x", "pytest -k smoke"] {
-        let h = shell_session(&[("pytest", &failed, Some(1)), (subset, &passed, Some(0))], 0);
+        let h = shell_session(&[("pytest", &failed, Some(1)), (subset, one, Some(0))], 0);
         assert_eq!(open_problems(&h).len(), 1, "{subset}:\n{h}");
     }
+
+    // A run of the same runner that passed as many tests as the failing run
+    // held ran them, whatever its arguments (`node --test` and `node --test
+    // test/`); one that ran fewer did not.
+    let h = shell_session(&[("pytest", &failed, Some(1)), ("pytest tests/", &passed, Some(0))], 0);
+    assert!(open_problems(&h).is_empty(), "{h}");
 
     // An output OpenCode cut says so: the command printed more than is held.
     let long: String = (1..=30).map(|i| format!("line {i}\n")).collect();
     let h = shell_session(&[("seq 3001", &long, Some(0))], 0);
     assert!(h.contains("✓ bash `seq 3001` (30 lines"), "{h}");
-    let cut = format!("{long}\n... output truncated; full content saved to /home/dev/.local/share/opencode/tool-output/tool_1 ...");
+    let cut = format!(
+        "{long}\n... output truncated; full content saved to /home/dev/.local/share/opencode/tool-output/tool_1 ..."
+    );
     let h = shell_session(&[("seq 3001", &cut, Some(0))], 0);
     assert!(h.contains("✓ bash `seq 3001` (over 32 lines"), "{h}");
 

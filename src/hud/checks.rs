@@ -1,6 +1,6 @@
 //! Test runs and checks understood: the result summaries of common test
 //! runners and checkers (unittest, pytest, cargo test, go test, node's test
-//! runner, jest, vitest, rustc through cargo, tsc, mypy, eslint), read from the kept head and tail of a
+//! runner, jest, vitest, rustc through cargo, tsc, mypy, eslint, ruff), read from the kept head and tail of a
 //! command's output. Every count, name and line in a [`Report`] is text of
 //! that output; nothing is guessed.
 
@@ -14,7 +14,7 @@ const MAX_FAILURES: usize = 5;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Report {
     /// The runner or checker: `unittest`, `pytest`, `cargo test`, `go test`, `node test`, `jest`, `vitest`,
-    /// `rustc`, `tsc`, `mypy`, `eslint`.
+    /// `rustc`, `tsc`, `mypy`, `eslint`, `ruff`.
     pub tool: &'static str,
     /// Tests that passed, where the runner says.
     pub passed: Option<usize>,
@@ -55,7 +55,7 @@ impl Report {
 pub fn read(text: &str) -> Option<Report> {
     let lines: Vec<&str> = text.lines().map(|l| l.trim_end_matches('\r')).collect();
     [
-        unittest, pytest, cargo_test, go_test, node_test, jest, vitest, rustc, tsc, mypy, eslint,
+        unittest, pytest, cargo_test, go_test, node_test, jest, vitest, rustc, tsc, mypy, eslint, ruff,
     ]
     .iter()
     .find_map(|parse| parse(&lines))
@@ -170,7 +170,17 @@ fn pytest(lines: &[&str]) -> Option<Report> {
         if let Some(c) = FAILED.captures(l) {
             let name = c[1].rsplit("::").next().unwrap_or(&c[1]);
             if !(collection && failures.iter().any(|f| f.name == name)) {
-                push(&mut failures, name, c.get(2).map(|m| m.as_str()));
+                // The short summary cuts long reasons (`assert '30.0' =...`);
+                // the test's own block has the whole `E   ` line.
+                let reason = c.get(2).map(|m| m.as_str());
+                let whole = reason.filter(|r| r.ends_with("...")).and_then(|_| {
+                    let header = lines
+                        .iter()
+                        .position(|h| h.starts_with('_') && h.contains(&format!(" {name} ")))?;
+                    first_line(lines, header + 1, |l| l.starts_with("___"), |l| l.starts_with("E "))
+                        .map(|l| l.trim_start_matches('E').trim())
+                });
+                push(&mut failures, name, whole.or(reason));
             }
         }
     }
@@ -478,6 +488,50 @@ fn mypy(lines: &[&str]) -> Option<Report> {
         tool: "mypy",
         passed: None,
         failed: found.unwrap_or(0),
+        errors: true,
+        failures,
+    })
+}
+
+/// `Found 4 errors.`, `Found 4 errors (2 fixed, 2 remaining).` or `All
+/// checks passed!`; each error as `F841 Local variable … never used` over
+/// ` --> report.py:10:5` (full format) or `report.py:9:5: F841 Local …`
+/// (concise).
+fn ruff(lines: &[&str]) -> Option<Report> {
+    static FOUND: LazyLock<Regex> =
+        LazyLock::new(|| re(r"^Found (\d+) errors?(?: \((\d+) fixed, (\d+) remaining\))?\.$"));
+    static CODE: LazyLock<Regex> = LazyLock::new(|| re(r"^([A-Z]+\d+) (?:\[\*\] )?(.+)$"));
+    static AT: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*--> (\S+?):(\d+):\d+$"));
+    static CONCISE: LazyLock<Regex> = LazyLock::new(|| re(r"^(\S+?):(\d+):\d+: ([A-Z]+\d+) (?:\[\*\] )?(.+)$"));
+    let failed = match lines.iter().rev().find_map(|l| FOUND.captures(l)) {
+        Some(c) => c.get(3).map_or_else(|| num(&c[1]), |m| num(m.as_str())),
+        None if lines.iter().any(|l| *l == "All checks passed!") => 0,
+        None => return None,
+    };
+    let mut failures = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if let Some(c) = CONCISE.captures(l) {
+            let file = c[1].rsplit('/').next().unwrap_or(&c[1]);
+            push(
+                &mut failures,
+                &format!("{file}:{}", &c[2]),
+                Some(&format!("{} ({})", &c[4], &c[3])),
+            );
+        } else if let (Some(c), Some(at)) = (CODE.captures(l), lines.get(i + 1).and_then(|n| AT.captures(n))) {
+            let file = at[1].rsplit('/').next().unwrap_or(&at[1]);
+            push(
+                &mut failures,
+                &format!("{file}:{}", &at[2]),
+                Some(&format!("{} ({})", &c[2], &c[1])),
+            );
+        }
+    }
+    // After `--fix`, only the remaining errors are printed.
+    failures.truncate(failed);
+    Some(Report {
+        tool: "ruff",
+        passed: None,
+        failed,
         errors: true,
         failures,
     })

@@ -124,6 +124,15 @@ pub fn exit_program(command: &str) -> Option<String> {
     words(last).into_iter().next()
 }
 
+/// Whether the shell's exit status for `command` is an output filter's
+/// (`… 2>&1 | tail -3`): then it says nothing of the command before it.
+pub fn exit_is_a_filters(command: &str) -> bool {
+    steps(command)
+        .last()
+        .map(|s| stages(s))
+        .is_some_and(|st| st.len() > 1 && st.last().is_some_and(|s| output_filter(s)))
+}
+
 /// Programs that only pick, cut or copy what another prints: a pipe into
 /// them changes what is shown, not what was checked.
 fn output_filter(stage: &str) -> bool {
@@ -155,7 +164,9 @@ fn output_filter(stage: &str) -> bool {
 }
 
 /// Whether an option of `program` changes only how results are shown, not
-/// what is run or checked (`pytest -v`, `--tb=short`, `ruff check --fix`).
+/// what is run or checked (`pytest -v`, `--tb=short`, `ruff check --fix`;
+/// `pytest -x` too: a run it stops early has failed anyway, and a passing
+/// one ran everything).
 fn output_only(program: &str, option: &str) -> bool {
     let flag = option.split('=').next().unwrap_or(option);
     if matches!(
@@ -168,7 +179,10 @@ fn output_only(program: &str, option: &str) -> bool {
         "pytest" | "py.test" => {
             matches!(
                 flag,
-                "-v" | "-vv"
+                "-x" | "--exitfirst"
+                    | "--maxfail"
+                    | "-v"
+                    | "-vv"
                     | "-vvv"
                     | "-q"
                     | "-qq"
@@ -257,15 +271,20 @@ fn step_key(step: &str) -> String {
 /// `pytest tests/b` do not.
 pub fn check_key(command: &str) -> String {
     let steps = steps(command);
-    let dirs: Vec<&str> = steps
+    match steps.iter().rev().find(|s| !s.starts_with("cd ")) {
+        Some(last) => format!("{}\u{1f}{}", check_dirs(command), step_key(last)),
+        None => command.trim().to_owned(),
+    }
+}
+
+/// The directories a command changes to, as [`check_key`] records them.
+pub fn check_dirs(command: &str) -> String {
+    steps(command)
         .iter()
         .filter_map(|s| s.strip_prefix("cd "))
         .map(str::trim)
-        .collect();
-    match steps.iter().rev().find(|s| !s.starts_with("cd ")) {
-        Some(last) => format!("{}\u{1f}{}", dirs.join("/"), step_key(last)),
-        None => command.trim().to_owned(),
-    }
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// What a command that exited 0 passed: the check of its last step and of
@@ -324,6 +343,7 @@ mod tests {
             ("pytest -rA --tb short tests", "pytest tests"),
             ("ruff check --fix .", "ruff check ."),
             ("timeout 60 pytest -x", "pytest -x"),
+            ("pytest -x -q", "python3 -m pytest -q"),
             ("PYTHONPATH=. pytest", "pytest"),
             ("uv run pytest -q", "pytest"),
             ("go test -v -count=1 ./...", "go test ./..."),

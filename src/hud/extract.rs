@@ -4,7 +4,8 @@
 //! output, the model is asked which tests, checks or errors failed, as JSON
 //! constrained by a grammar. Every item must be grounded: its `line` is
 //! copied from one line of the output the model was shown and says that
-//! something went wrong, and its `name` occurs in that line or just above it.
+//! something went wrong, and its `name` occurs in that line or in the line
+//! that heads its block (see `owns`).
 //! Items that are not are dropped; the HUD line is composed by code from what
 //! is left. The model never writes free text into the HUD.
 
@@ -383,8 +384,7 @@ fn ground(item: &Finding, lines: &[&str]) -> Result<Finding, String> {
             clean_line(line, 80)
         ));
     }
-    let near = &lines[at.saturating_sub(NAME_REACH)..(at + 3).min(lines.len())];
-    if !near.iter().any(|l| l.contains(name)) {
+    if !owns(name, lines, at) {
         return Err(format!(
             "the name {:?} is not at its line in the output",
             clean_line(name, 80)
@@ -394,6 +394,57 @@ fn ground(item: &Finding, lines: &[&str]) -> Result<Finding, String> {
         name: name.to_owned(),
         line: line.to_owned(),
     })
+}
+
+/// Whether `name` belongs to the line `at`: it stands on that line, or on
+/// the line that heads its block (a test's header up to [`NAME_REACH`] lines
+/// above, or a panic's first line just below). A line that reports a pass
+/// of its own (`ok 1 …`, `PASS …`) heads no failure, and a header of the same
+/// shape between the two (`In x.sh line 8:` below `In x.sh line 5:`) starts
+/// another block.
+fn owns(name: &str, lines: &[&str], at: usize) -> bool {
+    if lines[at].contains(name) {
+        return true;
+    }
+    let above = (at.saturating_sub(NAME_REACH)..at).rev();
+    let below = at + 1..(at + 3).min(lines.len());
+    let Some(head) = above.chain(below).find(|&i| lines[i].contains(name)) else {
+        return false;
+    };
+    if reports_a_pass(lines[head]) {
+        return false;
+    }
+    let head_shape = shape(lines[head]);
+    let between = if head < at { head + 1..at } else { at + 1..head };
+    !lines[between].iter().any(|l| shape(l) == head_shape)
+}
+
+/// A line that states that one test or check passed: it heads no failure.
+fn reports_a_pass(line: &str) -> bool {
+    let l = line.trim();
+    ["ok ", "PASS ", "PASSED ", "✓", "✔"].iter().any(|p| l.starts_with(p))
+        || [" ok", " PASSED", " passed", "... ok"].iter().any(|s| l.ends_with(s))
+}
+
+/// A line's form without its words: `In check.sh line 8:` and `In
+/// check.sh line 5:` are alike, as are two pytest test headers.
+fn shape(line: &str) -> String {
+    let mut out = String::new();
+    let mut in_word = false;
+    for c in line.trim().chars() {
+        if c.is_alphanumeric() {
+            if !in_word {
+                out.push('w');
+            }
+            in_word = true;
+        } else {
+            in_word = false;
+            if !out.ends_with(c) {
+                out.push(c);
+            }
+        }
+    }
+    out
 }
 
 /// Whether `line` says what failed in words enough to quote: a line an
@@ -529,6 +580,45 @@ make: *** [Makefile:4: calc.o] Error 1";
 
     /// A real `ctest --output-on-failure` of 24 tests, 2 failing.
     const CTEST_MANY: &str = include_str!("../../tests/fixtures/outputs/ctest-many.txt");
+
+    #[test]
+    fn a_name_must_belong_to_its_quote() {
+        let check = |output: &str, name: &str, line: &str| {
+            let lines: Vec<&str> = output.lines().map(str::trim).collect();
+            let item = Finding {
+                name: name.into(),
+                line: line.into(),
+            };
+            ground(&item, &lines).is_ok()
+        };
+        // bats: a passing test's status line heads nothing.
+        let bats = "1..2\nok 1 slugify lowers case\nnot ok 2 slugify turns spaces into dashes\n# (in test file test.bats, line 9)\n#   `[ \"$result\" = \"a-b\" ]' failed";
+        assert!(!check(
+            bats,
+            "slugify lowers case",
+            "not ok 2 slugify turns spaces into dashes"
+        ));
+        assert!(check(
+            bats,
+            "slugify turns spaces into dashes",
+            "not ok 2 slugify turns spaces into dashes"
+        ));
+        assert!(check(
+            bats,
+            "slugify turns spaces into dashes",
+            "#   `[ \"$result\" = \"a-b\" ]' failed"
+        ));
+        // shellcheck: the warning under `line 8:` is not line 5's.
+        let shellcheck = "\nIn check.sh line 5:\nfor f in $(ls *.txt); do\n         ^---------^ SC2045 (error): Iterating over ls output is fragile. Use globs.\n\nIn check.sh line 8:\n  rm $dir/*\n     ^--^ SC2115 (error): Use \"${var:?}\" to ensure this never expands to /* .\n";
+        let warning = "^--^ SC2115 (error): Use \"${var:?}\" to ensure this never expands to /* .";
+        assert!(!check(shellcheck, "line 5", warning));
+        assert!(check(shellcheck, "line 8", warning));
+        // A config checker: each check's header owns the lines below it.
+        let config = "[port_range] checking...\n  ok\n[db_url] checking...\n  error: db_url must start with postgres://, got mysql://x\n";
+        let quote = "error: db_url must start with postgres://, got mysql://x";
+        assert!(!check(config, "port_range", quote));
+        assert!(check(config, "db_url", quote));
+    }
 
     #[test]
     fn long_outputs_are_shown_by_the_lines_around_their_failures() {

@@ -297,7 +297,7 @@ pub(super) fn call_line(call: &ToolCall) -> String {
         ToolStatus::Completed => {
             if let (Some(exit), Some(meaning)) = (call.exit, call.benign()) {
                 line.push_str(&format!(" → exit {exit} ({meaning})"));
-            } else if let Some(exit) = call.exit.filter(|&e| e != 0) {
+            } else if let Some(exit) = call.exit.filter(|&e| e != 0).or(call.failed().then_some(0)) {
                 line.push_str(&format!(" → exit {exit}"));
                 if let Some(key) = call.output.as_ref().and_then(|o| o.key_line()) {
                     line.push_str(&format!(": {}", clean_line(key, 100)));
@@ -507,6 +507,29 @@ pub(super) fn open_failures<'a>(calls: &[&'a ToolCall]) -> Vec<(&'a ToolCall, us
             };
             for checks in passed {
                 tracks.entry((call.tool.as_str(), checks)).or_default().last_pass = Some(i);
+            }
+            // A run of the same test runner, in the same directory, that
+            // passed at least as many tests as the failing run held ran
+            // them: `node --test` failed 2 of 4, `node --test test/` passed
+            // 4. A subset run (1 passed) closes nothing.
+            if let (Some(report), Some(command)) = (call.report.as_ref().filter(|r| r.ok()), &call.command) {
+                let dir = command::check_dirs(command);
+                for ((tool, _), track) in tracks.iter_mut() {
+                    let Some(failed) = track.last_failure.filter(|_| *tool == call.tool.as_str()) else {
+                        continue;
+                    };
+                    let covered = calls[failed].report.as_ref().is_some_and(|f| {
+                        !f.errors
+                            && f.tool == report.tool
+                            && report
+                                .passed
+                                .is_some_and(|p| p > 0 && p >= f.failed + f.passed.unwrap_or(usize::MAX))
+                    });
+                    let same_dir = calls[failed].command.as_deref().map(command::check_dirs) == Some(dir.clone());
+                    if covered && same_dir {
+                        track.last_pass = Some(i);
+                    }
+                }
             }
         }
     }

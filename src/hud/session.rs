@@ -66,9 +66,21 @@ impl ToolCall {
                 self.timed_out().is_some()
                     || self.report.as_ref().is_some_and(|r| !r.ok())
                     || self.exit.is_some_and(|e| e != 0) && self.benign().is_none()
+                    || self.crashed_behind_a_filter()
             }
             _ => false,
         }
+    }
+
+    /// A crash report in the output of a command whose exit status is an
+    /// output filter's (`python3 app.py 2>&1 | tail -3` exits 0 over a
+    /// traceback).
+    fn crashed_behind_a_filter(&self) -> bool {
+        self.command.as_deref().is_some_and(super::command::exit_is_a_filters)
+            && self.output.as_ref().is_some_and(|o| {
+                let lines: Vec<&str> = o.kept_lines().collect();
+                super::text::crash_line(&lines).is_some()
+            })
     }
 
     /// The timeout, in seconds, at which the shell tool killed the command

@@ -268,6 +268,14 @@ pub fn crash_line<'a>(lines: &[&'a str]) -> Option<&'a str> {
             return Some(line.trim_end());
         }
     }
+    // The traceback's head cut away (`… 2>&1 | tail -3`): an exception as
+    // the last line, under a frame's indented code.
+    let mut ends = lines.iter().enumerate().rev().filter(|(_, l)| !l.trim().is_empty());
+    if let (Some((_, last)), Some((_, before))) = (ends.next(), ends.next()) {
+        if PYTHON.is_match(last.trim_end()) && last.contains(": ") && before.starts_with(char::is_whitespace) {
+            return Some(last.trim_end());
+        }
+    }
     if let Some(i) = lines.iter().position(|l| l.contains(" panicked at ")) {
         // Since Rust 1.73 the message is on the line after `panicked at file:line:col:`.
         let message = lines.get(i + 1).map(|l| l.trim()).filter(|m| !m.is_empty());
@@ -296,6 +304,10 @@ fn looks_like_error(line: &str) -> bool {
         "not found",
         "cannot",
         "traceback",
+        "undefined reference",
+        "undefined symbol",
+        "segmentation fault",
+        "core dumped",
     ]
     .iter()
     .any(|k| l.contains(k))
@@ -311,6 +323,7 @@ mod tests {
         let rust = "thread 'main' panicked at src/main.rs:4:5:\nindex out of bounds: the len is 3 but the index is 5\nnote: run with `RUST_BACKTRACE=1`";
         let go = "goroutine 1 [running]:\npanic: runtime error: index out of range [5] with length 3\n\tmain.go:8";
         let js = "/app/index.js:2\n  x();\n  ^\n\nTypeError: x is not a function\n    at Object.<anonymous> (/app/index.js:2:3)";
+        let tail_of_traceback = "    return float(text.strip(\"$\"))\n           ^^^^^^^^^^^^^^^^^^^^^^\nValueError: could not convert string to float: '0,05'\n";
         let chained = "Traceback (most recent call last):\n  File \"a.py\", line 1\nValueError: could not convert string to float: 'n/a'\n\nDuring handling of the above exception, another exception occurred:\n\nTraceback (most recent call last):\n  File \"a.py\", line 4\nRuntimeError: bad row 3";
         for (text, want) in [
             (python, "KeyError: 'quantity'"),
@@ -318,6 +331,10 @@ mod tests {
             (go, "panic: runtime error: index out of range [5] with length 3"),
             (js, "TypeError: x is not a function"),
             (chained, "RuntimeError: bad row 3"),
+            (
+                tail_of_traceback,
+                "ValueError: could not convert string to float: '0,05'",
+            ),
         ] {
             let lines: Vec<&str> = text.lines().collect();
             assert_eq!(crash_line(&lines), Some(want));

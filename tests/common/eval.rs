@@ -282,6 +282,159 @@ pub const CASES: &[Case] = &[
             },
         ],
     },
+    // A script's traceback twice (the second through a pipe that exits 0),
+    // then pytest: a run of one failing test passes and leaves the other open.
+    Case {
+        name: "python-script-traceback",
+        expect: &[
+            Expect {
+                calls: 3,
+                must: &["✗", "KeyError: 'quantity'"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 5,
+                must: &["ValueError: could not convert string to float: '0,05'", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `cd", "✓ bash `python3 inventory.py"],
+            },
+            Expect {
+                calls: 7,
+                must: &[
+                    "2 of 4 failed",
+                    "test_parse_price_decimal_comma",
+                    "test_format_total",
+                    "assert '30.0' == '30.00'",
+                ],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 9,
+                must: &["test_format_total", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 11,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 12,
+                must: &["4 passed", "Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // ruff: errors, a --fix that leaves two, a piped concise check that
+    // exits 0 over the last one, then clean.
+    Case {
+        name: "python-ruff-lint",
+        expect: &[
+            Expect {
+                calls: 3,
+                must: &["✗", "ruff 4 errors"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `ruff check .`"],
+            },
+            Expect {
+                calls: 4,
+                must: &["Undefined name `summarise`", "ruff 2 errors"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `ruff check --fix"],
+            },
+            Expect {
+                calls: 7,
+                must: &[
+                    "Local variable `average` is assigned to but never used",
+                    "no pass since",
+                ],
+                model: &[],
+                must_not: &[
+                    "Open problems: none",
+                    "✓ bash `cd",
+                    "✓ bash `ruff check --output-format",
+                ],
+            },
+            Expect {
+                calls: 9,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // node --test: two failures in two files; one file's run passes while
+    // the other's test still fails; a tail that hides the failing name.
+    Case {
+        name: "js-node-two-files",
+        expect: &[
+            Expect {
+                calls: 6,
+                must: &[
+                    "2 of 4 failed",
+                    "formatEuros keeps two decimals",
+                    "withTax adds the rate as a fraction",
+                    "200.25 !== 250",
+                ],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 8,
+                must: &["formatEuros keeps two decimals", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 9,
+                must: &["1 of 4 failed", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `node --test test/ 2>&1"],
+            },
+            Expect {
+                calls: 11,
+                must: &["4 passed", "Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // A link error through make, retried unchanged, then a build whose
+    // program fails at run time, then all good.
+    Case {
+        name: "c-make-link-error",
+        expect: &[
+            Expect {
+                calls: 5,
+                must: &["✗", "undefined reference to `parse_config'"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 6,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `make"],
+            },
+            Expect {
+                calls: 9,
+                must: &["app: bad config: missing port", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `make && ./app`"],
+            },
+            Expect {
+                calls: 11,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
 ];
 
 /// What one case gave.

@@ -266,8 +266,8 @@ pub struct HudArgs {
     pub hud_calls: usize,
 
     /// Let the local model read failed outputs that no parser knows, for
-    /// findings checked against them: on or off.
-    #[arg(long, env = "EVOLVE_HUD_EXTRACT", default_value_t = HudConfig::default().extract, action = clap::ArgAction::Set)]
+    /// findings checked against them: on or off (also true/false, yes/no, 1/0).
+    #[arg(long, env = "EVOLVE_HUD_EXTRACT", default_value_t = HudConfig::default().extract, action = clap::ArgAction::Set, value_parser = clap::builder::BoolishValueParser::new())]
     pub hud_extract: bool,
 
     /// Quiet milliseconds after a change before the model is asked.
@@ -334,7 +334,8 @@ pub struct ModelConfig {
     #[arg(long)]
     pub offline: bool,
 
-    /// CPU threads for decoding. Defaults to the number of available cores.
+    /// CPU threads for decoding. Defaults to the number of available cores
+    /// (so does 0).
     #[arg(long, env = "EVOLVE_HUD_THREADS")]
     pub threads: Option<u32>,
 
@@ -379,7 +380,7 @@ impl ModelConfig {
         Ok(LocalConfig {
             path: self.path()?.to_owned(),
             ctx: self.ctx.unwrap_or(LocalConfig::CTX),
-            threads: self.threads.unwrap_or_else(LocalConfig::all_cores).max(1),
+            threads: self.threads.filter(|&t| t > 0).unwrap_or_else(LocalConfig::all_cores),
             gpu_layers: self.gpu_layers,
             flash_attn: self.flash_attn,
             batch: self.batch,
@@ -480,4 +481,36 @@ impl ServerConfig {
 pub enum LogFormat {
     Text,
     Json,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn serve(args: &[&str]) -> ServeConfig {
+        let cli = Cli::try_parse_from(["evolve-hud", "serve", "--model", "m.gguf"].iter().chain(args)).expect("parses");
+        match cli.command {
+            Command::Serve(config) => *config,
+            _ => unreachable!("serve was given"),
+        }
+    }
+
+    #[test]
+    fn switches_and_counts_read_as_users_write_them() {
+        for (word, on) in [
+            ("on", true),
+            ("off", false),
+            ("true", true),
+            ("false", false),
+            ("yes", true),
+            ("0", false),
+        ] {
+            assert_eq!(serve(&["--hud-extract", word]).hud.hud_extract, on, "{word}");
+        }
+        assert_eq!(
+            serve(&["--threads", "0"]).model.local().unwrap().threads,
+            LocalConfig::all_cores()
+        );
+        assert_eq!(serve(&["--threads", "3"]).model.local().unwrap().threads, 3);
+    }
 }

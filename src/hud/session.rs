@@ -52,6 +52,23 @@ pub struct ToolCall {
     /// Made before the session's last compaction, and kept because it is
     /// still true and open (see [`SessionState::set_compacted`]).
     pub before_compaction: bool,
+    /// What the output and the command say beyond the exit status.
+    pub said: Said,
+}
+
+/// What a call's output and command say beyond its exit status, read once
+/// per change of the call (see `ToolCall::read_what_is_said`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Said {
+    /// The shell tool killed the command at this timeout (OpenCode: "shell
+    /// tool terminated command after exceeding timeout N ms").
+    pub timeout_secs: Option<u64>,
+    /// A non-zero exit that is not a failure, named.
+    pub benign: Option<&'static str>,
+    /// A crash report in the output of a command whose exit status is an
+    /// output filter's (`python3 app.py 2>&1 | tail -3` exits 0 over a
+    /// traceback).
+    pub crashed_behind_a_filter: bool,
 }
 
 impl ToolCall {
@@ -63,51 +80,55 @@ impl ToolCall {
         match self.status {
             ToolStatus::Error => true,
             ToolStatus::Completed => {
-                self.timed_out().is_some()
+                self.said.timeout_secs.is_some()
                     || self.report.as_ref().is_some_and(|r| !r.ok())
-                    || self.exit.is_some_and(|e| e != 0) && self.benign().is_none()
-                    || self.crashed_behind_a_filter()
+                    || self.exit.is_some_and(|e| e != 0) && self.said.benign.is_none()
+                    || self.said.crashed_behind_a_filter
             }
             _ => false,
         }
     }
 
-    /// A crash report in the output of a command whose exit status is an
-    /// output filter's (`python3 app.py 2>&1 | tail -3` exits 0 over a
-    /// traceback).
-    fn crashed_behind_a_filter(&self) -> bool {
-        self.command.as_deref().is_some_and(super::command::exit_is_a_filters)
-            && self.output.as_ref().is_some_and(|o| {
-                let lines: Vec<&str> = o.kept_lines().collect();
-                super::text::crash_line(&lines).is_some()
-            })
-    }
-
-    /// The timeout, in seconds, at which the shell tool killed the command
-    /// (OpenCode: "shell tool terminated command after exceeding timeout N
-    /// ms").
+    /// The timeout, in seconds, at which the shell tool killed the command.
     pub fn timed_out(&self) -> Option<u64> {
-        static KILLED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-            regex::Regex::new(r"terminated command after exceeding timeout (\d+) ?ms").expect("a valid pattern")
-        });
-        let output = self.output.as_ref()?;
-        let text = if output.tail.is_empty() {
-            &output.head
-        } else {
-            &output.tail
-        };
-        let ms: u64 = KILLED.captures(text)?[1].parse().ok()?;
-        Some(ms.div_ceil(1000))
+        self.said.timeout_secs
     }
 
     /// What a non-zero exit says when it is not a failure: `no match`
     /// (`grep`), `files differ` (`diff`), `no tests selected` (`pytest`).
     pub fn benign(&self) -> Option<&'static str> {
-        let exit = self.exit.filter(|&e| e != 0)?;
-        if self.report.as_ref().is_some_and(|r| !r.ok()) {
-            return None;
-        }
-        super::command::benign_exit(self.command.as_deref()?, exit)
+        self.said.benign
+    }
+
+    /// Reads [`Said`] from the command, exit and output; called whenever
+    /// one of them changes, so every reader of a call (each render, each
+    /// open-problem pass) only looks it up.
+    fn read_what_is_said(&mut self) {
+        static KILLED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+            regex::Regex::new(r"terminated command after exceeding timeout (\d+) ?ms").expect("a valid pattern")
+        });
+        let command = self.command.as_deref();
+        let timeout_secs = self.output.as_ref().and_then(|o| {
+            let text = if o.tail.is_empty() { &o.head } else { &o.tail };
+            let ms: u64 = KILLED.captures(text)?[1].parse().ok()?;
+            Some(ms.div_ceil(1000))
+        });
+        let benign = match (command, self.exit.filter(|&e| e != 0)) {
+            (Some(command), Some(exit)) if !self.report.as_ref().is_some_and(|r| !r.ok()) => {
+                super::command::benign_exit(command, exit)
+            }
+            _ => None,
+        };
+        let crashed_behind_a_filter = command.is_some_and(super::command::exit_is_a_filters)
+            && self.output.as_ref().is_some_and(|o| {
+                let lines: Vec<&str> = o.kept_lines().collect();
+                super::text::crash_line(&lines).is_some()
+            });
+        self.said = Said {
+            timeout_secs,
+            benign,
+            crashed_behind_a_filter,
+        };
     }
 
     pub fn finished(&self) -> bool {
@@ -137,6 +158,7 @@ impl ToolCall {
         if self.error.is_none() {
             self.error.clone_from(&other.error);
         }
+        self.read_what_is_said();
     }
 
     fn bytes(&self) -> usize {
@@ -452,7 +474,9 @@ impl SessionState {
             start,
             seen,
             before_compaction: false,
+            said: Said::default(),
         };
+        call.read_what_is_said();
         // The most complete record of a call wins: the later state, with
         // what only the other record holds filled in (a `tool.execute.after`
         // event or evolve's `tool_after` carries no input; the sync or
@@ -516,6 +540,7 @@ impl SessionState {
             let mut call = (*self.calls[id]).clone();
             call.command = call.command.map(|c| self.without_cd_root(&c));
             call.path = call.path.map(|p| self.relative(&p));
+            call.read_what_is_said();
             self.bytes += call.bytes();
             if let Some(old) = self.calls.insert(id.clone(), Arc::new(call)) {
                 self.bytes -= old.bytes();

@@ -618,6 +618,55 @@ fn marks_and_problems_follow_what_the_output_says() {
     assert!(open_problems(&h)[0].contains("failed 2 times, no pass since"), "{h}");
 }
 
+/// Each failing test of a run is tracked: a passing run that selected it
+/// passed it, and the problem stays open for the rest; once every named
+/// failure has passed, it closes. A suite-level failure (a collection
+/// error) closes when a run of the same or a wider selection passes.
+#[test]
+fn a_failing_test_closes_when_a_run_that_selected_it_passes() {
+    let failed = runner_output("pytest-2-failed.txt");
+    let one = "test_calc.py .                                                   [100%]\n\n============================== 1 passed in 0.01s ===============================\n";
+    let first = "pytest -q test_calc.py::TestCalc::test_average";
+    let h = shell_session(&[("pytest", &failed, Some(1)), (first, one, Some(0))], 0);
+    let problems = open_problems(&h);
+    assert_eq!(problems.len(), 1, "{h}");
+    assert!(
+        problems[0].contains("test_average passed since; no pass since for test_div"),
+        "{h}"
+    );
+    let h = shell_session(
+        &[
+            ("pytest", &failed, Some(1)),
+            (first, one, Some(0)),
+            ("python -m pytest -k test_div", one, Some(0)),
+        ],
+        0,
+    );
+    assert!(open_problems(&h).is_empty() && h.contains("Open problems: none"), "{h}");
+    // A later failure of the same check starts again.
+    let h = shell_session(
+        &[
+            ("pytest", &failed, Some(1)),
+            (first, one, Some(0)),
+            ("pytest -v", &failed, Some(1)),
+        ],
+        0,
+    );
+    assert!(open_problems(&h)[0].ends_with("failed 2 times, no pass since"), "{h}");
+
+    let collection = runner_output("pytest-collection-error.txt");
+    for (wider, closes) in [("pytest", true), ("pytest tests", true), ("pytest -k smoke", false)] {
+        let h = shell_session(
+            &[
+                ("pytest tests/test_parse.py", &collection, Some(2)),
+                (wider, one, Some(0)),
+            ],
+            0,
+        );
+        assert_eq!(open_problems(&h).is_empty(), closes, "{wider}:\n{h}");
+    }
+}
+
 /// A compaction while a check is failing keeps the failure, and its runs,
 /// until the check passes: only the summary's transcript was cut, the
 /// failure is still real.

@@ -310,6 +310,31 @@ pub fn checks_passed(command: &str) -> Vec<String> {
     keys
 }
 
+/// Whether the check of `wider` runs at least what that of `narrower`
+/// does: the same program in the same directory, with no selection the
+/// other lacks, or a folder of one of its paths. `pytest` and `pytest
+/// tests` cover `pytest tests/test_a.py -k parse`; `pytest -k parse` does
+/// not cover `pytest`.
+pub fn covers(wider: &str, narrower: &str) -> bool {
+    let (wider, narrower) = (check_key(wider), check_key(narrower));
+    let (Some((wide_dir, wide)), Some((narrow_dir, narrow))) =
+        (wider.split_once('\u{1f}'), narrower.split_once('\u{1f}'))
+    else {
+        return wider == narrower;
+    };
+    let narrow: Vec<&str> = narrow.split(' ').collect();
+    let mut wide = wide.split(' ');
+    wide_dir == narrow_dir
+        && wide.next() == narrow.first().copied()
+        && wide.all(|w| {
+            narrow[1..].iter().any(|n| {
+                *n == w
+                    || n.strip_prefix(w.trim_end_matches('/'))
+                        .is_some_and(|r| r.starts_with('/'))
+            })
+        })
+}
+
 /// An exit status that does not mean the command failed, named for what it
 /// says: `grep` finding no line, `diff` finding a difference, `pytest`
 /// selecting no test.
@@ -379,6 +404,18 @@ mod tests {
             );
         }
         assert_eq!(exit_program("日本 && 語 | grep 語").as_deref(), Some("grep"));
+    }
+
+    #[test]
+    fn a_wider_selection_covers_a_narrower_one() {
+        assert!(covers("pytest", "pytest tests/test_a.py -k parse"));
+        assert!(covers("python -m pytest -q tests", "pytest tests/test_a.py"));
+        assert!(covers("pytest -v", "pytest -q"));
+        assert!(!covers("pytest -k parse", "pytest"));
+        assert!(!covers("pytest tests/test_b.py", "pytest tests/test_a.py"));
+        assert!(!covers("pytest test", "pytest tests/test_a.py"));
+        assert!(!covers("cd web && npm test", "cd api && npm test"));
+        assert!(!covers("cargo test", "pytest"));
     }
 
     #[test]

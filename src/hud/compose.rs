@@ -32,7 +32,7 @@ pub fn compaction(state: &SessionState, findings: &Findings) -> String {
         .flatten()
         .filter(|t| t.status != "completed" && t.status != "cancelled")
         .collect();
-    let problems = open_problems(&calls, findings);
+    let problems = open_problems(&state.problems(), findings);
     if problems.is_empty() && remaining.is_empty() {
         out.push_str("- Continue toward the goal; nothing is recorded as open.\n");
     }
@@ -146,15 +146,17 @@ pub fn heartbeat_user(sessions: &[Quiet]) -> String {
     let lead = sessions
         .iter()
         .find_map(|s| {
-            let calls = s.state.work_calls();
-            open_problems(&calls, s.findings).into_iter().next().map(|p| {
-                format!(
-                    "Session {} has an open problem: {} ({}).",
-                    q(&s.state.id),
-                    q(&p),
-                    quiet(s)
-                )
-            })
+            open_problems(&s.state.problems(), s.findings)
+                .into_iter()
+                .next()
+                .map(|p| {
+                    format!(
+                        "Session {} has an open problem: {} ({}).",
+                        q(&s.state.id),
+                        q(&p),
+                        quiet(s)
+                    )
+                })
         })
         .unwrap_or_else(|| match sessions.first() {
             Some(s) => format!(
@@ -187,7 +189,7 @@ fn session_record(s: &Quiet) -> serde_json::Value {
         "goal": s.state.goal.as_ref().map(|g| clean_line(&g.1, 120)),
         "tool_calls": calls.len(),
         "quiet": quiet(s),
-        "open_problems": open_problems(&calls, s.findings),
+        "open_problems": open_problems(&s.state.problems(), s.findings),
     });
     if let Some(todos) = &s.state.todos {
         let done = todos.iter().filter(|t| t.status == "completed").count();

@@ -2,7 +2,7 @@
 //! its calls, and where its refresh stands, as typed states.
 
 use super::extract::{self, Finding, Findings};
-use super::render;
+use super::problems::MAX_PROBLEMS;
 use super::session::{self, SessionState};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
@@ -161,11 +161,12 @@ impl Entry {
         if !self.asking.is_empty() || matches!(self.refresh, Refresh::Busy { .. }) && !self.unasked().is_empty() {
             return ModelStatus::Pending;
         }
-        let open = render::open_failures(&self.state.work_calls());
-        let readings: Vec<&Reading> = open
+        let problems = self.state.problems();
+        let readings: Vec<&Reading> = problems
+            .open
             .iter()
-            .take(render::MAX_PROBLEMS)
-            .filter_map(|(call, _)| self.reading(call))
+            .take(MAX_PROBLEMS)
+            .filter_map(|p| self.reading(&p.call))
             .collect();
         if readings.iter().any(|r| matches!(r, Reading::Found(_))) {
             return ModelStatus::Ready;

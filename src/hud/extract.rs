@@ -189,19 +189,7 @@ fn without_tool_notes(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 pub fn question(call: &ToolCall) -> Option<Question> {
-    if !call.failed() || call.report.is_some() {
-        return None;
-    }
-    let command = call.command.as_deref()?;
-    let output = call.output.as_ref()?;
-    let source = excerpt(&without_tool_notes(&output.kept_text()));
-    let shown = output.key_line().map(|l| l.trim().to_owned());
-    let quotable = quotable(&source, shown.as_deref());
-    if quotable.is_empty() {
-        // Nothing a quote could add: no line says a failure, or only the
-        // one the facts show.
-        return None;
-    }
+    let (command, source, shown, quotable) = asked_about(call)?;
     let exit = call.exit.map(|e| format!(" (exit {e})")).unwrap_or_default();
     let mut messages = preamble();
     messages.push(message("user", ask(&clean_line(command, 200), &exit, &source)));
@@ -212,6 +200,27 @@ pub fn question(call: &ToolCall) -> Option<Question> {
         messages,
         schema: std::sync::Arc::new(schema(&quotable)),
     })
+}
+
+/// Whether [`question`] has one about `call`, without writing it.
+pub fn worth_asking(call: &ToolCall) -> bool {
+    asked_about(call).is_some()
+}
+
+/// What a question about a failed `call` is about: its command, the
+/// excerpt of its output, the line the facts show of it, and the lines an
+/// answer may quote. `None` when no parser read the output, or no line a
+/// quote could add (none says a failure, or only the one the facts show).
+fn asked_about(call: &ToolCall) -> Option<(&str, String, Option<String>, Vec<String>)> {
+    if !call.failed() || call.report.is_some() {
+        return None;
+    }
+    let command = call.command.as_deref()?;
+    let output = call.output.as_ref()?;
+    let source = excerpt(&without_tool_notes(&output.kept_text()));
+    let shown = output.key_line().map(|l| l.trim().to_owned());
+    let quotable = quotable(&source, shown.as_deref());
+    (!quotable.is_empty()).then_some((command, source, shown, quotable))
 }
 
 /// The lines of `source` an answer may quote: trimmed, each once, saying
@@ -233,11 +242,16 @@ fn quotable(source: &str, shown: Option<&str>) -> Vec<String> {
 /// The calls of `state` worth a question that has not been asked yet, most
 /// recent open problem first.
 pub fn unasked<'a>(state: &'a SessionState, asked: &dyn Fn(&ToolCall) -> bool) -> Vec<&'a ToolCall> {
-    super::render::open_failures(&state.work_calls())
-        .into_iter()
-        .take(super::render::MAX_PROBLEMS)
-        .map(|(call, _)| call)
-        .filter(|c| !asked(c) && question(c).is_some())
+    let problems = state.problems();
+    let open: Vec<&str> = problems
+        .open
+        .iter()
+        .take(super::problems::MAX_PROBLEMS)
+        .map(|p| p.call.call_id.as_str())
+        .collect();
+    open.into_iter()
+        .filter_map(|id| state.calls.get(id).map(|c| c.as_ref()))
+        .filter(|c| !asked(c) && worth_asking(c))
         .collect()
 }
 

@@ -22,6 +22,7 @@ pub mod compose;
 mod entry;
 pub mod extract;
 pub mod opencode;
+pub mod problems;
 mod refresh;
 pub mod render;
 pub mod session;
@@ -357,7 +358,7 @@ impl Hud {
             goal: e.state.goal.as_ref().map(|(_, g)| text::clean_line(g, GOAL_CHARS)),
             tool_calls: e.state.calls.len(),
             failed_calls: e.state.calls.values().filter(|c| c.failed()).count(),
-            open_problems: render::open_failures(&e.state.work_calls()).len(),
+            open_problems: e.state.problems().open.len(),
             model_status: e.model_status(),
             bytes: e.state.bytes(),
             idle_ms: e.last_used.elapsed().as_millis() as u64,
@@ -457,10 +458,7 @@ impl Hud {
                 .collect()
         };
         // The session that needs attention first leads.
-        if let Some(i) = recent
-            .iter()
-            .position(|(s, ..)| !render::open_failures(&s.work_calls()).is_empty())
-        {
+        if let Some(i) = recent.iter().position(|(s, ..)| !s.problems().open.is_empty()) {
             recent[..=i].rotate_right(1);
         }
         let model_status = match recent.first_mut() {

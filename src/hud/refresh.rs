@@ -6,7 +6,6 @@
 use super::entry::Entry;
 use super::entry::{ModelStatus, Refresh};
 use super::extract::{self, Finding, Findings};
-use super::render;
 use super::session::SessionState;
 use super::Hud;
 use crate::engine::{EngineError, Event};
@@ -172,12 +171,9 @@ impl Hud {
         // or the call is evicted, the answer would never be shown, and the
         // generation is cancelled.
         let gone = || {
-            self.lock().get(id).is_none_or(|e| {
-                e.epoch != epoch
-                    || !render::open_failures(&e.state.work_calls())
-                        .iter()
-                        .any(|(c, _)| c.call_id == question.call_id)
-            })
+            self.lock()
+                .get(id)
+                .is_none_or(|e| e.epoch != epoch || !e.state.problems().is_open(&question.call_id))
         };
         let deadline = tokio::time::Instant::now() + self.config.extract_timeout;
         let asked = self.ask(&question, id, epoch, deadline, &gone).await;

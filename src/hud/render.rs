@@ -6,6 +6,7 @@ use super::checks::Report;
 use super::command;
 use super::extract::{Finding, Findings};
 use super::opencode::ToolStatus;
+use super::problems::{Problems, FILE_TOOLS, MAX_PROBLEMS};
 use super::session::{SessionState, ToolCall};
 use super::text::{attribute, clean_line, TAG};
 use std::collections::BTreeMap;
@@ -32,8 +33,6 @@ impl Default for Budget {
     }
 }
 
-/// Open problems listed at most.
-pub(super) const MAX_PROBLEMS: usize = 3;
 /// Repeated test or check commands whose runs are traced, and runs per trace.
 const MAX_TRACES: usize = 2;
 const TRACE_RUNS: usize = 4;
@@ -50,11 +49,12 @@ const MAX_FILES: usize = 8;
 /// and a render tokenises little more than the text it returns.
 pub fn render(state: &SessionState, findings: &Findings, budget: Budget, count: &dyn Fn(&str) -> usize) -> Rendered {
     let calls = state.work_calls();
-    let problems = open_problems(&calls, findings);
+    let analysis = state.problems();
+    let problems = open_problems(&analysis, findings);
     let bare_problems = if findings.is_empty() {
         None
     } else {
-        Some(open_problems(&calls, &Findings::new()))
+        Some(open_problems(&analysis, &Findings::new()))
     };
     let traces = run_traces(&calls);
     let mut lines = LineCounts::default();
@@ -416,25 +416,14 @@ pub(super) fn file_lines(calls: &[&ToolCall]) -> Vec<String> {
         .collect()
 }
 
-/// The tools that act on one file.
-pub(super) const FILE_TOOLS: [&str; 5] = ["read", "write", "edit", "patch", "multiedit"];
-
-/// What a call checks, as [`open_failures`] tracks it: its tool, and for a
-/// command the [`command::check_key`], else its subject.
-pub(super) fn check_of(call: &ToolCall) -> (&str, Option<String>) {
-    let checks = match &call.command {
-        Some(command) => Some(command::check_key(command)),
-        None => call.subject().map(str::to_owned),
-    };
-    (call.tool.as_str(), checks)
-}
-
-/// One line per open problem (see [`open_failures`]), with the model's
-/// verified findings for its call where there are some.
-pub(super) fn open_problems(calls: &[&ToolCall], findings: &Findings) -> Vec<String> {
-    open_failures(calls)
-        .into_iter()
-        .map(|(call, failures)| {
+/// One line per open problem, with the model's verified findings for its
+/// call where there are some.
+pub(super) fn open_problems(problems: &Problems, findings: &Findings) -> Vec<String> {
+    problems
+        .open
+        .iter()
+        .map(|problem| {
+            let call = &problem.call;
             let subject = call
                 .command
                 .as_deref()
@@ -449,10 +438,26 @@ pub(super) fn open_problems(calls: &[&ToolCall], findings: &Findings) -> Vec<Str
             if let Some(report) = &call.report {
                 what.push_str(&format!(" ({})", report_line(report, false)));
             }
-            if failures > 1 {
-                what.push_str(&format!("; failed {failures} times, no pass since"));
+            let no_pass = if problem.passed_since.is_empty() {
+                "no pass since".to_owned()
             } else {
-                what.push_str("; no pass since");
+                let passed: Vec<String> = problem.passed_since.iter().map(|n| clean_line(n, 60)).collect();
+                let rest: Vec<String> = problem
+                    .still_failing()
+                    .take(3)
+                    .map(|f| clean_line(&f.name, 60))
+                    .collect();
+                let rest = if rest.is_empty() {
+                    "the rest".to_owned()
+                } else {
+                    rest.join(", ")
+                };
+                format!("{} passed since; no pass since for {rest}", passed.join(", "))
+            };
+            if problem.failures > 1 {
+                what.push_str(&format!("; failed {} times, {no_pass}", problem.failures));
+            } else {
+                what.push_str(&format!("; {no_pass}"));
             }
             if call.before_compaction {
                 what.push_str("; from before the last compaction");
@@ -476,70 +481,4 @@ fn findings_line(found: &[Finding]) -> String {
         "local model found in the output, each line checked there: {}",
         items.join("; ")
     )
-}
-
-/// Failures that no later call of the same tool on the same subject (for a
-/// command: the same [`command::check_key`]) has fixed, newest first, each with how often its subject failed. One pass
-/// over the calls.
-pub(super) fn open_failures<'a>(calls: &[&'a ToolCall]) -> Vec<(&'a ToolCall, usize)> {
-    /// Per (tool, what it checks): failures so far, the last failure, the last pass.
-    #[derive(Default)]
-    struct Track {
-        failures: usize,
-        last_failure: Option<usize>,
-        last_pass: Option<usize>,
-    }
-    let mut tracks: std::collections::HashMap<(&str, Option<String>), Track> = std::collections::HashMap::new();
-    for (i, call) in calls.iter().enumerate() {
-        if call.failed() {
-            let track = tracks.entry(check_of(call)).or_default();
-            // Failures since the last pass.
-            if track.last_pass > track.last_failure {
-                track.failures = 0;
-            }
-            track.failures += 1;
-            track.last_failure = Some(i);
-        } else if call.finished() {
-            // A passing chain passed each of its steps (`make && ./app`).
-            let passed = match &call.command {
-                Some(command) => command::checks_passed(command).into_iter().map(Some).collect(),
-                None => vec![call.subject().map(str::to_owned)],
-            };
-            for checks in passed {
-                tracks.entry((call.tool.as_str(), checks)).or_default().last_pass = Some(i);
-            }
-            // A run of the same test runner, in the same directory, that
-            // passed at least as many tests as the failing run held ran
-            // them: `node --test` failed 2 of 4, `node --test test/` passed
-            // 4. A subset run (1 passed) closes nothing.
-            if let (Some(report), Some(command)) = (call.report.as_ref().filter(|r| r.ok()), &call.command) {
-                let dir = command::check_dirs(command);
-                for ((tool, _), track) in tracks.iter_mut() {
-                    let Some(failed) = track.last_failure.filter(|_| *tool == call.tool.as_str()) else {
-                        continue;
-                    };
-                    let covered = calls[failed].report.as_ref().is_some_and(|f| {
-                        !f.errors
-                            && f.tool == report.tool
-                            && report
-                                .passed
-                                .is_some_and(|p| p > 0 && p >= f.failed + f.passed.unwrap_or(usize::MAX))
-                    });
-                    let same_dir = calls[failed].command.as_deref().map(command::check_dirs) == Some(dir.clone());
-                    if covered && same_dir {
-                        track.last_pass = Some(i);
-                    }
-                }
-            }
-        }
-    }
-    let mut open: Vec<(usize, usize)> = tracks
-        .values()
-        .filter_map(|t| {
-            let failed = t.last_failure?;
-            (t.last_pass < Some(failed)).then_some((failed, t.failures))
-        })
-        .collect();
-    open.sort_unstable_by_key(|&(failed, _)| std::cmp::Reverse(failed));
-    open.into_iter().map(|(i, failures)| (calls[i], failures)).collect()
 }

@@ -3,6 +3,7 @@
 
 use super::checks::Report;
 use super::opencode::{Message, Part, ToolStatus};
+use super::problems::{check_of, FILE_TOOLS};
 use super::text::{clean_line, Clipped};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -218,8 +219,10 @@ pub struct SessionState {
     /// `todo.updated` event, and when it was written (ms).
     pub todos: Option<Vec<Todo>>,
     todos_at: f64,
-    /// Bumped whenever the facts change.
+    /// Bumped whenever the facts change (see [`SessionState::changed`]).
     pub version: u64,
+    /// The open problems of this version, computed on first use.
+    pub(super) analysis: std::sync::OnceLock<Arc<super::problems::Problems>>,
     seen: u64,
     bytes: usize,
 }
@@ -250,7 +253,7 @@ impl SessionState {
         }
         self.todos = Some(todos);
         self.todos_at = at;
-        self.version += 1;
+        self.changed();
         true
     }
 
@@ -259,7 +262,7 @@ impl SessionState {
     pub fn set_compacted(&mut self, at: f64) -> bool {
         let changed = self.mark_compaction(at);
         if changed {
-            self.version += 1;
+            self.changed();
         }
         changed
     }
@@ -277,15 +280,13 @@ impl SessionState {
         self.compacted_at = Some(at);
         self.dropped_before = self.dropped_before.max(at);
         let (drop, keep): (Vec<String>, Vec<String>) = {
-            let calls = self.work_calls();
-            let open: std::collections::HashSet<_> = super::render::open_failures(&calls)
-                .into_iter()
-                .map(|(c, _)| super::render::check_of(c))
-                .collect();
+            // The facts are changing: computed afresh, not from the cache.
+            let problems = self.compute_problems();
+            let open: std::collections::HashSet<_> = problems.open.iter().map(|p| check_of(&p.call)).collect();
             let before = self.calls.values().filter(|c| c.start < at);
             before.map(|c| c.call_id.clone()).partition(|id| {
                 let c = &self.calls[id];
-                !(open.contains(&super::render::check_of(c)) || super::render::FILE_TOOLS.contains(&c.tool.as_str()))
+                !(open.contains(&check_of(c)) || FILE_TOOLS.contains(&c.tool.as_str()))
             })
         };
         for id in drop {
@@ -299,6 +300,13 @@ impl SessionState {
             }
         }
         true
+    }
+
+    /// Marks a change of the facts: a new version, whose analysis is
+    /// computed afresh.
+    fn changed(&mut self) {
+        self.version += 1;
+        self.analysis = std::sync::OnceLock::new();
     }
 
     /// The calls the facts are about, in the order they started: all but
@@ -354,7 +362,7 @@ impl SessionState {
         }
         changed |= self.enforce(limits);
         if changed {
-            self.version += 1;
+            self.changed();
         }
         changed
     }

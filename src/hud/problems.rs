@@ -1,0 +1,248 @@
+//! Open problems: the session's one analysis of which failures no later run
+//! has fixed. It is computed once per version of the facts (see
+//! [`SessionState::problems`]) and every reader (render, compose, entry,
+//! refresh, listing, compaction, watch) uses it.
+//!
+//! A problem is keyed by what was checked, not by the command's text: the
+//! tool, and for a shell command its [`command::check_key`] (where it ran,
+//! the program and what it selected, without output-only options and
+//! filters). Within a test run's problem each failing test is tracked: a
+//! later passing run that selected it by name or file passed it.
+
+use super::command;
+use super::session::{SessionState, ToolCall};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+/// Open problems listed at most, and asked about at most.
+pub const MAX_PROBLEMS: usize = 3;
+
+/// The tools that act on one file.
+pub const FILE_TOOLS: [&str; 5] = ["read", "write", "edit", "patch", "multiedit"];
+
+/// One open problem: the check's last failing run, and what is known since.
+#[derive(Debug, Clone)]
+pub struct Problem {
+    pub call: Arc<ToolCall>,
+    /// Failures of the check since its last pass.
+    pub failures: usize,
+    /// Tests named in the failing run's report that a later passing run
+    /// selected and passed, in report order.
+    pub passed_since: Vec<String>,
+}
+
+impl Problem {
+    /// The failing run's named failures that have not passed since.
+    pub fn still_failing(&self) -> impl Iterator<Item = &super::checks::Failure> {
+        let report = self.call.report.as_ref();
+        report
+            .into_iter()
+            .flat_map(|r| r.failures.iter())
+            .filter(|f| !self.passed_since.contains(&f.name))
+    }
+}
+
+/// The open problems of one version of a session, newest failure first.
+#[derive(Debug, Clone, Default)]
+pub struct Problems {
+    pub open: Vec<Problem>,
+}
+
+/// What a call checks: its tool, and for a command the
+/// [`command::check_key`], else its subject.
+pub fn check_of(call: &ToolCall) -> (&str, Option<String>) {
+    let checks = match &call.command {
+        Some(command) => Some(command::check_key(command)),
+        None => call.subject().map(str::to_owned),
+    };
+    (call.tool.as_str(), checks)
+}
+
+impl Problems {
+    /// Whether `call_id`'s failure is one of the open problems.
+    pub fn is_open(&self, call_id: &str) -> bool {
+        self.open.iter().any(|p| p.call.call_id == call_id)
+    }
+
+    /// The open problems among `calls` (in the order they started): the
+    /// failures that no later run of the same check has fixed. One pass
+    /// over the calls.
+    pub fn of(calls: &[&Arc<ToolCall>]) -> Problems {
+        /// Per check: failures since the last pass, the last failure and
+        /// the last pass, and the failing tests passed since the failure.
+        #[derive(Default)]
+        struct Track {
+            failures: usize,
+            last_failure: Option<usize>,
+            last_pass: Option<usize>,
+            passed: BTreeSet<String>,
+        }
+        let mut tracks: HashMap<(&str, Option<String>), Track> = HashMap::new();
+        for (i, call) in calls.iter().enumerate() {
+            if call.failed() {
+                let track = tracks.entry(check_of(call)).or_default();
+                // Failures since the last pass.
+                if track.last_pass > track.last_failure {
+                    track.failures = 0;
+                }
+                track.failures += 1;
+                track.last_failure = Some(i);
+                track.passed.clear();
+            } else if call.finished() {
+                // A passing chain passed each of its steps (`make && ./app`).
+                let passed = match &call.command {
+                    Some(command) => command::checks_passed(command).into_iter().map(Some).collect(),
+                    None => vec![call.subject().map(str::to_owned)],
+                };
+                for checks in passed {
+                    tracks.entry((call.tool.as_str(), checks)).or_default().last_pass = Some(i);
+                }
+                if let (Some(report), Some(command)) = (call.report.as_ref().filter(|r| r.ok()), &call.command) {
+                    let dir = command::check_dirs(command);
+                    for ((tool, _), track) in tracks.iter_mut() {
+                        let Some(failed) = track.last_failure.filter(|_| *tool == call.tool.as_str()) else {
+                            continue;
+                        };
+                        let failing = &calls[failed];
+                        let Some(f) = failing.report.as_ref().filter(|f| f.tool == report.tool) else {
+                            continue;
+                        };
+                        let Some(failing_command) = failing.command.as_deref() else {
+                            continue;
+                        };
+                        if command::check_dirs(failing_command) != dir {
+                            continue;
+                        }
+                        let passed = report.passed.unwrap_or(0);
+                        // A run of the same or a wider selection passed: a
+                        // suite-level failure (a collection error) too.
+                        if command::covers(command, failing_command) && (passed > 0 || report.errors) {
+                            track.last_pass = Some(i);
+                            continue;
+                        }
+                        // A run of the same runner in the same directory
+                        // that passed at least as many tests as the failing
+                        // run held ran them: `node --test` failed 2 of 4,
+                        // `node --test test/` passed 4.
+                        if !f.errors && passed > 0 && passed >= f.failed + f.passed.unwrap_or(usize::MAX) {
+                            track.last_pass = Some(i);
+                            continue;
+                        }
+                        if f.errors {
+                            continue;
+                        }
+                        // A subset run closes only the tests it selected.
+                        if passed > 0 {
+                            for failure in &f.failures {
+                                if selects(command, &failure.name) {
+                                    track.passed.insert(failure.name.clone());
+                                }
+                            }
+                            let all_named = f.failures.len() >= f.failed;
+                            if all_named && f.failures.iter().all(|x| track.passed.contains(&x.name)) {
+                                track.last_pass = Some(i);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let mut open: Vec<(usize, &Track)> = tracks
+            .values()
+            .filter_map(|t| {
+                let failed = t.last_failure?;
+                (t.last_pass < Some(failed)).then_some((failed, t))
+            })
+            .collect();
+        open.sort_unstable_by_key(|&(failed, _)| std::cmp::Reverse(failed));
+        let open = open
+            .into_iter()
+            .map(|(i, track)| {
+                let call = Arc::clone(calls[i]);
+                let passed_since = call
+                    .report
+                    .iter()
+                    .flat_map(|r| r.failures.iter())
+                    .filter(|f| track.passed.contains(&f.name))
+                    .map(|f| f.name.clone())
+                    .collect();
+                Problem {
+                    call,
+                    failures: track.failures,
+                    passed_since,
+                }
+            })
+            .collect();
+        Problems { open }
+    }
+}
+
+/// Whether `command` selects the test `name` by its own name or by its
+/// file: `pytest tests/test_a.py::test_x`, `pytest -k test_x`, `go test
+/// -run TestX`, `jest -t "adds item"` or `pytest tests/test_a.py` select
+/// `tests/test_a.py::test_x`, `TestX` or `Cart › adds item`. Parameters
+/// (`test_x[1-2]`) go with the name: selecting `test_x` runs each.
+fn selects(command: &str, name: &str) -> bool {
+    let bare = name.split('[').next().unwrap_or(name).trim();
+    let own = bare
+        .rsplit(['›', '>', ':', '/', '.'])
+        .map(str::trim)
+        .find(|s| !s.is_empty())
+        .unwrap_or(bare);
+    let file = bare.split_once("::").map(|(file, _)| file);
+    [Some(own), file]
+        .into_iter()
+        .flatten()
+        .any(|word| stands_in(command, word))
+}
+
+/// Whether `word` (at least 3 bytes) stands in `text` as a whole word: not
+/// a part of a longer name.
+fn stands_in(text: &str, word: &str) -> bool {
+    if word.len() < 3 {
+        return false;
+    }
+    let joins = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(word).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + word.len()..].chars().next();
+        !before.is_some_and(joins) && !after.is_some_and(joins)
+    })
+}
+
+impl SessionState {
+    /// The open problems of this version of the facts, computed once.
+    pub fn problems(&self) -> Arc<Problems> {
+        Arc::clone(self.analysis.get_or_init(|| Arc::new(self.compute_problems())))
+    }
+
+    /// The open problems computed afresh (while the facts are changing).
+    pub(super) fn compute_problems(&self) -> Problems {
+        let mut calls: Vec<&Arc<ToolCall>> = self
+            .calls
+            .values()
+            .filter(|c| !matches!(c.tool.as_str(), "todowrite" | "todoread"))
+            .collect();
+        calls.sort_by(|a, b| a.start.total_cmp(&b.start).then(a.seen.cmp(&b.seen)));
+        Problems::of(&calls)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_subset_run_selects_tests_by_name_or_file() {
+        let pytest = "tests/test_parse.py::test_number[1 000-1000]";
+        assert!(selects("pytest -q tests/test_parse.py::test_number", pytest));
+        assert!(selects("pytest -k test_number", pytest));
+        assert!(selects("pytest tests/test_parse.py", pytest));
+        assert!(!selects("pytest -k test_numbers", pytest));
+        assert!(!selects("pytest tests/test_other.py", pytest));
+        assert!(selects("go test -run TestMean ./...", "TestMean"));
+        assert!(!selects("go test -run TestMeanOfThree ./...", "TestMean"));
+        assert!(selects("npx jest -t 'adds item'", "Cart › adds item"));
+        assert!(!selects("npx jest cart", "Cart › adds item"));
+    }
+}

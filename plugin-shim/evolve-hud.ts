@@ -313,7 +313,11 @@ function lineCount(s: string): number {
  * boundaries as the sidecar cuts them, and the byte length of the head part.
  * `undefined` when `s` fits whole.
  */
-function clipBytes(s: string, head: number, tail: number): { head: string; tail: string } | undefined {
+function clipBytes(
+  s: string,
+  head: number,
+  tail: number,
+): { head: string; tail: string; between: () => string } | undefined {
   // A UTF-16 unit is at most 3 UTF-8 bytes: short strings skip the encoding.
   if (s.length * 3 <= head + tail) return undefined;
   const bytes = encoder.encode(s);
@@ -322,7 +326,49 @@ function clipBytes(s: string, head: number, tail: number): { head: string; tail:
   while (h > 0 && (bytes[h] & 0xc0) === 0x80) h--;
   let t = bytes.length - Math.min(tail, bytes.length - h);
   while (t < bytes.length && (bytes[t] & 0xc0) === 0x80) t++;
-  return { head: decoder.decode(bytes.subarray(0, h)), tail: decoder.decode(bytes.subarray(t)) };
+  return {
+    head: decoder.decode(bytes.subarray(0, h)),
+    tail: decoder.decode(bytes.subarray(t)),
+    between: () => decoder.decode(bytes.subarray(h, t)),
+  };
+}
+
+/**
+ * The sidecar's rule for the part of an output left out (its `/health`
+ * reports it as `hud_clip`; a test holds this copy to it): the lines that
+ * say something failed, trimmed, up to MIDDLE_LINES lines of at most
+ * MIDDLE_LINE_BYTES (longer ones are left out) and MIDDLE_BYTES in all.
+ */
+const FAILURE_WORDS = [
+  "error", "fail", "panic", "exception", "fatal", "denied", "not found", "cannot", "traceback",
+  "undefined reference", "undefined symbol", "segmentation fault", "core dumped",
+  "assert", "expected", "!=", "mismatch", "undefined", "undeclared", "missing", "no such", "invalid",
+  "unexpected", "timed out", "timeout", "not ok", "aborted", "segmentation",
+];
+const MIDDLE_LINES = 20;
+const MIDDLE_BYTES = 2048;
+const MIDDLE_LINE_BYTES = 240;
+
+/** The lines of `between` (the text between a clipped output's head and tail) the sidecar keeps. */
+function middleLines(between: string, headEndsLine: boolean, tailStartsLine: boolean): string[] {
+  const lines = between.split("\n");
+  if (!headEndsLine) lines.shift();
+  if (!tailStartsLine || lines[lines.length - 1] === "") lines.pop();
+  const kept: string[] = [];
+  let bytes = 0;
+  for (const raw of lines) {
+    if (kept.length >= MIDDLE_LINES) break;
+    const line = raw.replace(/\r$/, "").trim();
+    const n = byteLength(line);
+    // eslint-disable-next-line no-control-regex
+    if (n > MIDDLE_LINE_BYTES || /[\u0000-\u001f\u007f-\u009f]/.test(line)) continue;
+    const lower = line.toLowerCase();
+    if (!FAILURE_WORDS.some((w) => lower.includes(w))) continue;
+    if (bytes + n > MIDDLE_BYTES) break;
+    bytes += n;
+    kept.push(line);
+  }
+  return kept;
 }
 
 /** A string cut to its start and end with a marker between, for fields the sidecar reads a line of. */
@@ -372,7 +418,14 @@ function slimToolState(state: Json): Json {
     const clipped = clipBytes(state.output, OUTPUT_HEAD, OUTPUT_TAIL);
     out.output = clipped ? clipped.head + clipped.tail : state.output;
     if (clipped) {
-      out.clipped = { head: byteLength(clipped.head), bytes: byteLength(state.output), lines: lineCount(state.output) };
+      const between = clipped.between();
+      const middle = middleLines(between, clipped.head.endsWith("\n"), between.endsWith("\n"));
+      out.clipped = {
+        head: byteLength(clipped.head),
+        bytes: byteLength(state.output),
+        lines: lineCount(state.output),
+        ...(middle.length > 0 ? { middle } : {}),
+      };
     }
   }
   // Inputs with many long fields (a multi-file patch) keep short strings
@@ -1001,6 +1054,11 @@ const internals = {
   pages,
   slimEntry,
   clipBytes,
+  middleLines,
+  FAILURE_WORDS,
+  MIDDLE_LINES,
+  MIDDLE_BYTES,
+  MIDDLE_LINE_BYTES,
   lineCount,
   PAGE_BYTES,
   Breaker,

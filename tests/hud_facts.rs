@@ -716,3 +716,50 @@ fn a_compaction_keeps_what_is_still_failing() {
     let h = hud(&state);
     assert!(open_problems(&h).is_empty() && h.contains("Open problems: none"), "{h}");
 }
+
+/// A failure deep inside a long output, outside the head and tail that are
+/// kept, is seen without the model: the lines of the middle that say
+/// something failed are kept, whether the sidecar clips the output itself
+/// or the plugin sends them with its head and tail.
+#[test]
+fn a_failure_deep_inside_a_long_output_is_seen() {
+    let mut output = String::new();
+    for i in 0..700 {
+        output.push_str(&format!("ok {i} - parses record {i}\n"));
+    }
+    output.push_str("not ok 700 - parses record 700: expected 3 fields, got 2\n");
+    for i in 701..1300 {
+        output.push_str(&format!("ok {i} - parses record {i}\n"));
+    }
+    output.push_str("# tests 1300\n# pass 1299\n# fail 1\n");
+    let middle = "not ok 700 - parses record 700: expected 3 fields, got 2";
+    let at = output.find(middle).unwrap();
+    assert!(at > 4096 && output.len() - at > 16 * 1024, "deep inside");
+
+    // Clipped by the sidecar.
+    let fact = "1 of 1300 failed: parses record 700: expected 3 fields, got 2";
+    let h = shell_session(&[("./run-tests.sh", &output, Some(1))], 0);
+    assert!(h.contains(fact), "{h}");
+
+    // Clipped by the plugin: head and tail, with the middle's failing lines.
+    let head = &output[..2048];
+    let tail = &output[output.len() - 2048..];
+    let mut m = tool_message(
+        1,
+        "bash",
+        json!({ "command": "./run-tests.sh" }),
+        "completed",
+        &format!("{head}{tail}"),
+        Some(1),
+    );
+    m["parts"][0]["state"]["clipped"] = json!({
+        "head": 2048, "bytes": output.len(), "lines": output.lines().count(),
+        "middle": [middle, "a line the plugin should not have sent"],
+    });
+    let state = merged(&[m]);
+    let h = hud(&state);
+    assert!(h.contains(fact), "{h}");
+    let call = state.calls.values().next().unwrap();
+    let kept = call.output.as_ref().unwrap();
+    assert_eq!(kept.middle, vec![middle.to_owned()], "held to the sidecar's rule");
+}

@@ -8,7 +8,7 @@ import fc from "fast-check";
 import { EvolveHudPlugin, type Entry } from "../evolve-hud.ts";
 import { FakeSidecar } from "./helpers.ts";
 
-const { createShim, pages, clipBytes, lineCount, PAGE_BYTES } = EvolveHudPlugin.internals;
+const { createShim, pages, clipBytes, lineCount, PAGE_BYTES, MIDDLE_LINES, MIDDLE_BYTES, FAILURE_WORDS } = EvolveHudPlugin.internals;
 
 const SESSION = "ses_bounds";
 const bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v), "utf8");
@@ -72,7 +72,19 @@ test("every page of a random session of up to 1,000 parts of up to 100 KB stays 
         const clipped = clipBytes(original, 2048, 2048);
         assert.equal(state.output, clipped ? clipped.head + clipped.tail : original);
         if (clipped) {
-          assert.deepEqual(state.clipped, { head: Buffer.byteLength(clipped.head), bytes: Buffer.byteLength(original), lines: lineCount(original) });
+          const { middle, ...sizes } = state.clipped;
+          assert.deepEqual(sizes, { head: Buffer.byteLength(clipped.head), bytes: Buffer.byteLength(original), lines: lineCount(original) });
+          // The middle: bounded lines of the part left out, each a line of
+          // the output that says something failed.
+          if (middle !== undefined) {
+            assert.ok(middle.length > 0 && middle.length <= MIDDLE_LINES);
+            assert.ok(middle.reduce((n: number, l: string) => n + Buffer.byteLength(l), 0) <= MIDDLE_BYTES);
+            const lines = new Set(clipped.between().split("\n").map((l: string) => l.trim()));
+            for (const line of middle) {
+              assert.ok(lines.has(line), line);
+              assert.ok(FAILURE_WORDS.some((w: string) => line.toLowerCase().includes(w)), line);
+            }
+          }
         }
         assert.equal(state.metadata?.output, undefined, "no copy of the output in the metadata");
       }
@@ -83,6 +95,18 @@ test("every page of a random session of up to 1,000 parts of up to 100 KB stays 
       examples: [[Array.from({ length: 125 }, (_, i) => Array.from({ length: 8 }, (_, k) => ({ kind: ["bash", "read", "write", "text", "reasoning", "patch"][(i + k) % 6], seed: "a line of output\né😀\n", size: 100_000 })))]],
     },
   );
+});
+
+test("a failure deep inside a long output is sent with its head and tail", () => {
+  const { middleLines } = EvolveHudPlugin.internals;
+  const lines = Array.from({ length: 2000 }, (_, i) => `ok ${i} - parses record ${i}`);
+  lines[900] = "not ok 900 - parses record 900: expected 3 fields, got 2";
+  const output = lines.join("\n") + "\n";
+  const hooks = pages([entry(1, [])].map((e) => ({ ...e, parts: [{ id: "p", type: "tool", callID: "c", tool: "bash", state: { status: "completed", input: { command: "./t" }, output, metadata: { exit: 1 } } }] })), SESSION);
+  const state = (hooks[0][0].parts[0] as any).state;
+  assert.deepEqual(state.clipped.middle, [lines[900]]);
+  // Partial lines at the cuts are not lines of the middle.
+  assert.deepEqual(middleLines("rror: cut\nerror: whole\nerror: cu", false, false), ["error: whole"]);
 });
 
 test("clipping cuts at character boundaries and counts lines as the sidecar does", () => {

@@ -339,6 +339,24 @@ impl Hud {
         Ok(self.view(snapshot, 0))
     }
 
+    /// How a client should clip tool outputs before sending them, as this
+    /// side keeps them (see [`text::Clipped`]): the bytes of the head and
+    /// tail, and the rule for the lines of the middle.
+    pub fn clip_rule(&self) -> serde_json::Value {
+        let limits = &self.config.limits;
+        let words: Vec<&str> = text::ERROR_WORDS.iter().chain(text::FAILURE_WORDS).copied().collect();
+        serde_json::json!({
+            "head": limits.output_head,
+            "tail": limits.output_tail,
+            "middle": {
+                "words": words,
+                "lines": text::MIDDLE_LINES,
+                "bytes": text::MIDDLE_BYTES,
+                "line_bytes": text::MIDDLE_LINE_BYTES,
+            },
+        })
+    }
+
     pub fn list(&self) -> Vec<SessionListing> {
         let sessions = self.lock();
         let mut out: Vec<_> = sessions.values().map(Self::listing).collect();

@@ -92,13 +92,17 @@ pub struct ToolState {
 
 /// How a client clipped a tool output before sending it: `output` is the
 /// first `head` bytes of the original followed by its last bytes; the
-/// original had `bytes` bytes in `lines` lines. Checked against the text
-/// before use ([`crate::hud::text::Clipped::from_client`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+/// original had `bytes` bytes in `lines` lines; `middle` holds the lines
+/// of the part left out that say something failed. Checked against the
+/// text and held to this side's rule before use
+/// ([`crate::hud::text::Clipped::from_client`]).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct ClipInfo {
     pub head: usize,
     pub bytes: usize,
     pub lines: usize,
+    #[serde(default)]
+    pub middle: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, serde::Serialize)]

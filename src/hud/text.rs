@@ -103,13 +103,46 @@ pub fn defuse_tags(text: &str) -> String {
     out
 }
 
-/// A tool output kept as its head and tail, with its full size.
+/// A tool output kept as its head and tail, with its full size, and the
+/// lines of the part between that say something failed ([`says_failure`]),
+/// up to [`MIDDLE_LINES`] lines and [`MIDDLE_BYTES`] bytes: a failure deep
+/// inside a long output is seen without the whole.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Clipped {
     pub head: String,
+    pub middle: Vec<String>,
     pub tail: String,
     pub lines: usize,
     pub total_bytes: usize,
+}
+
+/// Lines of a clipped output's middle kept at most, their bytes in all,
+/// and the bytes of one.
+pub const MIDDLE_LINES: usize = 20;
+pub const MIDDLE_BYTES: usize = 2048;
+pub const MIDDLE_LINE_BYTES: usize = 240;
+
+/// The lines among `lines` that say something failed, trimmed, as a
+/// clipped output keeps its middle: each at most [`MIDDLE_LINE_BYTES`]
+/// (longer ones are left out, not cut, so every kept line is a line of the
+/// output), [`MIDDLE_LINES`] and [`MIDDLE_BYTES`] in all.
+pub fn middle_lines<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut kept: Vec<String> = Vec::new();
+    let mut bytes = 0;
+    for line in lines.map(str::trim) {
+        if kept.len() >= MIDDLE_LINES {
+            break;
+        }
+        if line.len() > MIDDLE_LINE_BYTES || !says_failure(line) || line.chars().any(char::is_control) {
+            continue;
+        }
+        if bytes + line.len() > MIDDLE_BYTES {
+            break;
+        }
+        bytes += line.len();
+        kept.push(line.to_owned());
+    }
+    kept
 }
 
 impl Clipped {
@@ -138,8 +171,24 @@ impl Clipped {
         } else {
             String::new()
         };
+        let middle = if head_text.len() + tail_text.len() < text.len() {
+            // Whole lines of the part between: the head's last line and the
+            // tail's first may be cut.
+            let between = &text[head_text.len()..text.len() - tail_text.len()];
+            let mut lines: Vec<&str> = between.lines().collect();
+            if !head_text.ends_with('\n') && !lines.is_empty() {
+                lines.remove(0);
+            }
+            if !between.ends_with('\n') {
+                lines.pop();
+            }
+            middle_lines(lines.into_iter())
+        } else {
+            Vec::new()
+        };
         Clipped {
             head: head_text,
+            middle,
             tail: tail_text,
             lines: text.lines().count(),
             total_bytes: text.len(),
@@ -156,8 +205,15 @@ impl Clipped {
         };
         let (start, end) = text.split_at(info.head);
         let counted = text.lines().count();
+        // The client's choice of middle lines is held to this side's rule.
+        let middle = if info.bytes > text.len() {
+            middle_lines(info.middle.iter().map(String::as_str))
+        } else {
+            Vec::new()
+        };
         Clipped {
             head: Clipped::new(start, head, 0).head,
+            middle,
             // (`new` puts a text that fits whole into the head.)
             tail: if end.len() <= tail {
                 end.to_owned()
@@ -170,21 +226,27 @@ impl Clipped {
     }
 
     pub fn bytes(&self) -> usize {
-        self.head.len() + self.tail.len()
+        self.head.len() + self.middle.iter().map(|l| l.len() + 1).sum::<usize>() + self.tail.len()
     }
 
-    /// The kept text: the head, then the tail on a line of its own.
+    /// The kept text: the head, then the middle's lines between `…` lines
+    /// (where some are kept), then the tail on a line of its own.
     pub fn kept_text(&self) -> String {
         if self.tail.is_empty() {
             self.head.clone()
-        } else {
+        } else if self.middle.is_empty() {
             format!("{}\n{}", self.head, self.tail)
+        } else {
+            format!("{}\n…\n{}\n…\n{}", self.head, self.middle.join("\n"), self.tail)
         }
     }
 
-    /// Lines kept, head then tail.
+    /// Lines kept, head, middle, then tail.
     pub fn kept_lines(&self) -> impl Iterator<Item = &str> {
-        self.head.lines().chain(self.tail.lines())
+        self.head
+            .lines()
+            .chain(self.middle.iter().map(String::as_str))
+            .chain(self.tail.lines())
     }
 
     /// The line that best explains a failure: a crash report's message
@@ -218,30 +280,48 @@ impl Clipped {
     }
 }
 
+/// Words (lower case) of a line that says something went wrong: an error.
+pub const ERROR_WORDS: &[&str] = &[
+    "error",
+    "fail",
+    "panic",
+    "exception",
+    "fatal",
+    "denied",
+    "not found",
+    "cannot",
+    "traceback",
+    "undefined reference",
+    "undefined symbol",
+    "segmentation fault",
+    "core dumped",
+];
+
+/// Further words (lower case) of a line that says something failed: the
+/// wording of a failed assertion, a missing name, a timeout.
+pub const FAILURE_WORDS: &[&str] = &[
+    "assert",
+    "expected",
+    "!=",
+    "mismatch",
+    "undefined",
+    "undeclared",
+    "missing",
+    "no such",
+    "invalid",
+    "unexpected",
+    "timed out",
+    "timeout",
+    "not ok",
+    "aborted",
+    "segmentation",
+];
+
 /// Whether a line says that something went wrong: an error word, or the
 /// wording of a failed assertion or a missing name.
 pub fn says_failure(line: &str) -> bool {
     let l = line.to_ascii_lowercase();
-    looks_like_error(line)
-        || [
-            "assert",
-            "expected",
-            "!=",
-            "mismatch",
-            "undefined",
-            "undeclared",
-            "missing",
-            "no such",
-            "invalid",
-            "unexpected",
-            "timed out",
-            "timeout",
-            "not ok",
-            "aborted",
-            "segmentation",
-        ]
-        .iter()
-        .any(|k| l.contains(k))
+    ERROR_WORDS.iter().chain(FAILURE_WORDS).any(|k| l.contains(k))
 }
 
 /// The message of a crash report a runtime printed: the exception of
@@ -294,23 +374,7 @@ pub fn crash_line<'a>(lines: &[&'a str]) -> Option<&'a str> {
 
 fn looks_like_error(line: &str) -> bool {
     let l = line.to_ascii_lowercase();
-    [
-        "error",
-        "fail",
-        "panic",
-        "exception",
-        "fatal",
-        "denied",
-        "not found",
-        "cannot",
-        "traceback",
-        "undefined reference",
-        "undefined symbol",
-        "segmentation fault",
-        "core dumped",
-    ]
-    .iter()
-    .any(|k| l.contains(k))
+    ERROR_WORDS.iter().any(|k| l.contains(k))
 }
 
 #[cfg(test)]

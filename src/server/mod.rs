@@ -237,6 +237,7 @@ impl AppState {
                 }
             }
         }
+        body["hud_clip"] = self.hud.clip_rule();
         (ready, body)
     }
 }

@@ -2,6 +2,9 @@
 //! The real one is llama.cpp's own llama-server on the real test model; the
 //! faults (overload, garbage, a hung engine, an engine that goes away and
 //! comes back) come from a small fake engine served here.
+//!
+//! The llama-server binary is named by `EVOLVE_HUD_LLAMA_SERVER`
+//! (`scripts/llama-cpp.sh llama-server` builds it; `scripts/test.sh` sets it).
 
 mod common;
 

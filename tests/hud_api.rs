@@ -1,4 +1,10 @@
-//! The HUD API on the real server with the real model and the real fixtures.
+//! The HUD API on the real server with the real model and the real fixtures:
+//! the sync protocol and a sidecar restart with full resync (byte-identical
+//! HUD); the model's findings on a real `make` output (grammar-held JSON,
+//! every quote a line of the output, facts unchanged) and their timeout; no
+//! question where every failure is understood; the budget in real tokens;
+//! bad HUD requests; forwarded events; the compaction text (sections,
+//! verbatim facts, the deadline fallback) and the heartbeat text.
 
 mod common;
 

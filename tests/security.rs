@@ -1,6 +1,11 @@
 //! Only the local user reaches the sidecar: loopback Host names only (DNS
 //! rebinding), an optional bearer token that never shows in logs, no CORS,
 //! and no binding beyond loopback without an explicit flag.
+//!
+//! Web pages are refused: cross-origin, `null` and allow-listed origins,
+//! `Sec-Fetch-Site`, `text/plain` and form bodies (`415`); and in headless
+//! Chromium on a page of another origin, a `no-cors` fetch, a JSON fetch and
+//! a form post plant no session.
 
 mod common;
 

@@ -1,5 +1,13 @@
 //! `evolve-hud serve` with the real model: health, completions (plain and
 //! streamed), models, metrics, bad requests and bad model files.
+//!
+//! Also: exact usage and prefix-cache reuse, stop strings, `response_format`
+//! (an answer of the schema, an enum value written whole, `max_tokens: 32000`
+//! capped), the queue timeout (`503` with `Retry-After`), prompts over the
+//! context, client disconnects, SIGTERM (idle and mid-generation), the AMX
+//! guard (the loaded CPU back-end lists no AMX feature, and llama.cpp's
+//! recorded build flags, given `-march=sapphirerapids`, define no AMX), and
+//! the official `openai` Python client (`tests/clients/openai_client.py`).
 
 mod common;
 

@@ -2,6 +2,10 @@
 // scripted fake main model, the real evolve-hud sidecar with the real test
 // model, and this plugin loaded from opencode.json. The requests OpenCode sends
 // to the main model are compared with a run without the plugin.
+//
+// Also: a run with the sidecar stopped, `install-shim` into a fresh project,
+// an auto-compaction, the heartbeat under `opencode serve`, and a sidecar
+// SIGKILLed mid-sync and restarted on the same port.
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -50,6 +54,16 @@ after(async () => {
   await sidecar?.stop();
   rmSync(base, { recursive: true, force: true });
 }, { timeout: 60_000 });
+
+test("the plugin clips outputs by the real sidecar's rule (its /health hud_clip)", async () => {
+  const { FAILURE_WORDS, MIDDLE_LINES, MIDDLE_BYTES, MIDDLE_LINE_BYTES } = EvolveHudPlugin.internals;
+  const health = await (await fetch(sidecar.url + "/health")).json();
+  assert.deepEqual(health.hud_clip, {
+    head: 2048,
+    tail: 2048,
+    middle: { words: FAILURE_WORDS, lines: MIDDLE_LINES, bytes: MIDDLE_BYTES, line_bytes: MIDDLE_LINE_BYTES },
+  });
+});
 
 test("with the shim: one HUD, last, reflecting the tool calls; otherwise identical requests", async (t) => {
   const run = await runOpencode({ plugin: { url: sidecar.url } });

@@ -1,4 +1,10 @@
-// Unit tests of the shim on the real OpenCode 1.18.33 fixtures.
+// Unit tests of the shim on the real OpenCode 1.18.33 fixtures
+// (`shared/fixtures/opencode-1.18.33` beside the repository, or
+// EVOLVE_HUD_FIXTURES): the swap on every fixture array, the marker,
+// tail-only syncs and the 409 resync, compaction, event forwarding, config
+// precedence, and a fast-check property test over 10,000 random arrays with
+// stale HUDs and malformed entries (only HUDs go, one HUD is appended last,
+// all else is deep-equal).
 
 import { test } from "node:test";
 import assert from "node:assert/strict";

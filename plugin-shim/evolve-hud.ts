@@ -22,6 +22,13 @@ export interface Config {
   token?: string;
   /** Longest wait for one sidecar call. */
   timeoutMs: number;
+  /**
+   * Longest the sidecar may hold a sync for the local model's findings on a
+   * new failure (at most 2000), so the request that follows carries them.
+   * 0 (the default) never waits; worth it where the engine is fast (a GPU,
+   * a remote engine).
+   */
+  waitMs: number;
   /** Consecutive failures that open the circuit (a timeout opens it at once). */
   failureThreshold: number;
   /** How long an open circuit skips calls before trying again. */
@@ -56,6 +63,7 @@ export interface Config {
 const DEFAULTS: Config = {
   url: "http://127.0.0.1:8377",
   timeoutMs: 1000,
+  waitMs: 0,
   failureThreshold: 3,
   cooldownMs: 30_000,
   hud: true,
@@ -75,6 +83,10 @@ const SETTINGS: { [K in keyof Config]-?: [string, (v: unknown) => Config[K] | un
   url: ["EVOLVE_HUD_URL", (v) => (typeof v === "string" && /^https?:\/\/[^\s]+$/.test(v) ? v.replace(/\/+$/, "") : undefined)],
   token: ["EVOLVE_HUD_AUTH_TOKEN", text],
   timeoutMs: ["EVOLVE_HUD_TIMEOUT_MS", (v) => count(v, 1)],
+  waitMs: ["EVOLVE_HUD_WAIT_MS", (v) => {
+    const n = count(v, 0);
+    return n !== undefined && n <= 2000 ? n : undefined;
+  }],
   failureThreshold: ["EVOLVE_HUD_FAILURE_THRESHOLD", (v) => count(v, 1)],
   cooldownMs: ["EVOLVE_HUD_COOLDOWN_MS", (v) => count(v, 0)],
   hud: ["EVOLVE_HUD_HUD", flag],
@@ -916,11 +928,15 @@ function createShim(options: Source = {}, deps: ShimDeps = {}, client?: PluginIn
   /** POSTs `batch` page by page; the first page carries `full`. */
   async function sendPages(sessionID: string, batch: Entry[], full: boolean): Promise<unknown> {
     let reply: unknown;
-    for (const [i, page] of pages(batch, sessionID).entries()) {
+    const all = pages(batch, sessionID);
+    for (const [i, page] of all.entries()) {
+      // Only the last page may wait for the model's findings.
+      const last = i === all.length - 1;
+      const wait = last ? config.waitMs : 0;
       reply = await sidecar.post(
         "/v1/hud/sync",
-        { session_id: sessionID, messages: page, full: full && i === 0 },
-        { expected: [409] },
+        { session_id: sessionID, messages: page, full: full && i === 0, ...(wait > 0 ? { wait_ms: wait } : {}) },
+        { expected: [409], timeoutMs: config.timeoutMs + wait },
       );
       if (reply === undefined) return undefined; // circuit open
     }

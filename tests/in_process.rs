@@ -330,3 +330,50 @@ async fn the_chat_api_maps_engine_errors() {
         "{v}"
     );
 }
+
+/// A sync with `wait_ms` returns once the question's first verified finding
+/// is shown, so the agent's next request carries it; without it, a sync
+/// never waits; past the limit, the request is refused.
+#[tokio::test]
+async fn a_sync_may_wait_for_the_findings_within_its_bound() {
+    let script = Arc::new(Script::default());
+    let base = serve(&script).await;
+    let url = format!("{base}/v1/hud/sync");
+
+    script.hold(
+        r#"{"failures":[{"name":"check_avg","quote":"avg.c:3: expected 2.5 got 2"}"#,
+        Ok("]}"),
+    );
+    let body = json!({ "session_id": "w", "messages": failed_call("w", "./checks.sh", OUTPUT, 1), "full": true, "wait_ms": 2000 });
+    let started = Instant::now();
+    let (status, _, v) = post(url.clone(), &body).await;
+    assert_eq!(status, 200, "{v}");
+    assert!(
+        v["hud"]
+            .as_str()
+            .unwrap()
+            .contains("check_avg: \"avg.c:3: expected 2.5 got 2\""),
+        "the first finding is in the sync's answer: {v}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        started.elapsed()
+    );
+    script.release.notify_one();
+    assert_eq!(settled(&base, "w").await["model_status"], "ready");
+
+    // No answer comes: the sync returns at its bound, still pending.
+    script.hold("{", Ok("]}"));
+    let body = json!({ "session_id": "x", "messages": failed_call("x", "./checks.sh", OUTPUT, 1), "full": true, "wait_ms": 300 });
+    let started = Instant::now();
+    let (_, _, v) = post(url.clone(), &body).await;
+    assert_eq!(v["model_status"], "pending", "{v}");
+    assert!(started.elapsed() >= Duration::from_millis(300) && started.elapsed() < Duration::from_secs(2));
+    script.release.notify_one();
+
+    let body = json!({ "session_id": "y", "messages": [], "wait_ms": 60_000 });
+    let (status, _, v) = post(url, &body).await;
+    assert_eq!(status, 400, "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("wait_ms"), "{v}");
+}

@@ -124,6 +124,18 @@ test("the hook syncs only the new tail, in place, and resends everything when th
   assert.ok(isHud(again.messages.at(-1)));
 });
 
+test("waitMs asks the sidecar to hold a sync for the model's findings; off by default", async (t) => {
+  const sidecar = await FakeSidecar.start();
+  t.after(() => sidecar.stop());
+  const step = transforms().find((s) => s.name.startsWith("basic/"))!;
+  for (const [options, wait] of [[{}, undefined], [{ waitMs: 300 }, 300]] as const) {
+    const hooks = createShim({ url: sidecar.url, ...options }, { log: quiet, env: {} });
+    await hooks["experimental.chat.messages.transform"]!({}, { messages: clone(step.messages) as any[] });
+    assert.equal(sidecar.syncs().at(-1)!.body.wait_ms, wait);
+  }
+  assert.equal(loadConfig({ waitMs: 5000 }, {}).config.waitMs, 0, "past 2000 ms is refused");
+});
+
 test("the compaction transcript gets no HUD, and the next step does", async (t) => {
   const sidecar = await FakeSidecar.start();
   t.after(() => sidecar.stop());

@@ -5,13 +5,14 @@
 use super::error::{ApiError, JsonBody};
 use super::AppState;
 use crate::hud::opencode::SessionEvent;
-use crate::hud::{CompactionView, HeartbeatView, HudView};
+use crate::hud::{Change, CompactionView, HeartbeatView, HudView, ModelStatus};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::time::Duration;
+use tokio::sync::broadcast::error::RecvError;
 
 /// Longest accepted session id.
 const MAX_SESSION_ID: usize = 256;
@@ -25,7 +26,15 @@ pub struct SyncRequest {
     pub messages: Vec<Value>,
     #[serde(default)]
     pub full: bool,
+    /// Longest wait (ms, at most [`MAX_SYNC_WAIT_MS`]) for the model's
+    /// findings when a question is pending: with a fast engine the request
+    /// the agent sends next can carry them. 0 (the default): never waits.
+    #[serde(default)]
+    pub wait_ms: u64,
 }
+
+/// The longest a sync may wait for the model's findings.
+pub const MAX_SYNC_WAIT_MS: u64 = 2_000;
 
 fn check_id(id: &str) -> Result<(), ApiError> {
     if id.is_empty() || id.len() > MAX_SESSION_ID || id.chars().any(char::is_control) {
@@ -36,18 +45,39 @@ fn check_id(id: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// Merges and renders at once; never waits for the model.
+/// Merges and renders at once; waits for the model only as `wait_ms` asks.
 #[tracing::instrument(skip_all, fields(session = %request.session_id, messages = request.messages.len()))]
 pub async fn sync(
     State(state): State<AppState>,
     JsonBody(request): JsonBody<SyncRequest>,
 ) -> Result<Json<HudView>, ApiError> {
     check_id(&request.session_id)?;
-    Ok(Json(state.hud.sync(
-        &request.session_id,
-        request.messages,
-        request.full,
-    )?))
+    if request.wait_ms > MAX_SYNC_WAIT_MS {
+        return Err(ApiError::InvalidRequest(format!(
+            "`wait_ms` must be at most {MAX_SYNC_WAIT_MS}"
+        )));
+    }
+    // Subscribed before the merge, so no change after it is missed.
+    let mut changes = state.hud.subscribe();
+    let mut view = state.hud.sync(&request.session_id, request.messages, request.full)?;
+    let synced = view.version;
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(request.wait_ms);
+    // Until the question settles or its first verified finding is shown.
+    while view.model_status == ModelStatus::Pending && view.version == synced {
+        match tokio::time::timeout_at(deadline, changes.recv()).await {
+            Err(_) => break,
+            Ok(Ok(Change::Updated(id))) if id != request.session_id => continue,
+            Ok(Ok(Change::Removed(_))) => continue,
+            // This session changed, or changes were missed: look again.
+            Ok(Ok(Change::Updated(_)) | Err(RecvError::Lagged(_))) => {}
+            Ok(Err(RecvError::Closed)) => break,
+        }
+        match state.hud.get(&request.session_id) {
+            Ok(latest) => view = latest,
+            Err(_) => break,
+        }
+    }
+    Ok(Json(view))
 }
 
 /// Applies a forwarded OpenCode event: `202 {"known": bool}`.

@@ -1,7 +1,8 @@
 //! Test runs and checks understood, on real outputs captured by running the
 //! real tools (`tests/fixtures/runners/`): Python 3.11 unittest, pytest 8 and 9,
 //! cargo test and cargo build (Rust 1.95), go test (Go 1.19), node 20's test runner (TAP and
-//! spec reporters), jest 29, vitest 3, tsc 5.9, mypy, eslint 9 and ruff.
+//! spec reporters), jest 29, vitest 3, mocha 12, bats 1.8 (TAP), tsc 5.9, mypy, eslint 9, ruff,
+//! shellcheck 0.9 and go vet.
 
 use evolve_hud::hud::checks::{read, Failure, Report};
 
@@ -121,7 +122,10 @@ fn build_and_type_errors() {
     assert_eq!((r.tool, r.failed), ("tsc", 2));
     assert_eq!(
         r.failures[0],
-        failure("a.ts:4", "TS2322 Type 'number' is not assignable to type 'string'.")
+        failure(
+            "a.ts:4",
+            "error TS2322: Type 'number' is not assignable to type 'string'."
+        )
     );
     let r = report("mypy-2-errors.txt");
     assert_eq!((r.tool, r.failed), ("mypy", 2));
@@ -197,10 +201,10 @@ fn eslint_errors() {
         r.failures,
         [
             failure(
-                "bad.js:1",
+                "/tmp/js/l/bad.js:1",
                 "'unused' is assigned a value but never used (no-unused-vars)"
             ),
-            failure("bad.js:2", "'x' is not defined (no-undef)"),
+            failure("/tmp/js/l/bad.js:2", "'x' is not defined (no-undef)"),
         ]
     );
 }
@@ -226,4 +230,72 @@ fn ruff_checks() {
         )]
     );
     assert!(report("ruff-passed.txt").ok());
+}
+
+#[test]
+fn tap_runs() {
+    let r = report("tap-bats-3-failed.txt");
+    assert_eq!((r.tool, r.passed, r.failed), ("tap", Some(2), 3));
+    assert_eq!(r.counts(), "3 of 5 failed");
+    assert_eq!(
+        r.failures[0],
+        failure(
+            "slugify squeezes repeated spaces",
+            "`[ \"$output\" = \"hello-world\" ]' failed"
+        )
+    );
+    assert_eq!(
+        r.passes,
+        ["slugify lower-cases words", "truncate_slug keeps short slugs"]
+    );
+    // The tail of a run: no plan line, so no passed count to say.
+    let r = report("tap-bats-cut-1-failed.txt");
+    assert_eq!((r.passed, r.failed), (None, 1));
+    assert_eq!(r.failures[0].name, "truncate_slug drops a trailing dash");
+}
+
+#[test]
+fn mocha_runs() {
+    let r = report("mocha-3-failing.txt");
+    assert_eq!((r.tool, r.passed, r.failed), ("mocha", Some(2), 3));
+    assert_eq!(
+        r.failures[2],
+        failure(
+            "PriorityQueue when empty peek returns undefined",
+            "TypeError: Cannot read properties of undefined (reading 'value')"
+        )
+    );
+    assert_eq!(
+        r.passes,
+        ["keeps insertion order for equal priorities", "counts its items"]
+    );
+    let r = report("mocha-passed.txt");
+    assert_eq!((r.passed, r.failed, r.passes.len()), (Some(5), 0, 5));
+}
+
+#[test]
+fn shellcheck_and_go_vet_findings() {
+    for name in ["shellcheck-4-findings.txt", "shellcheck-gcc-4-findings.txt"] {
+        let r = report(name);
+        assert_eq!((r.tool, r.failed, r.errors), ("shellcheck", 4, true), "{name}");
+        assert_eq!(r.failures[0].name, "deploy.sh:7", "{name}");
+        assert!(
+            r.failures[0]
+                .detail
+                .as_deref()
+                .unwrap()
+                .starts_with("SC2034 (warning): backup appears unused"),
+            "{name}: {:?}",
+            r.failures[0]
+        );
+    }
+    let r = report("go-vet-2-findings.txt");
+    assert_eq!((r.tool, r.failed), ("go", 2));
+    assert_eq!(
+        r.failures[0],
+        failure(
+            "hits.go:30",
+            "Get passes lock by value: example.com/hits.Counter contains sync.Mutex"
+        )
+    );
 }

@@ -570,6 +570,560 @@ int main(void) {
 
 const appMakefile = "CFLAGS = -Wall -O2\n\napp: main.o\n\t$(CC) $(CFLAGS) -o app main.o\n\nclean:\n\trm -f app *.o\n";
 
+const deploySh = `#!/bin/bash
+# Copies the build to the release directory and records the version.
+set -e
+
+release_dir=$1
+version=$(cat VERSION)
+backup=/tmp/backup
+
+cd $release_dir
+for f in $(ls ../build/*.tar.gz); do
+  cp $f .
+done
+echo "deployed version $version to $release_dir"
+`;
+
+const slugSh = `#!/bin/bash
+# slugify TEXT: lower-case, words joined by dashes.
+slugify() {
+  echo "$1" | tr '[:upper:]' '[:lower:]' | tr ' ' '-'
+}
+
+# truncate_slug SLUG MAX: at most MAX characters, no trailing dash.
+truncate_slug() {
+  local s="\${1:0:$2}"
+  echo "$s"
+}
+`;
+
+const slugBats = `setup() {
+  source "$BATS_TEST_DIRNAME/../slug.sh"
+}
+
+@test "slugify lower-cases words" {
+  run slugify "Hello World"
+  [ "$output" = "hello-world" ]
+}
+
+@test "slugify squeezes repeated spaces" {
+  run slugify "Hello   World"
+  [ "$output" = "hello-world" ]
+}
+
+@test "slugify drops punctuation" {
+  run slugify "Hello, World!"
+  [ "$output" = "hello-world" ]
+}
+
+@test "truncate_slug keeps short slugs" {
+  run truncate_slug "abc" 10
+  [ "$output" = "abc" ]
+}
+
+@test "truncate_slug drops a trailing dash" {
+  run truncate_slug "hello-world" 6
+  [ "$output" = "hello" ]
+}
+`;
+
+const ordersPy = `from dataclasses import dataclass
+from typing import Optional
+
+
+@dataclass
+class Order:
+    id: int
+    customer: str
+    total_cents: int
+    coupon: Optional[str] = None
+
+
+def find_order(orders: list[Order], order_id: int) -> Order:
+    for order in orders:
+        if order.id == order_id:
+            return order
+    return None
+
+
+def coupon_code(order: Order) -> str:
+    return order.coupon.upper()
+
+
+def total_euros(order: Order) -> int:
+    return order.total_cents / 100
+`;
+
+const orderReportPy = `from orders import Order, find_order, total_euros
+
+
+def describe(orders: list[Order], order_id: int) -> str:
+    order = find_order(orders, order_id)
+    return order.customer + ": " + total_euros(order)
+`;
+
+const orderReportFixedPy = `from orders import Order, find_order, total_euros
+
+
+def describe(orders: list[Order], order_id: int) -> str:
+    order = find_order(orders, order_id)
+    if order is None:
+        return f"no order {order_id}"
+    return f"{order.customer}: {total_euros(order):.2f}"
+`;
+
+const eslintConfig = `export default [
+  {
+    files: ["**/*.js"],
+    languageOptions: {
+      ecmaVersion: 2022,
+      sourceType: "module",
+      globals: { console: "readonly", process: "readonly" },
+    },
+    rules: {
+      "no-unused-vars": "error",
+      "no-undef": "error",
+      "prefer-const": "error",
+      eqeqeq: "error",
+      "no-var": "error",
+    },
+  },
+];
+`;
+
+const todoJs = `import { readFileSync } from "node:fs";
+
+export function loadTodos(path) {
+  var text = readFileSync(path, "utf8");
+  let todos = JSON.parse(text);
+  return todos.filter((t) => t.done == false);
+}
+
+export function summary(todos) {
+  let open = todos.length;
+  const first = todos[0];
+  return \`\${open} open, next: \${todos[0].title}\`;
+}
+
+export function printSummary(path) {
+  console.log(summary(loadTodo(path)));
+}
+`;
+
+const tsconfigJson = `{
+  "compilerOptions": {
+    "target": "ES2022",
+    "module": "NodeNext",
+    "moduleResolution": "NodeNext",
+    "strict": true,
+    "outDir": "dist"
+  },
+  "include": ["src"]
+}
+`;
+
+const invoiceTs = `export interface LineItem {
+  description: string;
+  unitPrice: number;
+  quantity: number;
+}
+
+export interface Invoice {
+  id: string;
+  customer: string;
+  items: LineItem[];
+  paidAt?: Date;
+}
+
+export function subtotal(invoice: Invoice): number {
+  return invoice.items.reduce((sum, item) => sum + item.unitPrice * item.quantity, 0);
+}
+
+export function isOverdue(invoice: Invoice, now: Date): boolean {
+  return invoice.paidAt === undefined && now.getTime() - invoice.dueDate.getTime() > 0;
+}
+`;
+
+const renderTs = `import { type Invoice, subtotal } from "./invoice.js";
+
+export function renderTotal(invoice: Invoice): string {
+  const total: string = subtotal(invoice);
+  return \`\${invoice.customer}: \${total}\`;
+}
+
+export function renderPaid(invoice: Invoice): string {
+  return invoice.paidAt.toISOString();
+}
+`;
+
+const durationJs = `function parseDuration(text) {
+  const m = /^(\\d+)(ms|s|m|h)$/.exec(text);
+  if (!m) throw new Error(\`bad duration: \${text}\`);
+  const n = Number(m[1]);
+  const unit = { ms: 1, s: 1000, m: 60000, h: 360000 }[m[2]];
+  return n * unit;
+}
+
+function formatDuration(ms) {
+  if (ms < 1000) return \`\${ms}ms\`;
+  if (ms < 60000) return \`\${ms / 1000}s\`;
+  return \`\${Math.floor(ms / 60000)}m\`;
+}
+
+module.exports = { parseDuration, formatDuration };
+`;
+
+const retryJs = `function backoff(attempt, base = 100, max = 5000) {
+  return Math.min(base * 2 ** attempt, max);
+}
+
+function shouldRetry(status) {
+  return status >= 500 || status === 429;
+}
+
+module.exports = { backoff, shouldRetry };
+`;
+
+const durationTestJs = `const { parseDuration, formatDuration } = require("../src/duration");
+
+describe("parseDuration", () => {
+  test("parses seconds", () => {
+    expect(parseDuration("5s")).toBe(5000);
+  });
+
+  test("parses hours", () => {
+    expect(parseDuration("2h")).toBe(7200000);
+  });
+
+  test("rejects a unit it does not know", () => {
+    expect(() => parseDuration("3d")).toThrow("bad duration: 3d");
+  });
+});
+
+describe("formatDuration", () => {
+  test("formats minutes and seconds", () => {
+    expect(formatDuration(90000)).toBe("1m30s");
+  });
+});
+`;
+
+const retryTestJs = `const { backoff, shouldRetry } = require("../src/retry");
+
+test("backoff doubles each attempt", () => {
+  expect(backoff(0)).toBe(100);
+  expect(backoff(3)).toBe(800);
+});
+
+test("backoff is capped", () => {
+  expect(backoff(10)).toBe(5000);
+});
+
+test("retries 503 but not 404", () => {
+  expect(shouldRetry(503)).toBe(true);
+  expect(shouldRetry(404)).toBe(false);
+});
+`;
+
+const queueJs = `class PriorityQueue {
+  constructor() {
+    this.items = [];
+  }
+
+  push(value, priority) {
+    this.items.push({ value, priority });
+    this.items.sort((a, b) => a.priority - b.priority);
+  }
+
+  pop() {
+    return this.items.shift().value;
+  }
+
+  peek() {
+    return this.items[0].value;
+  }
+
+  get size() {
+    return this.items.length;
+  }
+}
+
+module.exports = { PriorityQueue };
+`;
+
+const queueTestJs = `const assert = require("node:assert");
+const { PriorityQueue } = require("../lib/queue");
+
+describe("PriorityQueue", function () {
+  it("pops the highest priority first", function () {
+    const q = new PriorityQueue();
+    q.push("low", 1);
+    q.push("high", 5);
+    q.push("mid", 3);
+    assert.strictEqual(q.pop(), "high");
+  });
+
+  it("keeps insertion order for equal priorities", function () {
+    const q = new PriorityQueue();
+    q.push("a", 2);
+    q.push("b", 2);
+    assert.deepStrictEqual([q.pop(), q.pop()], ["a", "b"]);
+  });
+
+  it("counts its items", function () {
+    const q = new PriorityQueue();
+    q.push("x", 1);
+    q.push("y", 1);
+    assert.strictEqual(q.size, 2);
+  });
+
+  describe("when empty", function () {
+    it("pop returns undefined", function () {
+      assert.strictEqual(new PriorityQueue().pop(), undefined);
+    });
+
+    it("peek returns undefined", function () {
+      assert.strictEqual(new PriorityQueue().peek(), undefined);
+    });
+  });
+});
+`;
+
+const wordfreqToml = `[package]
+name = "wordfreq"
+version = "0.1.0"
+edition = "2021"
+`;
+
+const wordfreqRs = `use std::collections::HashMap;
+
+/// Counts each lower-cased word of \`text\`.
+pub fn count_words(text: &str) -> HashMap<String, usize> {
+    let mut counts = HashMap::new();
+    for word in text.split_whitespace() {
+        let word = word.to_lowercase();
+        if counts.contains_key(&word) {
+            *counts.get_mut(&word).unwrap() += 1;
+        } else {
+            counts.insert(word, 1);
+        }
+    }
+    counts
+}
+
+/// The \`n\` most frequent words, most frequent first.
+pub fn top(counts: &HashMap<String, usize>, n: usize) -> Vec<(String, usize)> {
+    let mut all: Vec<(String, usize)> = counts.iter().map(|(w, c)| (w.clone(), *c)).collect();
+    all.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut out = Vec::new();
+    for i in 0..n {
+        if i < all.len() {
+            out.push(all[i].clone());
+        }
+    }
+    out
+}
+
+pub fn is_empty_text(text: &str) -> bool {
+    return text.trim().len() == 0;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_case_insensitively() {
+        let c = count_words("The cat the hat");
+        assert_eq!(c["the"], 2);
+    }
+
+    #[test]
+    fn top_two() {
+        let c = count_words("a b b c c c");
+        assert_eq!(top(&c, 2), vec![("c".to_string(), 3), ("b".to_string(), 2)]);
+    }
+}
+`;
+
+const hitsGo = `package hits
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Entry is one line of an access log: a path and its hit count.
+type Entry struct {
+	Path string \`json:"path"\`
+	Hits int    \`json:hits\`
+}
+
+// Counter counts hits per path; safe for concurrent use.
+type Counter struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func NewCounter() *Counter { return &Counter{counts: map[string]int{}} }
+
+func (c *Counter) Add(path string, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.counts[path] += n
+}
+
+func (c Counter) Get(path string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.counts[path]
+}
+
+// ParseLine parses "PATH COUNT".
+func ParseLine(line string) (Entry, error) {
+	fields := strings.Fields(line)
+	n, err := strconv.Atoi(fields[len(fields)-1])
+	if err != nil {
+		return Entry{}, err
+	}
+	return Entry{Path: fields[1], Hits: n}, nil
+}
+
+// Top returns the n paths with the most hits, most first.
+func (c *Counter) Top(n int) []Entry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var all []Entry
+	for p, h := range c.counts {
+		all = append(all, Entry{Path: p, Hits: h})
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Hits < all[j].Hits })
+	if len(all) > n {
+		all = all[:n]
+	}
+	return all
+}
+`;
+
+const hitsTestGo = `package hits
+
+import "testing"
+
+func TestParseLine(t *testing.T) {
+	e, err := ParseLine("/index.html 42")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Path != "/index.html" || e.Hits != 42 {
+		t.Errorf("ParseLine = %+v, want {Path:/index.html Hits:42}", e)
+	}
+}
+
+func TestParseLineBadCount(t *testing.T) {
+	if _, err := ParseLine("/a many"); err == nil {
+		t.Error("ParseLine accepted a count that is not a number")
+	}
+}
+
+func TestCounterGet(t *testing.T) {
+	c := NewCounter()
+	c.Add("/a", 2)
+	c.Add("/a", 3)
+	if got := c.Get("/a"); got != 5 {
+		t.Errorf("Get(/a) = %d, want 5", got)
+	}
+}
+
+func TestTopOrdersByHits(t *testing.T) {
+	c := NewCounter()
+	c.Add("/a", 1)
+	c.Add("/b", 7)
+	c.Add("/c", 4)
+	top := c.Top(2)
+	if len(top) != 2 || top[0].Path != "/b" || top[1].Path != "/c" {
+		t.Errorf("Top(2) = %v, want [{/b 7} {/c 4}]", top)
+	}
+}
+`;
+
+const moneyJs = `export function parseAmount(text) {
+  return Number(text.replace("€", ""));
+}
+
+export function formatAmount(cents) {
+  return \`€\${Math.floor(cents / 100)}.\${cents % 100}\`;
+}
+`;
+
+const moneyTestJs = `import { parseAmount, formatAmount } from "./money.js";
+
+describe("money", () => {
+  it("parses euros", () => {
+    expect(parseAmount("€12.50")).toBe(12.5);
+  });
+
+  it("formats cents with two digits", () => {
+    expect(formatAmount(1205)).toBe("€12.05");
+  });
+});
+`;
+
+const cartLinesJs = `export function addItem(cart, item) {
+  const existing = cart.find((line) => line.sku === item.sku);
+  if (existing) existing.qty = item.qty;
+  else cart.push({ ...item });
+  return cart;
+}
+
+export function itemCount(cart) {
+  return cart.reduce((n, line) => n + line.qty, 0);
+}
+`;
+
+const cartLinesTestJs = `import { addItem, itemCount } from "./cart.js";
+
+describe("cart", () => {
+  it("adds a new line", () => {
+    expect(addItem([], { sku: "A1", qty: 1 })).toEqual([{ sku: "A1", qty: 1 }]);
+  });
+
+  it("merges quantities of the same sku", () => {
+    const cart = addItem([{ sku: "A1", qty: 2 }], { sku: "A1", qty: 3 });
+    expect(cart).toEqual([{ sku: "A1", qty: 5 }]);
+  });
+
+  it("counts all items", () => {
+    expect(itemCount([{ sku: "A1", qty: 2 }, { sku: "B2", qty: 1 }])).toBe(3);
+  });
+});
+`;
+
+const shippingTs = `export type Zone = "domestic" | "eu" | "world";
+
+export interface Parcel {
+  weightKg: number;
+  zone: Zone;
+}
+
+const RATES: Record<Zone, number> = { domestic: 4.5, eu: 9, world: 18 };
+
+export function shippingCost(parcel: Parcel): number {
+  const base = RATES[parcel.zone];
+  return parcel.weightKg > 2 ? base * 2 : base;
+}
+
+export function cheapestZone(parcels: Parcel[]): Zone {
+  const sorted = [...parcels].sort((a, b) => shippingCost(a) - shippingCost(b));
+  return sorted.length > 0 ? sorted[0].zone : null;
+}
+
+export function label(parcel: Parcel): string {
+  return \`\${parcel.zone.toUpperCase()} \${parcel.weightKg}kg: \${shippingCost(parcel, "express")}\`;
+}
+`;
+
 export const scenarios: EvalScenario[] = [
   {
     name: "python-two-rounds",
@@ -796,6 +1350,228 @@ export const scenarios: EvalScenario[] = [
       bash("make && ./app"),
       edit(`${p}/config.c`, "return cfg->port ? -1 : 0;", "return cfg->port ? 0 : -1;"),
       bash(`cd ${p} && make 2>&1 | tail -5 && ./app`),
+    ],
+  },
+  {
+    // shellcheck: the default format, a retry in gcc format, fixes, a
+    // severity-filtered run piped into head (exit 0 over a warning left),
+    // then clean.
+    name: "shell-shellcheck",
+    goal: "Make deploy.sh pass shellcheck.",
+    steps: (p) => [
+      write(`${p}/deploy.sh`, deploySh),
+      bash("shellcheck deploy.sh"),
+      bash("shellcheck -f gcc deploy.sh"),
+      edit(
+        `${p}/deploy.sh`,
+        "cd $release_dir\nfor f in $(ls ../build/*.tar.gz); do\n  cp $f .\n",
+        'cd "$release_dir"\nfor f in $(ls ../build/*.tar.gz); do\n  cp "$f" .\n',
+      ),
+      edit(`${p}/deploy.sh`, "for f in $(ls ../build/*.tar.gz); do", "for f in ../build/*.tar.gz; do"),
+      bash(`cd ${p} && shellcheck -S warning deploy.sh 2>&1 | head -20`),
+      edit(`${p}/deploy.sh`, "backup=/tmp/backup\n", ""),
+      bash('shellcheck deploy.sh && echo "shellcheck clean"'),
+    ],
+  },
+  {
+    // bats (TAP when not on a terminal): three of five fail; a filtered
+    // run of the fixed ones passes while the third still fails; a piped
+    // tail exits 0 over it; then all pass in another form.
+    name: "shell-bats",
+    goal: "The bats tests of slug.sh fail; fix slug.sh.",
+    steps: (p) => [
+      write(`${p}/slug.sh`, slugSh),
+      write(`${p}/test/slug.bats`, slugBats),
+      bash("bats test/"),
+      edit(
+        `${p}/slug.sh`,
+        "tr '[:upper:]' '[:lower:]' | tr ' ' '-'",
+        "tr '[:upper:]' '[:lower:]' | tr -cs 'a-z0-9' '-' | sed 's/-$//'",
+      ),
+      bash("bats -f slugify test/slug.bats"),
+      bash(`cd ${p} && bats --tap test/ 2>&1 | tail -5`),
+      edit(`${p}/slug.sh`, '  echo "$s"', '  echo "${s%-}"'),
+      bash("bats -r test"),
+    ],
+  },
+  {
+    // mypy: four errors in two files; a fix that moves an error into the
+    // caller; a one-file run; a piped run (exit 0 over errors); then
+    // --strict passes.
+    name: "python-mypy",
+    goal: "Make mypy pass on orders.py and report.py.",
+    steps: (p) => [
+      write(`${p}/orders.py`, ordersPy),
+      write(`${p}/report.py`, orderReportPy),
+      bash("mypy ."),
+      edit(`${p}/orders.py`, "order_id: int) -> Order:", "order_id: int) -> Optional[Order]:"),
+      bash("mypy orders.py"),
+      edit(`${p}/orders.py`, "return order.coupon.upper()", 'return (order.coupon or "").upper()'),
+      bash(`cd ${p} && mypy . 2>&1 | tail -4`),
+      edit(`${p}/orders.py`, "def total_euros(order: Order) -> int:", "def total_euros(order: Order) -> float:"),
+      write(`${p}/report.py`, orderReportFixedPy),
+      bash("python3 -m mypy --strict ."),
+    ],
+  },
+  {
+    // eslint 9+ with a flat config: errors, a --fix that leaves three, two
+    // hand fixes, a piped run that exits 0 over the last one, then clean.
+    name: "js-eslint",
+    goal: "Make `npx eslint .` pass.",
+    steps: (p) => [
+      write(`${p}/package.json`, `{ "name": "todo", "type": "module", "private": true }\n`),
+      write(`${p}/eslint.config.js`, eslintConfig),
+      write(`${p}/src/todo.js`, todoJs),
+      bash("npx eslint ."),
+      bash("npx eslint --fix ."),
+      read(`${p}/src/todo.js`),
+      edit(`${p}/src/todo.js`, "t.done == false", "!t.done"),
+      edit(`${p}/src/todo.js`, "next: ${todos[0].title}", "next: ${first.title}"),
+      bash(`cd ${p} && npx eslint src/ 2>&1 | tail -5`),
+      edit(`${p}/src/todo.js`, "loadTodo(path)", "loadTodos(path)"),
+      bash('npx eslint . --max-warnings 0 && echo "lint ok"'),
+    ],
+  },
+  {
+    // tsc: three errors in two files, the same command retried, two fixes,
+    // a piped run (exit 0 over the last error), then clean.
+    name: "ts-tsc",
+    goal: "Fix the type errors `npx tsc --noEmit` reports.",
+    steps: (p) => [
+      write(`${p}/package.json`, `{ "name": "billing", "type": "module", "private": true }\n`),
+      write(`${p}/tsconfig.json`, tsconfigJson),
+      write(`${p}/src/invoice.ts`, invoiceTs),
+      write(`${p}/src/render.ts`, renderTs),
+      bash("npx tsc --noEmit"),
+      bash("npx tsc --noEmit"),
+      edit(`${p}/src/invoice.ts`, "  paidAt?: Date;\n", "  dueDate: Date;\n  paidAt?: Date;\n"),
+      edit(`${p}/src/render.ts`, "const total: string = subtotal(invoice);", "const total = subtotal(invoice).toFixed(2);"),
+      bash(`cd ${p} && npx tsc --noEmit -p . 2>&1 | head -20`),
+      edit(`${p}/src/render.ts`, "return invoice.paidAt.toISOString();", 'return invoice.paidAt?.toISOString() ?? "unpaid";'),
+      bash('npx tsc -p tsconfig.json --noEmit && echo "types ok"'),
+    ],
+  },
+  {
+    // jest: two failures in one file; a -t run of the fixed test passes
+    // while the other still fails; a piped tail that hides its name; then
+    // npm test passes.
+    name: "js-jest",
+    goal: "Two jest tests fail; fix src/duration.js.",
+    steps: (p) => [
+      write(`${p}/package.json`, `{ "name": "timing", "private": true, "scripts": { "test": "jest" } }\n`),
+      write(`${p}/src/duration.js`, durationJs),
+      write(`${p}/src/retry.js`, retryJs),
+      write(`${p}/__tests__/duration.test.js`, durationTestJs),
+      write(`${p}/__tests__/retry.test.js`, retryTestJs),
+      bash("npx jest"),
+      edit(`${p}/src/duration.js`, "h: 360000 }", "h: 3600000 }"),
+      bash('npx jest -t "parses hours"'),
+      bash(`cd ${p} && npx jest --silent 2>&1 | tail -20`),
+      edit(
+        `${p}/src/duration.js`,
+        "  return `${Math.floor(ms / 60000)}m`;",
+        "  const m = Math.floor(ms / 60000);\n  const s = Math.round((ms % 60000) / 1000);\n  return s ? `${m}m${s}s` : `${m}m`;",
+      ),
+      bash("npm test -- --ci"),
+    ],
+  },
+  {
+    // mocha (exit status = failures): three fail, one fix, the dot
+    // reporter, a --grep run of one fixed test while another still fails,
+    // then the spec reporter passes.
+    name: "js-mocha",
+    goal: "The mocha tests of lib/queue.js fail; fix it.",
+    steps: (p) => [
+      write(`${p}/package.json`, `{ "name": "queue", "private": true }\n`),
+      write(`${p}/lib/queue.js`, queueJs),
+      write(`${p}/test/queue.test.js`, queueTestJs),
+      bash("npx mocha"),
+      edit(`${p}/lib/queue.js`, "a.priority - b.priority", "b.priority - a.priority"),
+      bash("npx mocha --reporter dot"),
+      edit(`${p}/lib/queue.js`, "return this.items.shift().value;", "return this.items.shift()?.value;"),
+      bash('npx mocha -g "pop returns"'),
+      edit(`${p}/lib/queue.js`, "return this.items[0].value;", "return this.items[0]?.value;"),
+      bash("npx mocha --reporter spec test/"),
+    ],
+  },
+  {
+    // clippy: warnings (exit 0), the same as errors with -D warnings, a fix,
+    // a quiet piped run (exit 0 over two errors), then clean and tested.
+    name: "rust-clippy",
+    goal: "Make `cargo clippy --all-targets -- -D warnings` pass.",
+    steps: (p) => [
+      write(`${p}/Cargo.toml`, wordfreqToml),
+      write(`${p}/src/lib.rs`, wordfreqRs),
+      bash("cargo clippy"),
+      bash("cargo clippy --all-targets -- -D warnings"),
+      edit(
+        `${p}/src/lib.rs`,
+        "        if counts.contains_key(&word) {\n            *counts.get_mut(&word).unwrap() += 1;\n        } else {\n            counts.insert(word, 1);\n        }\n",
+        "        *counts.entry(word).or_insert(0) += 1;\n",
+      ),
+      bash(`cd ${p} && cargo clippy -q --all-targets -- -D warnings 2>&1 | head -30`),
+      edit(`${p}/src/lib.rs`, "    return text.trim().len() == 0;", "    text.trim().is_empty()"),
+      bash("cargo clippy --all-targets -- -D warnings && cargo test -q"),
+    ],
+  },
+  {
+    // go vet, then go test with two failures: a -run subset of the fixed
+    // test passes while the other still fails, a verbose piped subset
+    // (exit 0 over it), then all pass.
+    name: "go-vet-and-tests",
+    goal: "Make `go vet ./...` and `go test ./...` pass.",
+    steps: (p) => [
+      write(`${p}/go.mod`, "module example.com/hits\n\ngo 1.19\n"),
+      write(`${p}/hits.go`, hitsGo),
+      write(`${p}/hits_test.go`, hitsTestGo),
+      bash("go vet ./..."),
+      edit(`${p}/hits.go`, "func (c Counter) Get(", "func (c *Counter) Get("),
+      edit(`${p}/hits.go`, "`json:hits`", '`json:"hits"`'),
+      bash("go vet ./... && go test ./..."),
+      edit(`${p}/hits.go`, "Path: fields[1]", "Path: fields[0]"),
+      bash("go test -run TestParseLine ./..."),
+      bash(`cd ${p} && go test -v -run 'TestTop' ./... 2>&1 | tail -15`),
+      edit(`${p}/hits.go`, "all[i].Hits < all[j].Hits", "all[i].Hits > all[j].Hits"),
+      bash("go test -count=1 ./..."),
+    ],
+  },
+  {
+    // vitest (colored output): failures in two files; one file's run
+    // passes while the other's test still fails; a piped dot-reporter tail
+    // (exit 0 over it); then all pass.
+    name: "js-vitest",
+    goal: "Two vitest tests fail; fix src/money.js and src/cart.js.",
+    steps: (p) => [
+      write(`${p}/package.json`, `{ "name": "checkout", "type": "module", "private": true }\n`),
+      write(`${p}/vitest.config.js`, "export default { test: { globals: true } };\n"),
+      write(`${p}/src/money.js`, moneyJs),
+      write(`${p}/src/money.test.js`, moneyTestJs),
+      write(`${p}/src/cart.js`, cartLinesJs),
+      write(`${p}/src/cart.test.js`, cartLinesTestJs),
+      bash("npx vitest run"),
+      edit(`${p}/src/money.js`, "`€${Math.floor(cents / 100)}.${cents % 100}`", "`€${(cents / 100).toFixed(2)}`"),
+      bash("npx vitest run src/money.test.js"),
+      bash(`cd ${p} && npx vitest run --reporter=dot 2>&1 | tail -25`),
+      edit(`${p}/src/cart.js`, "existing.qty = item.qty;", "existing.qty += item.qty;"),
+      bash("npx vitest --run"),
+    ],
+  },
+  {
+    // tsc through an auto-compaction: one of two type errors is still open
+    // when the context is compacted; it is fixed after.
+    name: "ts-through-compaction",
+    goal: "Fix the type errors `npx tsc --noEmit` reports.",
+    compactAt: 5,
+    steps: (p) => [
+      write(`${p}/package.json`, `{ "name": "shipping", "type": "module", "private": true }\n`),
+      write(`${p}/tsconfig.json`, tsconfigJson),
+      write(`${p}/src/shipping.ts`, shippingTs),
+      bash("npx tsc --noEmit"),
+      edit(`${p}/src/shipping.ts`, 'shippingCost(parcel, "express")', "shippingCost(parcel)"),
+      bash("npx tsc --noEmit"),
+      read(`${p}/src/shipping.ts`),
+      edit(`${p}/src/shipping.ts`, "cheapestZone(parcels: Parcel[]): Zone {", "cheapestZone(parcels: Parcel[]): Zone | null {"),
+      bash('npx tsc --noEmit -p . && echo "types ok"'),
     ],
   },
 ];

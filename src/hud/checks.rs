@@ -1,6 +1,7 @@
 //! Test runs and checks understood: the result summaries of common test
 //! runners and checkers (unittest, pytest, cargo test, go test, node's test
-//! runner, jest, vitest, rustc through cargo, tsc, mypy, eslint, ruff), read from the kept head and tail of a
+//! runner, jest, vitest, mocha, TAP producers such as bats, rustc through cargo, tsc, mypy, eslint, ruff,
+//! shellcheck, go vet and the Go compiler), read from the kept head and tail of a
 //! command's output. Every count, name and line in a [`Report`] is text of
 //! that output; nothing is guessed.
 
@@ -8,7 +9,7 @@ use regex::Regex;
 use std::sync::LazyLock;
 
 /// Failures kept per report.
-const MAX_FAILURES: usize = 5;
+const MAX_FAILURES: usize = 12;
 
 /// What one run of a test runner or checker said.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,7 +25,13 @@ pub struct Report {
     pub errors: bool,
     /// What failed, in output order: a test name or `file:line`, and its key line.
     pub failures: Vec<Failure>,
+    /// Tests the runner listed as passed, where it lists them (TAP's `ok`,
+    /// mocha's `✔`), up to [`MAX_PASSES`].
+    pub passes: Vec<String>,
 }
+
+/// Passed tests kept per report.
+const MAX_PASSES: usize = 200;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {
@@ -55,7 +62,8 @@ impl Report {
 pub fn read(text: &str) -> Option<Report> {
     let lines: Vec<&str> = text.lines().map(|l| l.trim_end_matches('\r')).collect();
     [
-        unittest, pytest, cargo_test, go_test, node_test, jest, vitest, rustc, tsc, mypy, eslint, ruff,
+        unittest, pytest, cargo_test, go_test, node_test, jest, vitest, mocha, rustc, tsc, mypy, eslint, ruff,
+        shellcheck, go_vet, tap,
     ]
     .iter()
     .find_map(|parse| parse(&lines))
@@ -81,6 +89,17 @@ fn first_line<'a>(
         .take_while(|l| !stop(l))
         .map(|l| l.trim())
         .find(|l| !l.is_empty() && keep(l))
+}
+
+/// A checker's finding: two on one line (`report.py:6`) are two findings.
+fn push_finding(failures: &mut Vec<Failure>, at: &str, detail: Option<&str>) {
+    let seen = failures.iter().any(|f| f.name == at && f.detail.as_deref() == detail);
+    if failures.len() < MAX_FAILURES && !seen {
+        failures.push(Failure {
+            name: at.to_owned(),
+            detail: detail.map(str::to_owned),
+        });
+    }
 }
 
 fn push(failures: &mut Vec<Failure>, name: &str, detail: Option<&str>) {
@@ -129,6 +148,7 @@ fn unittest(lines: &[&str]) -> Option<Report> {
         failed,
         errors: false,
         failures,
+        passes: Vec::new(),
     })
 }
 
@@ -190,6 +210,7 @@ fn pytest(lines: &[&str]) -> Option<Report> {
         failed,
         errors: collection,
         failures,
+        passes: Vec::new(),
     })
 }
 
@@ -227,6 +248,7 @@ fn cargo_test(lines: &[&str]) -> Option<Report> {
         failed,
         errors: false,
         failures,
+        passes: Vec::new(),
     })
 }
 
@@ -255,6 +277,7 @@ fn go_test(lines: &[&str]) -> Option<Report> {
             failed: failures.len().max(1),
             errors: true,
             failures,
+            passes: Vec::new(),
         });
     }
     let (mut passed, mut failed) = (0, 0);
@@ -286,6 +309,7 @@ fn go_test(lines: &[&str]) -> Option<Report> {
         failed: failed.max(failed_packages),
         errors: false,
         failures,
+        passes: Vec::new(),
     })
 }
 
@@ -341,6 +365,7 @@ fn node_test(lines: &[&str]) -> Option<Report> {
         failed,
         errors: false,
         failures,
+        passes: Vec::new(),
     })
 }
 
@@ -386,6 +411,7 @@ fn jest(lines: &[&str]) -> Option<Report> {
         failed,
         errors: false,
         failures,
+        passes: Vec::new(),
     })
 }
 
@@ -409,6 +435,7 @@ fn vitest(lines: &[&str]) -> Option<Report> {
         failed,
         errors: false,
         failures,
+        passes: Vec::new(),
     })
 }
 
@@ -434,7 +461,7 @@ fn rustc(lines: &[&str]) -> Option<Report> {
             Some(code) => format!("{} {}", code.as_str(), &c[2]),
             None => c[2].to_owned(),
         };
-        push(&mut failures, &name, Some(&detail));
+        push_finding(&mut failures, &name, Some(&detail));
     }
     Some(Report {
         tool: "rustc",
@@ -442,6 +469,7 @@ fn rustc(lines: &[&str]) -> Option<Report> {
         failed: summary.get(1).map_or(counted.max(1), |n| num(n.as_str())),
         errors: true,
         failures,
+        passes: Vec::new(),
     })
 }
 
@@ -456,7 +484,7 @@ fn tsc(lines: &[&str]) -> Option<Report> {
         push(
             &mut failures,
             &format!("{}:{}", &c[1], &c[2]),
-            Some(&format!("{} {}", &c[3], &c[4])),
+            Some(&format!("error {}: {}", &c[3], &c[4])),
         );
     }
     let found = lines.iter().find_map(|l| FOUND.captures(l)).map(|c| num(&c[1]));
@@ -466,6 +494,7 @@ fn tsc(lines: &[&str]) -> Option<Report> {
         failed: found.unwrap_or(counted),
         errors: true,
         failures,
+        passes: Vec::new(),
     })
 }
 
@@ -482,7 +511,7 @@ fn mypy(lines: &[&str]) -> Option<Report> {
     }
     let mut failures = Vec::new();
     for c in lines.iter().filter_map(|l| ERROR.captures(l)) {
-        push(&mut failures, &format!("{}:{}", &c[1], &c[2]), Some(&c[3]));
+        push_finding(&mut failures, &format!("{}:{}", &c[1], &c[2]), Some(&c[3]));
     }
     Some(Report {
         tool: "mypy",
@@ -490,6 +519,7 @@ fn mypy(lines: &[&str]) -> Option<Report> {
         failed: found.unwrap_or(0),
         errors: true,
         failures,
+        passes: Vec::new(),
     })
 }
 
@@ -534,6 +564,7 @@ fn ruff(lines: &[&str]) -> Option<Report> {
         failed,
         errors: true,
         failures,
+        passes: Vec::new(),
     })
 }
 
@@ -551,7 +582,7 @@ fn eslint(lines: &[&str]) -> Option<Report> {
     let mut file = "";
     for l in lines {
         if !l.is_empty() && !l.starts_with(char::is_whitespace) && !l.starts_with('✖') {
-            file = l.rsplit('/').next().unwrap_or(l);
+            file = l.trim();
         } else if let Some(c) = PROBLEM.captures(l) {
             push(
                 &mut failures,
@@ -566,5 +597,160 @@ fn eslint(lines: &[&str]) -> Option<Report> {
         failed: errors,
         errors: true,
         failures,
+        passes: Vec::new(),
+    })
+}
+
+/// TAP (bats, prove, `node --test --test-reporter=tap` when node's own
+/// summary is cut): `1..5`, `ok 1 name`, `not ok 2 name` with `#` lines
+/// under it; the first `#` line that is not bats' location is the detail.
+/// Without the plan line (a cut output) the passed count is unknown.
+fn tap(lines: &[&str]) -> Option<Report> {
+    static PLAN: LazyLock<Regex> = LazyLock::new(|| re(r"^1\.\.(\d+)$"));
+    static RESULT: LazyLock<Regex> = LazyLock::new(|| re(r"^(not ok|ok) \d+(?: -)? (.+?)(?: # (?i:skip|todo)\b.*)?$"));
+    let plan = lines.iter().find_map(|l| PLAN.captures(l.trim())).map(|c| num(&c[1]));
+    let (mut passed, mut failed) = (0, 0);
+    let mut failures = Vec::new();
+    let mut passes = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let Some(c) = RESULT.captures(l) else { continue };
+        let name = c[2].trim();
+        if &c[1] == "ok" {
+            passed += 1;
+            if passes.len() < MAX_PASSES {
+                passes.push(name.to_owned());
+            }
+            continue;
+        }
+        failed += 1;
+        let detail = lines[i + 1..]
+            .iter()
+            .take_while(|l| l.starts_with('#'))
+            .map(|l| l.trim_start_matches('#').trim())
+            .find(|l| !l.is_empty() && !l.starts_with("(in test file") && !l.starts_with("(from function"));
+        push(&mut failures, name, detail);
+    }
+    (passed + failed > 0 && (plan.is_some() || failed > 0)).then(|| Report {
+        tool: "tap",
+        passed: plan.filter(|&p| p == passed + failed).map(|_| passed),
+        failed,
+        errors: false,
+        failures,
+        passes,
+    })
+}
+
+/// mocha: `5 passing (8ms)`, `2 failing`, and each failure as `1) Suite`,
+/// its nested titles over lines ending in `:`, then the error line; the
+/// spec reporter lists passed tests as `✔ name`.
+fn mocha(lines: &[&str]) -> Option<Report> {
+    static PASSING: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*(\d+) passing \(\d+(?:\.\d+)?m?s\)$"));
+    static FAILING: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*(\d+) failing$"));
+    static HEADER: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*(\d+)\) (.+)$"));
+    static PASSED: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*[✔✓] (.+?)(?: \(\d+ms\))?$"));
+    let summary = lines.iter().position(|l| PASSING.is_match(l))?;
+    let passed = num(&PASSING.captures(lines[summary])?[1]);
+    let failed = lines[summary..]
+        .iter()
+        .find_map(|l| FAILING.captures(l))
+        .map_or(0, |c| num(&c[1]));
+    let mut failures = Vec::new();
+    let mut i = summary + 1;
+    while i < lines.len() {
+        let Some(c) = HEADER.captures(lines[i]) else {
+            i += 1;
+            continue;
+        };
+        // `1) Suite` then `     when empty` … `       pop returns undefined:`.
+        let mut title = vec![c[2].trim().trim_end_matches(':').to_owned()];
+        let mut end = c[2].trim().ends_with(':');
+        i += 1;
+        while !end && i < lines.len() && !lines[i].trim().is_empty() {
+            let t = lines[i].trim();
+            end = t.ends_with(':');
+            title.push(t.trim_end_matches(':').to_owned());
+            i += 1;
+        }
+        let detail = lines[i.min(lines.len())..]
+            .iter()
+            .map(|l| l.trim())
+            .find(|l| !l.is_empty());
+        push(&mut failures, &title.join(" "), detail);
+    }
+    let passes = lines[..summary]
+        .iter()
+        .filter_map(|l| PASSED.captures(l))
+        .map(|c| c[1].trim().to_owned())
+        .take(MAX_PASSES)
+        .collect();
+    Some(Report {
+        tool: "mocha",
+        passed: Some(passed),
+        failed,
+        errors: false,
+        failures,
+        passes,
+    })
+}
+
+/// shellcheck's findings, in its default form (`In deploy.sh line 7:`, the
+/// code line, then `^-- SC2034 (warning): …`) or `-f gcc`
+/// (`deploy.sh:7:1: warning: … [SC2034]`). Every finding makes it exit 1.
+fn shellcheck(lines: &[&str]) -> Option<Report> {
+    static AT: LazyLock<Regex> = LazyLock::new(|| re(r"^In (.+) line (\d+):$"));
+    static FINDING: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*\^-*\^?\s+(SC\d{4}) \((\w+)\): (.+)$"));
+    static GCC: LazyLock<Regex> = LazyLock::new(|| re(r"^(.+?):(\d+):\d+: (\w+): (.+) \[(SC\d{4})\]$"));
+    let mut failures = Vec::new();
+    let mut count = 0;
+    let mut at: Option<(String, String)> = None;
+    for l in lines {
+        if let Some(c) = AT.captures(l) {
+            at = Some((c[1].to_owned(), c[2].to_owned()));
+        } else if let (Some(c), Some((file, line))) = (FINDING.captures(l), &at) {
+            count += 1;
+            push(
+                &mut failures,
+                &format!("{file}:{line}"),
+                Some(&format!("{} ({}): {}", &c[1], &c[2], &c[3])),
+            );
+        } else if let Some(c) = GCC.captures(l) {
+            count += 1;
+            push(
+                &mut failures,
+                &format!("{}:{}", &c[1], &c[2]),
+                Some(&format!("{} ({}): {}", &c[5], &c[3], &c[4])),
+            );
+        }
+    }
+    (count > 0).then(|| Report {
+        tool: "shellcheck",
+        passed: None,
+        failed: count,
+        errors: true,
+        failures,
+        passes: Vec::new(),
+    })
+}
+
+/// go vet, and the Go compiler outside go test: a `# package` line, then
+/// `./hits.go:30:9: message` lines.
+fn go_vet(lines: &[&str]) -> Option<Report> {
+    static FINDING: LazyLock<Regex> = LazyLock::new(|| re(r"^(?:\./)?(\S+\.go):(\d+):\d+: (.+)$"));
+    let package = lines
+        .iter()
+        .position(|l| l.starts_with("# ") && l.split_whitespace().count() == 2)?;
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for c in lines[package + 1..].iter().filter_map(|l| FINDING.captures(l)) {
+        count += 1;
+        push_finding(&mut failures, &format!("{}:{}", &c[1], &c[2]), Some(&c[3]));
+    }
+    (count > 0).then(|| Report {
+        tool: "go",
+        passed: None,
+        failed: count,
+        errors: true,
+        failures,
+        passes: Vec::new(),
     })
 }

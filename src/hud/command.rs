@@ -310,29 +310,207 @@ pub fn checks_passed(command: &str) -> Vec<String> {
     keys
 }
 
+/// The checks that passed in a `&&` chain that failed at a later step:
+/// the steps before the one whose program printed `tool`'s report. `go vet
+/// ./... && go test ./...` that printed go test's failures passed `go vet
+/// ./...`. Nothing when `tool` is not a later step's, or with `||`.
+pub fn checks_passed_before(command: &str, tool: &str) -> Vec<String> {
+    if split_outside_quotes(command, &["||", ";"]).len() != 1 {
+        return Vec::new();
+    }
+    let mut dirs: Vec<&str> = Vec::new();
+    let mut keys = Vec::new();
+    for step in steps(command) {
+        if let Some(dir) = step.strip_prefix("cd ") {
+            dirs.push(dir.trim());
+            continue;
+        }
+        let key = step_key(step);
+        let program = key.split(' ').next().unwrap_or_default();
+        let reports = key == tool
+            || key.starts_with(&format!("{tool} "))
+            || matches!(
+                (tool, program),
+                ("rustc", "cargo") | ("tap", "bats" | "prove") | ("node test", "node") | ("go", "go")
+            );
+        if reports {
+            return keys;
+        }
+        keys.push(format!("{}\u{1f}{key}", dirs.join("/")));
+    }
+    Vec::new()
+}
+
 /// Whether the check of `wider` runs at least what that of `narrower`
-/// does: the same program in the same directory, with no selection the
-/// other lacks, or a folder of one of its paths. `pytest` and `pytest
-/// tests` cover `pytest tests/test_a.py -k parse`; `pytest -k parse` does
-/// not cover `pytest`.
+/// does: the same program (and subcommand) in the same directory, with no
+/// selecting option (`-k`, `-run`, `-t`, `--grep`, …) the other lacks, and
+/// paths that hold the other's (`.`, `./...` or none: the whole project).
+/// Other options (`--strict`, `--max-warnings 0`, `-p tsconfig.json`)
+/// choose how strictly or how results are shown, not what is checked.
+/// `pytest` and `pytest tests` cover `pytest tests/test_a.py -k parse`;
+/// `mypy --strict .` covers `mypy orders.py`; `pytest -k parse` does not
+/// cover `pytest`. Both are [`check_key`]s (or commands).
 pub fn covers(wider: &str, narrower: &str) -> bool {
-    let (wider, narrower) = (check_key(wider), check_key(narrower));
+    let key = |k: &str| {
+        if k.contains('\u{1f}') {
+            k.to_owned()
+        } else {
+            check_key(k)
+        }
+    };
+    let (wider, narrower) = (key(wider), key(narrower));
     let (Some((wide_dir, wide)), Some((narrow_dir, narrow))) =
         (wider.split_once('\u{1f}'), narrower.split_once('\u{1f}'))
     else {
         return wider == narrower;
     };
-    let narrow: Vec<&str> = narrow.split(' ').collect();
-    let mut wide = wide.split(' ');
+    let (Some(wide), Some(narrow)) = (Scope::of(wide), Scope::of(narrow)) else {
+        return wider == narrower;
+    };
     wide_dir == narrow_dir
-        && wide.next() == narrow.first().copied()
-        && wide.all(|w| {
-            narrow[1..].iter().any(|n| {
-                *n == w
-                    || n.strip_prefix(w.trim_end_matches('/'))
-                        .is_some_and(|r| r.starts_with('/'))
-            })
-        })
+        && wide.program == narrow.program
+        && wide.selecting.iter().all(|o| narrow.selecting.contains(o))
+        && match (&wide.paths, &narrow.paths) {
+            (None, _) => true,
+            (Some(_), None) => false,
+            (Some(wide), Some(narrow)) => narrow.iter().all(|n| {
+                wide.iter()
+                    .any(|w| n == w || n.strip_prefix(w.as_str()).is_some_and(|r| r.starts_with('/')))
+            }),
+        }
+}
+
+/// What one step's words select: its program (with the subcommand, for
+/// programs that have them), its selecting options with their values, and
+/// its paths (`None`: the whole project).
+struct Scope<'a> {
+    program: Vec<&'a str>,
+    selecting: Vec<(&'a str, &'a str)>,
+    paths: Option<Vec<String>>,
+}
+
+impl<'a> Scope<'a> {
+    fn of(step_key: &'a str) -> Option<Scope<'a>> {
+        let mut words = step_key.split(' ').filter(|w| !w.is_empty());
+        let program = words.next()?;
+        let mut scope = Scope {
+            program: vec![program],
+            selecting: Vec::new(),
+            paths: None,
+        };
+        let mut paths = Vec::new();
+        let mut subcommand = matches!(
+            program,
+            "go" | "cargo" | "npm" | "pnpm" | "yarn" | "bun" | "ruff" | "deno"
+        );
+        while let Some(word) = words.next() {
+            if let Some(option) = word.strip_prefix('-').map(|_| word) {
+                let (flag, inline) = match option.split_once('=') {
+                    Some((f, v)) => (f, Some(v)),
+                    None => (option, None),
+                };
+                let selects = SELECTING.contains(&flag)
+                    || matches!(
+                        (program, flag),
+                        ("cargo", "-p") | ("bats" | "mocha", "-f") | ("make", "-C")
+                    );
+                if selects {
+                    let value = inline.or_else(|| words.next()).unwrap_or("");
+                    scope.selecting.push((flag, value));
+                } else if inline.is_none() && takes_a_value(program, flag) {
+                    words.next();
+                }
+                continue;
+            }
+            if subcommand {
+                scope.program.push(word);
+                subcommand = false;
+                continue;
+            }
+            // `vitest run` runs once what `vitest` watches.
+            if program == "vitest" && matches!(word, "run" | "watch") {
+                continue;
+            }
+            let path = word.trim_start_matches("./").trim_end_matches('/');
+            // The whole project: `.`, `./...`, and mocha's default folder.
+            let whole = matches!(path, "" | "." | "...") || (program == "mocha" && path == "test");
+            if !whole {
+                paths.push(path.to_owned());
+            }
+            if whole {
+                return Some(scope.whole());
+            }
+        }
+        // A bare `go test` or `go vet` checks the package in the folder only.
+        if paths.is_empty() && program == "go" {
+            paths.push(".".to_owned());
+        }
+        scope.paths = (!paths.is_empty()).then_some(paths);
+        Some(scope)
+    }
+
+    /// The same scope over the whole project (a path of `.` selects
+    /// everything, whatever other paths say).
+    fn whole(mut self) -> Scope<'a> {
+        self.paths = None;
+        self
+    }
+}
+
+/// Options that select which tests or targets run (with their value).
+const SELECTING: &[&str] = &[
+    "-k",
+    "-m",
+    "-run",
+    "-bench",
+    "-t",
+    "--testNamePattern",
+    "--test-name-pattern",
+    "--testPathPattern",
+    "-g",
+    "--grep",
+    "--fgrep",
+    "--filter",
+    "--package",
+    "--test",
+    "--lib",
+    "--bin",
+    "--example",
+    "--manifest-path",
+    "--deselect",
+    "--ignore",
+    "--only",
+];
+
+/// Whether `flag` of `program` takes the next word as its value (and does
+/// not select: see [`SELECTING`]).
+fn takes_a_value(program: &str, flag: &str) -> bool {
+    matches!(
+        flag,
+        "-p" | "--project"
+            | "-c"
+            | "--config"
+            | "-S"
+            | "--severity"
+            | "-f"
+            | "--format"
+            | "-R"
+            | "--reporter"
+            | "--max-warnings"
+            | "-o"
+            | "--output"
+            | "--tb"
+            | "--output-format"
+            | "--ext"
+            | "--timeout"
+            | "-timeout"
+            | "-n"
+            | "-j"
+            | "--jobs"
+            | "-e"
+            | "--shell"
+            | "--test-reporter"
+    ) && !(program == "make" && flag == "-n")
 }
 
 /// An exit status that does not mean the command failed, named for what it
@@ -407,10 +585,50 @@ mod tests {
     }
 
     #[test]
+    fn a_chain_that_failed_at_a_later_step_passed_the_steps_before() {
+        assert_eq!(
+            checks_passed_before("go vet ./... && go test ./...", "go test"),
+            vec![check_key("go vet ./...")]
+        );
+        assert_eq!(
+            checks_passed_before("cd app && make && pytest -q", "pytest"),
+            vec![check_key("cd app && make")]
+        );
+        assert!(checks_passed_before("go vet ./... && go test ./...", "pytest").is_empty());
+        assert!(checks_passed_before("make || pytest", "pytest").is_empty());
+    }
+
+    #[test]
     fn a_wider_selection_covers_a_narrower_one() {
         assert!(covers("pytest", "pytest tests/test_a.py -k parse"));
         assert!(covers("python -m pytest -q tests", "pytest tests/test_a.py"));
         assert!(covers("pytest -v", "pytest -q"));
+        assert!(covers("python3 -m mypy --strict .", "mypy orders.py"));
+        assert!(covers("python3 -m mypy --strict .", "mypy . 2>&1 | tail -4"));
+        assert!(covers(
+            "npx tsc -p tsconfig.json --noEmit",
+            "npx tsc --noEmit -p . 2>&1 | head -20"
+        ));
+        assert!(covers(
+            "npx eslint . --max-warnings 0",
+            "npx eslint src/ 2>&1 | tail -5"
+        ));
+        assert!(covers("npx mocha --reporter spec test/", "npx mocha --reporter dot"));
+        assert!(covers("bats -r test", "bats test/"));
+        assert!(!covers("bats -f slugify test/slug.bats", "bats test/"));
+        assert!(covers("go test -count=1 ./...", "go test -v -run 'TestTop' ./..."));
+        assert!(!covers("go test -run TestParseLine ./...", "go test ./..."));
+        assert!(!covers("go test", "go test ./..."));
+        assert!(!covers("go vet ./...", "go test ./..."));
+        assert!(covers("shellcheck deploy.sh", "shellcheck -S warning -f gcc deploy.sh"));
+        assert!(!covers("shellcheck a.sh", "shellcheck a.sh b.sh"));
+        assert!(covers(
+            "cargo clippy --all-targets -- -D warnings",
+            "cargo clippy -q --all-targets -- -D warnings"
+        ));
+        assert!(!covers("cargo test -p core", "cargo test"));
+        assert!(!covers("npx vitest run src/money.test.js", "npx vitest run"));
+        assert!(covers("npx vitest --run", "npx vitest run --reporter=dot"));
         assert!(!covers("pytest -k parse", "pytest"));
         assert!(!covers("pytest tests/test_b.py", "pytest tests/test_a.py"));
         assert!(!covers("pytest test", "pytest tests/test_a.py"));

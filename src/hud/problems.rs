@@ -9,6 +9,7 @@
 //! filters). Within a test run's problem each failing test is tracked: a
 //! later passing run that selected it by name or file passed it.
 
+use super::checks::Report;
 use super::command;
 use super::session::{SessionState, ToolCall};
 use std::collections::{BTreeSet, HashMap};
@@ -42,6 +43,16 @@ impl Problem {
     }
 }
 
+/// Per check: failures since the last pass, the last failure and the last
+/// pass, and the failing tests passed since the failure.
+#[derive(Default)]
+struct Track {
+    failures: usize,
+    last_failure: Option<usize>,
+    last_pass: Option<usize>,
+    passed: BTreeSet<String>,
+}
+
 /// The open problems of one version of a session, newest failure first.
 #[derive(Debug, Clone, Default)]
 pub struct Problems {
@@ -68,15 +79,6 @@ impl Problems {
     /// failures that no later run of the same check has fixed. One pass
     /// over the calls.
     pub fn of(calls: &[&Arc<ToolCall>]) -> Problems {
-        /// Per check: failures since the last pass, the last failure and
-        /// the last pass, and the failing tests passed since the failure.
-        #[derive(Default)]
-        struct Track {
-            failures: usize,
-            last_failure: Option<usize>,
-            last_pass: Option<usize>,
-            passed: BTreeSet<String>,
-        }
         let mut tracks: HashMap<(&str, Option<String>), Track> = HashMap::new();
         for (i, call) in calls.iter().enumerate() {
             if call.failed() {
@@ -88,62 +90,58 @@ impl Problems {
                 track.failures += 1;
                 track.last_failure = Some(i);
                 track.passed.clear();
-            } else if call.finished() {
-                // A passing chain passed each of its steps (`make && ./app`).
-                let passed = match &call.command {
-                    Some(command) => command::checks_passed(command).into_iter().map(Some).collect(),
-                    None => vec![call.subject().map(str::to_owned)],
-                };
-                for checks in passed {
-                    tracks.entry((call.tool.as_str(), checks)).or_default().last_pass = Some(i);
+                // A chain that failed at a later step passed the ones before.
+                if let (Some(command), Some(report)) = (&call.command, &call.report) {
+                    let before = command::checks_passed_before(command, report.tool);
+                    pass(&mut tracks, call, &before, i);
                 }
-                if let (Some(report), Some(command)) = (call.report.as_ref().filter(|r| r.ok()), &call.command) {
-                    let dir = command::check_dirs(command);
-                    for ((tool, _), track) in tracks.iter_mut() {
-                        let Some(failed) = track.last_failure.filter(|_| *tool == call.tool.as_str()) else {
-                            continue;
-                        };
-                        let failing = &calls[failed];
-                        let Some(f) = failing.report.as_ref().filter(|f| f.tool == report.tool) else {
-                            continue;
-                        };
-                        let Some(failing_command) = failing.command.as_deref() else {
-                            continue;
-                        };
-                        if command::check_dirs(failing_command) != dir {
-                            continue;
-                        }
-                        let passed = report.passed.unwrap_or(0);
-                        // A run of the same or a wider selection passed: a
-                        // suite-level failure (a collection error) too.
-                        if command::covers(command, failing_command) && (passed > 0 || report.errors) {
-                            track.last_pass = Some(i);
-                            continue;
-                        }
-                        // A run of the same runner in the same directory
-                        // that passed at least as many tests as the failing
-                        // run held ran them: `node --test` failed 2 of 4,
-                        // `node --test test/` passed 4.
-                        if !f.errors && passed > 0 && passed >= f.failed + f.passed.unwrap_or(usize::MAX) {
-                            track.last_pass = Some(i);
-                            continue;
-                        }
-                        if f.errors {
-                            continue;
-                        }
-                        // A subset run closes only the tests it selected.
-                        if passed > 0 {
-                            for failure in &f.failures {
-                                if selects(command, &failure.name) {
-                                    track.passed.insert(failure.name.clone());
-                                }
-                            }
-                            let all_named = f.failures.len() >= f.failed;
-                            if all_named && f.failures.iter().all(|x| track.passed.contains(&x.name)) {
-                                track.last_pass = Some(i);
-                            }
-                        }
+                continue;
+            }
+            if !call.finished() || call.report.as_ref().is_some_and(ran_nothing) {
+                continue;
+            }
+            // A passing chain passed each of its steps (`make && ./app`).
+            match &call.command {
+                Some(command) => pass(&mut tracks, call, &command::checks_passed(command), i),
+                None => tracks.entry(check_of(call)).or_default().last_pass = Some(i),
+            }
+            let (Some(report), Some(command)) = (call.report.as_ref(), &call.command) else {
+                continue;
+            };
+            let dir = command::check_dirs(command);
+            for ((tool, _), track) in tracks.iter_mut() {
+                let Some(failed) = track
+                    .last_failure
+                    .filter(|f| *tool == call.tool.as_str() && track.last_pass < Some(*f))
+                else {
+                    continue;
+                };
+                let failing = &calls[failed];
+                let Some(f) = failing.report.as_ref().filter(|f| f.tool == report.tool && !f.errors) else {
+                    continue;
+                };
+                if failing.command.as_deref().map(command::check_dirs) != Some(dir.clone()) {
+                    continue;
+                }
+                // A run of the same runner in the same directory that passed
+                // at least as many tests as the failing run held ran them:
+                // `node --test` failed 2 of 4, `node --test test/` passed 4.
+                let passed = report.passed.unwrap_or(0);
+                if passed > 0 && passed >= f.failed + f.passed.unwrap_or(usize::MAX) {
+                    track.last_pass = Some(i);
+                    continue;
+                }
+                // Otherwise it closes only the tests it selected by name or
+                // file, or listed as passed.
+                for failure in &f.failures {
+                    let listed = report.passes.iter().any(|p| same_test(&failure.name, p));
+                    if listed || (passed > 0 && selects(command, &failure.name)) {
+                        track.passed.insert(failure.name.clone());
                     }
+                }
+                let all_named = f.failures.len() >= f.failed;
+                if all_named && f.failures.iter().all(|x| track.passed.contains(&x.name)) {
+                    track.last_pass = Some(i);
                 }
             }
         }
@@ -175,6 +173,36 @@ impl Problems {
             .collect();
         Problems { open }
     }
+}
+
+/// Marks the checks `keys` (of a call at `i`) passed: every failing check
+/// of the same tool that one of them covers (see [`command::covers`]).
+fn pass(tracks: &mut HashMap<(&str, Option<String>), Track>, call: &ToolCall, keys: &[String], i: usize) {
+    for ((tool, key), track) in tracks.iter_mut() {
+        let covered = key
+            .as_deref()
+            .is_some_and(|k| keys.iter().any(|p| command::covers(p, k)));
+        if *tool == call.tool.as_str() && covered && track.last_failure.is_some_and(|f| f < i) {
+            track.last_pass = Some(i);
+        }
+    }
+}
+
+/// A run that ran no test (`no tests ran`, a selection of none) passed
+/// nothing.
+fn ran_nothing(report: &Report) -> bool {
+    !report.errors && report.failed == 0 && report.passed == Some(0)
+}
+
+/// Whether a passing test listed as `passed` is the failing test `name`:
+/// the same, or `name` is it under its suites (`Queue when empty pops`
+/// and `pops`).
+fn same_test(name: &str, passed: &str) -> bool {
+    name == passed
+        || (passed.len() >= 3
+            && name
+                .strip_suffix(passed)
+                .is_some_and(|r| r.ends_with([' ', '>', '›', ':', '.'])))
 }
 
 /// Whether `command` selects the test `name` by its own name or by its

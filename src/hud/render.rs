@@ -2,7 +2,7 @@
 //! here: facts from the session's events, and, labelled, the failures the
 //! model found in an output that code then checked against that output.
 
-use super::checks::Report;
+use super::checks::{Failure, Report};
 use super::command;
 use super::extract::{Finding, Findings};
 use super::opencode::ToolStatus;
@@ -281,7 +281,7 @@ pub(super) fn call_line(call: &ToolCall) -> String {
             let secs = call.timed_out().unwrap_or_default();
             line.push_str(&format!(" → timed out after {secs} s"));
             if let Some(report) = &call.report {
-                line.push_str(&format!(": {}", report_line(report, true)));
+                line.push_str(&format!(": {}", report_line(report, 3)));
             }
         }
         ToolStatus::Completed if call.report.is_some() => {
@@ -291,7 +291,7 @@ pub(super) fn call_line(call: &ToolCall) -> String {
                 line.push_str(&format!(" → exit {exit}"));
             }
             if let Some(report) = &call.report {
-                line.push_str(&format!(": {}", report_line(report, true)));
+                line.push_str(&format!(": {}", report_line(report, 3)));
             }
         }
         ToolStatus::Completed => {
@@ -318,11 +318,13 @@ pub(super) fn call_line(call: &ToolCall) -> String {
 }
 
 /// `unittest 2 of 4 failed: test_average (AssertionError: 1.5 != 2); test_div (…)`;
-/// names only without `details`.
-fn report_line(report: &Report, details: bool) -> String {
+/// the first `details` failures shown with their key line, the rest by
+/// name. Failures are shown in [`display_order`].
+fn report_line(report: &Report, details: usize) -> String {
     let mut line = format!("{} {}", report.tool, report.counts());
-    let mut failures = report.failures.iter().take(3).map(|f| match (&f.detail, details) {
-        (Some(d), true) => format!("{} ({})", clean_line(&f.name, 60), clean_line(d, 80)),
+    let shown = display_order(&report.failures);
+    let mut failures = shown.iter().take(3).enumerate().map(|(i, f)| match &f.detail {
+        Some(d) if i < details => format!("{} ({})", clean_line(&f.name, 60), clean_line(d, 80)),
         _ => clean_line(&f.name, 60),
     });
     if let Some(first) = failures.next() {
@@ -338,6 +340,66 @@ fn report_line(report: &Report, details: bool) -> String {
         }
     }
     clean_line(&line, 240)
+}
+
+/// The order in which a report's failures are shown when not all fit:
+/// errors before warnings and notes (a checker's severities), then one of
+/// each file and kind (`SC2045`, `no-undef`, `TS2322`, `[return-value]`)
+/// before the second of any, so a cut list still shows each kind of
+/// problem; otherwise the output's order.
+fn display_order(failures: &[Failure]) -> Vec<&Failure> {
+    // An error among warnings, or a name that does not resolve (it fails
+    // at run time, where a style finding does not).
+    let severe = |f: &Failure| {
+        f.detail.as_deref().is_some_and(|d| {
+            let d = d.to_ascii_lowercase();
+            d.contains("(error)")
+                || d.starts_with("error")
+                || [
+                    "not defined",
+                    "undefined",
+                    "undeclared",
+                    "cannot find",
+                    "does not exist",
+                    "has no attribute",
+                    "no member",
+                    "unresolved",
+                ]
+                .iter()
+                .any(|w| d.contains(w))
+        })
+    };
+    let any_milder = failures.iter().any(|f| !severe(f));
+    let mut seen = std::collections::HashSet::new();
+    let mut first = Vec::new();
+    let mut rest = Vec::new();
+    for f in failures {
+        let kind = (f.name.split(':').next().unwrap_or_default(), kind_of(f.detail.as_deref()));
+        if seen.insert(kind) {
+            first.push(f);
+        } else {
+            rest.push(f);
+        }
+    }
+    first.extend(rest);
+    if any_milder {
+        first.sort_by_key(|f| !severe(f));
+    }
+    first
+}
+
+/// The code a checker gives a finding: `SC2045`, `TS2322`, `E0308`, a
+/// trailing `(no-undef)` or `[union-attr]`; the whole detail otherwise.
+fn kind_of(detail: Option<&str>) -> &str {
+    let Some(d) = detail else { return "" };
+    let code = d
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .find(|w| w.len() >= 4 && w.starts_with(|c: char| c.is_ascii_uppercase()) && w[1..].chars().any(|c| c.is_ascii_digit()) && w.chars().all(|c| c.is_ascii_alphanumeric()));
+    let trailing = d
+        .trim_end()
+        .strip_suffix([')', ']'])
+        .and_then(|r| r.rsplit(['(', '[']).next());
+    code.or(trailing).unwrap_or(d)
 }
 
 /// For each test or check command run more than once, the course of its
@@ -436,7 +498,9 @@ pub(super) fn open_problems(problems: &Problems, findings: &Findings) -> Vec<Str
                 (None, None) => format!("{} {subject} failed", call.tool),
             };
             if let Some(report) = &call.report {
-                what.push_str(&format!(" ({})", report_line(report, false)));
+                // Its key line, where the call itself is no longer listed.
+                let details = usize::from(call.before_compaction);
+                what.push_str(&format!(" ({})", report_line(report, details)));
             }
             let no_pass = if problem.passed_since.is_empty() {
                 "no pass since".to_owned()

@@ -461,10 +461,13 @@ impl SessionState {
             .output
             .as_deref()
             .map(|o| Clipped::from_client(o, state.clipped.as_ref(), limits.output_head, limits.output_tail));
-        let report = output
+        let mut report = output
             .as_ref()
             .filter(|_| command.is_some())
             .and_then(|o| super::checks::read(&o.kept_text()));
+        if let Some(report) = &mut report {
+            self.relative_names(report);
+        }
         let mut call = ToolCall {
             call_id: call_id.to_owned(),
             tool: clean_line(tool, 40),
@@ -541,6 +544,9 @@ impl SessionState {
             .filter(|(_, c)| {
                 c.command.as_deref().is_some_and(|cmd| self.without_cd_root(cmd) != cmd)
                     || c.path.as_deref().is_some_and(|p| self.relative(p) != p)
+                    || c.report
+                        .as_ref()
+                        .is_some_and(|r| r.failures.iter().any(|f| self.relative(&f.name) != f.name))
             })
             .map(|(id, _)| id.clone())
             .collect();
@@ -548,6 +554,9 @@ impl SessionState {
             let mut call = (*self.calls[id]).clone();
             call.command = call.command.map(|c| self.without_cd_root(&c));
             call.path = call.path.map(|p| self.relative(&p));
+            if let Some(report) = &mut call.report {
+                self.relative_names(report);
+            }
             call.read_what_is_said();
             self.bytes += call.bytes();
             if let Some(old) = self.calls.insert(id.clone(), Arc::new(call)) {
@@ -584,6 +593,14 @@ impl SessionState {
             .map(str::trim_start)
             .find(|tail| !tail.is_empty())
             .map_or_else(|| command.to_owned(), str::to_owned)
+    }
+
+    /// A report's failures named by paths under the project root, named
+    /// relative to it (`src/todo.js:16`).
+    fn relative_names(&self, report: &mut Report) {
+        for failure in &mut report.failures {
+            failure.name = self.relative(&failure.name);
+        }
     }
 
     fn relative(&self, path: &str) -> String {

@@ -273,10 +273,14 @@ impl Clipped {
         self.tail.contains(NOTE) || self.head.contains(NOTE)
     }
 
-    /// Lines worth showing from a long successful output: errors and warnings.
+    /// Lines worth showing from a long successful output: a count of
+    /// warnings (`warning: `x` (lib) generated 3 warnings`), else the first
+    /// error or warning.
     pub fn salient(&self) -> Option<&str> {
+        let warns = |l: &str| l.to_ascii_lowercase().contains("warning");
         self.kept_lines()
-            .find(|l| looks_like_error(l) || l.to_ascii_lowercase().contains("warning"))
+            .find(|l| warns(l) && l.contains(" generated ") && l.chars().any(|c| c.is_ascii_digit()))
+            .or_else(|| self.kept_lines().find(|l| looks_like_error(l) || warns(l)))
     }
 }
 

@@ -435,6 +435,387 @@ pub const CASES: &[Case] = &[
             },
         ],
     },
+    // shellcheck: four findings, the same in gcc format, two fixes, a
+    // severity-filtered run piped into head (exit 0 over the warning left),
+    // then clean.
+    Case {
+        name: "shell-shellcheck",
+        expect: &[
+            Expect {
+                calls: 2,
+                must: &["✗", "SC2045", "Iterating over ls output is fragile", "SC2086", "SC2034"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `shellcheck deploy.sh`"],
+            },
+            Expect {
+                calls: 3,
+                must: &["deploy.sh:10", "SC2045"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `shellcheck -f gcc"],
+            },
+            Expect {
+                calls: 6,
+                must: &["SC2034", "backup appears unused", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `cd", "✓ bash `shellcheck -S"],
+            },
+            Expect {
+                calls: 8,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // bats (TAP): three of five fail; a -f run of the fixed ones passes
+    // while the third still fails; a piped tail exits 0 over it.
+    Case {
+        name: "shell-bats",
+        expect: &[
+            Expect {
+                calls: 3,
+                must: &[
+                    "3 of 5 failed",
+                    "slugify squeezes repeated spaces",
+                    "slugify drops punctuation",
+                    "truncate_slug drops a trailing dash",
+                ],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 5,
+                must: &["truncate_slug drops a trailing dash", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 6,
+                must: &["truncate_slug drops a trailing dash", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `cd", "✓ bash `bats --tap"],
+            },
+            Expect {
+                calls: 8,
+                must: &["5 passed", "Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // mypy: four errors in two files, a one-file run, a piped run (exit 0
+    // over four errors, two of them new in the caller), then --strict clean.
+    Case {
+        name: "python-mypy",
+        expect: &[
+            Expect {
+                calls: 3,
+                must: &[
+                    "4 errors",
+                    "orders.py:17",
+                    "report.py:6",
+                    "Incompatible return value type",
+                ],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `mypy ."],
+            },
+            Expect {
+                calls: 5,
+                must: &["2 errors", "orders.py:21"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 7,
+                must: &["Argument 1 to \"total_euros\" has incompatible type", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `cd"],
+            },
+            Expect {
+                calls: 10,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // eslint: six problems, a --fix that leaves three, a piped run that
+    // exits 0 over the last one, then clean.
+    Case {
+        name: "js-eslint",
+        expect: &[
+            Expect {
+                calls: 4,
+                must: &["6 errors", "'loadTodo' is not defined"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `npx eslint .`"],
+            },
+            Expect {
+                calls: 5,
+                must: &["3 errors", "'loadTodo' is not defined"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `npx eslint --fix"],
+            },
+            Expect {
+                calls: 9,
+                must: &["'loadTodo' is not defined", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `cd"],
+            },
+            Expect {
+                calls: 11,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // tsc: three errors, the same command twice, two fixes, a piped run
+    // (exit 0 over the last error), then clean.
+    Case {
+        name: "ts-tsc",
+        expect: &[
+            Expect {
+                calls: 5,
+                must: &["error TS2339", "error TS2322", "error TS18048"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `npx tsc"],
+            },
+            Expect {
+                calls: 6,
+                must: &["failed 2 times", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `npx tsc"],
+            },
+            Expect {
+                calls: 9,
+                must: &["error TS18048", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `cd"],
+            },
+            Expect {
+                calls: 11,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // jest: two failures in one file; a -t run of the fixed one passes and
+    // leaves the other open; a piped tail hides its name; npm test passes.
+    Case {
+        name: "js-jest",
+        expect: &[
+            Expect {
+                calls: 6,
+                must: &["2 of 7 failed", "parses hours", "formats minutes and seconds"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 8,
+                must: &["formats minutes and seconds", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 9,
+                must: &["1 of 7 failed", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `cd"],
+            },
+            Expect {
+                calls: 11,
+                must: &["7 passed", "Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // mocha: three failures (exit 3), two with the dot reporter (exit 2), a
+    // --grep run of one fixed test while another still fails, then all pass.
+    Case {
+        name: "js-mocha",
+        expect: &[
+            Expect {
+                calls: 4,
+                must: &[
+                    "3 of 5 failed",
+                    "pops the highest priority first",
+                    "pop returns undefined",
+                    "peek returns undefined",
+                ],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 6,
+                must: &["2 of 5 failed", "Cannot read properties of undefined (reading 'value')"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 8,
+                must: &["peek returns undefined", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 10,
+                must: &["5 passed", "Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // clippy: three warnings (exit 0), the same as errors with -D warnings,
+    // a fix, a quiet piped run (exit 0 over two errors), then clean and tested.
+    Case {
+        name: "rust-clippy",
+        expect: &[
+            Expect {
+                calls: 3,
+                must: &["3 warnings"],
+                model: &[],
+                must_not: &[],
+            },
+            Expect {
+                calls: 4,
+                must: &[
+                    "✗",
+                    "usage of `contains_key` followed by `insert` on a `HashMap`",
+                    "src/lib.rs:8",
+                    "unneeded `return` statement",
+                ],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `cargo clippy --all-targets"],
+            },
+            Expect {
+                calls: 6,
+                must: &["unneeded `return` statement", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `cd"],
+            },
+            Expect {
+                calls: 8,
+                must: &["2 passed", "Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // go vet, then go test: a -run subset of the fixed test passes while
+    // the other still fails; a verbose piped subset exits 0 over it.
+    Case {
+        name: "go-vet-and-tests",
+        expect: &[
+            Expect {
+                calls: 4,
+                must: &[
+                    "Get passes lock by value",
+                    "hits.go:30",
+                    "struct field tag `json:hits` not compatible",
+                ],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `go vet"],
+            },
+            Expect {
+                calls: 7,
+                must: &[
+                    "2 failed",
+                    "TestParseLine",
+                    "TestTopOrdersByHits",
+                    "want [{/b 7} {/c 4}]",
+                ],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 9,
+                must: &["TestTopOrdersByHits", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 10,
+                must: &["TestTopOrdersByHits", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `cd"],
+            },
+            Expect {
+                calls: 12,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // vitest: failures in two files; one file's run passes while the
+    // other's test still fails; a piped dot-reporter tail exits 0 over it.
+    Case {
+        name: "js-vitest",
+        expect: &[
+            Expect {
+                calls: 7,
+                must: &[
+                    "2 of 5 failed",
+                    "merges quantities of the same sku",
+                    "formats cents with two digits",
+                ],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 9,
+                must: &["merges quantities of the same sku", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 10,
+                must: &["1 of 5 failed", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `cd"],
+            },
+            Expect {
+                calls: 12,
+                must: &["5 passed", "Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // tsc through an auto-compaction (after call 6): one type error is
+    // still open across it and fixed after it.
+    Case {
+        name: "ts-through-compaction",
+        expect: &[
+            Expect {
+                calls: 4,
+                must: &["error TS2322", "error TS2554"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 6,
+                must: &["error TS2322", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 7,
+                must: &["Type 'null' is not assignable to type 'Zone'"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 9,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
 ];
 
 /// What one case gave.

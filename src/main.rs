@@ -4,7 +4,7 @@ use clap::Parser;
 use evolve_hud::cli::{Cli, Command};
 
 fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(evolve_hud::cli::with_llama_flags(std::env::args_os()));
     match cli.command {
         Command::Serve(mut config) => {
             evolve_hud::logging::init(config.server.log_format);
@@ -25,6 +25,13 @@ fn main() -> std::process::ExitCode {
         Command::Hook(args) => evolve_hud::hook::run(&args),
         Command::Watch(args) => evolve_hud::watch::run(&args),
         Command::Status(args) => evolve_hud::watch::status(&args),
+        Command::Stop(args) => match evolve_hud::server::instance::stop(args.port) {
+            Ok(message) => {
+                println!("{message}");
+                std::process::ExitCode::SUCCESS
+            }
+            Err(err) => fail(&err),
+        },
         Command::Pull(args) => match pull(&args) {
             Ok(()) => std::process::ExitCode::SUCCESS,
             Err(err) => fail(&err),

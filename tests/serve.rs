@@ -642,3 +642,42 @@ async fn the_official_openai_client_works() {
     );
     eprintln!("{stdout}");
 }
+
+/// One server per port on a machine: a second `serve` on a port in use
+/// leaves at once, before loading its model, naming the running one (two
+/// OpenCode processes starting the sidecar at the same moment keep one);
+/// `evolve-hud stop` ends the running one.
+#[test]
+fn a_second_server_on_a_port_leaves_and_stop_ends_the_first() {
+    let free = common::free_port();
+    let port = free.to_string();
+    let _first = Server::start_on(free, &[]);
+    let started = std::time::Instant::now();
+    let second = std::process::Command::new(common::binary())
+        .args([
+            "serve",
+            "--model",
+            common::test_model().to_str().unwrap(),
+            "--port",
+            &port,
+        ])
+        .output()
+        .expect("running a second serve");
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("already running on port {port}")), "{err}");
+    assert!(!err.contains("loading model"), "left before loading: {err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+
+    let stop = std::process::Command::new(common::binary())
+        .args(["stop", "--port", &port])
+        .output()
+        .expect("running stop");
+    assert!(stop.status.success(), "{stop:?}");
+    assert!(String::from_utf8_lossy(&stop.stdout).contains("stopped evolve-hud serve"));
+    let again = std::process::Command::new(common::binary())
+        .args(["stop", "--port", &port])
+        .output()
+        .expect("running stop");
+    assert!(String::from_utf8_lossy(&again.stdout).contains("no evolve-hud serve is running"));
+}

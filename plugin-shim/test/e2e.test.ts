@@ -10,6 +10,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { EvolveHudPlugin } from "../evolve-hud.ts";
 import type { Scenario, ToolStep } from "./fake-model.ts";
@@ -155,6 +156,42 @@ test("installed with `evolve-hud install-shim` in a fresh project and pointed at
   assert.equal(last.messages.filter(isHudMessage).length, 1);
   assert.match(textOf(last.messages.at(-1)), /✗ bash `cat missing\.txt` → exit 1/);
   assert.deepEqual(withoutHud(last), baseline.main.at(-1));
+});
+
+test("with no sidecar running, the installed plugin starts one: the HUD comes within two steps, and two OpenCode processes at once share one sidecar", async (t) => {
+  const port = await deadPort();
+  // A main model that thinks 4 s a step, as real ones do (or longer): the
+  // HUD is retried 1 s after a refused connection, and the sidecar loads.
+  const thinking: Scenario = { script: Array.from({ length: 6 }, (_, i) => ({ tool: "bash", args: { command: `echo step ${i}`, description: "run" } })), beforeMain: () => new Promise((ok) => setTimeout(ok, 4000)) };
+  const prepared = await prepare({ installShim: true, scenario: thinking, env: { EVOLVE_HUD_PORT: String(port), EVOLVE_HUD_AUTOSTART: "on" } });
+  const stop = () => spawnSync(sidecarBin, ["stop", "--port", String(port)], { env: prepared.env, encoding: "utf8" });
+  t.after(async () => {
+    stop();
+    await prepared.model.stop();
+  });
+  const serving = () =>
+    spawnSync("pgrep", ["-f", `evolve-hud serve --port ${port}`], { encoding: "utf8" }).stdout.split("\n").filter(Boolean);
+  // OpenCode's own first start creates its database; two first starts at
+  // once race on that, so it is made before.
+  spawnSync(opencode, ["session", "list"], { cwd: project, env: prepared.env, timeout: 60_000 });
+  const [first, second] = await Promise.all([harness.opencodeRun(prepared), harness.opencodeRun(prepared)]);
+  assert.equal(first.code, 0, first.output);
+  assert.equal(second.code, 0, second.output);
+  const logPath = join(prepared.env.XDG_STATE_HOME, "evolve-hud", "serve.log");
+  assert.equal(serving().length, 1, `exactly one sidecar serves the port\n${existsSync(logPath) ? readFileSync(logPath, "utf8") : "no log"}\n${first.output.slice(-3000)}`);
+  const main = prepared.model.requests.filter((r) => r.kind === "main");
+  const withHud = main.map((r) => r.body.messages.some((m: any) => JSON.stringify(m).includes("<evolve-hud")));
+  // A session's first request carries no tool result yet; every later one
+  // (from each session's second request on) carries the HUD.
+  const later = main.map((r) => JSON.stringify(r.body.messages).includes("call_step_"));
+  t.diagnostic(`main requests (· first of a session, ✓ HUD, ✗ none): ${main.map((_, i) => (!later[i] ? "·" : withHud[i] ? "✓" : "✗")).join("")}`);
+  const ocLogs = join(prepared.env.XDG_DATA_HOME, "opencode", "log");
+  const said = readdirSync(ocLogs).flatMap((f) => readFileSync(join(ocLogs, f), "utf8").split("\n")).filter((l) => l.includes("evolve-hud:"));
+  assert.ok(main.every((_, i) => !later[i] || withHud[i]), `${withHud.join(",")}\n${said.join("\n")}\n${main.map((r) => new Date(r.at).toISOString()).join(" ")}`);
+  const log = readFileSync(join(prepared.env.XDG_STATE_HOME, "evolve-hud", "serve.log"), "utf8");
+  assert.match(log, /listening on http:\/\/127\.0\.0\.1:/);
+  assert.match(stop().stdout, /stopped evolve-hud serve/);
+  assert.equal(serving().length, 0);
 });
 
 test("auto-compaction: the summary request carries the sidecar's compaction text and no HUD", async (t) => {

@@ -20,10 +20,10 @@ interface Run {
   logs: string[];
 }
 
-async function run(url: string, calls = CALLS, cooldownMs = 60_000): Promise<Run> {
+async function run(url: string, calls = CALLS, cooldownMs = 60_000, env: Record<string, string> = {}): Promise<Run> {
   const logs: string[] = [];
   const log: Log = (level, message) => logs.push(`${level}: ${message}`);
-  const hooks = createShim({ url, timeoutMs: TIMEOUT, failureThreshold: THRESHOLD, cooldownMs }, { log, env: {} });
+  const hooks = createShim({ url, timeoutMs: TIMEOUT, failureThreshold: THRESHOLD, cooldownMs, autostart: false }, { log, env });
   const transform = hooks["experimental.chat.messages.transform"]!;
   const times: number[] = [];
   let changed = 0;
@@ -62,12 +62,38 @@ async function failing(t: any, behaviour: Behaviour, opensAfter: number) {
   return r;
 }
 
-test("sidecar down: refused connections open the circuit after the threshold", async (t) => {
+test("sidecar down: a refused connection opens the circuit at once, and it is tried again 1 s later", async (t) => {
   const r = await run(`http://127.0.0.1:${await deadPort()}`);
   assert.equal(r.changed, 0);
   assert.equal(r.logs.length, 1);
-  assert.match(r.logs[0], /cannot reach/);
-  report(t, "down", r, THRESHOLD);
+  assert.match(r.logs[0], /no sidecar answers at .* \(connection refused\)\); HUD off, trying again every 1 s/);
+  report(t, "down", r, 1);
+});
+
+test("sidecar down, autostart on: the recorded binary is started once, detached, with the port", async (t) => {
+  const { mkdtempSync, writeFileSync, readFileSync, existsSync, mkdirSync, chmodSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const { join } = await import("node:path");
+  const dir = mkdtempSync(join(tmpdir(), "evolve-hud-launch-"));
+  const marker = join(dir, "started");
+  const binary = join(dir, "fake-evolve-hud");
+  writeFileSync(binary, `#!/bin/sh\necho "$@" >> ${marker}\n`);
+  chmodSync(binary, 0o755);
+  mkdirSync(join(dir, "config", "evolve-hud"), { recursive: true });
+  writeFileSync(join(dir, "config", "evolve-hud", "launch.json"), JSON.stringify({ binary, model: "m.gguf" }));
+  const port = await deadPort();
+  const logs: string[] = [];
+  const hooks = createShim(
+    { url: `http://127.0.0.1:${port}`, timeoutMs: TIMEOUT },
+    { log: (_, m) => logs.push(m), env: { XDG_CONFIG_HOME: join(dir, "config"), XDG_STATE_HOME: join(dir, "state"), PATH: "/usr/bin:/bin" } },
+  );
+  for (let i = 0; i < 3; i++) {
+    await hooks["experimental.chat.messages.transform"]!({}, { messages: clone(step.messages) as any[] });
+  }
+  for (let i = 0; i < 50 && !existsSync(marker); i++) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(readFileSync(marker, "utf8"), `serve --port ${port} --model m.gguf\n`, "started once");
+  assert.ok(existsSync(join(dir, "state", "evolve-hud", "serve.log")));
+  assert.match(logs.join("\n"), /started `.*fake-evolve-hud serve --port/);
 });
 
 test("sidecar hangs: one timeout opens the circuit", async (t) => {

@@ -131,7 +131,11 @@ export async function prepare({
   seed(join(xdg.XDG_CONFIG_HOME, "opencode"));
   seed(join(project, ".opencode"));
   if (installShim) {
-    const installed = spawnSync(sidecarBin, ["install-shim", "--project", project], { encoding: "utf8" });
+    // Into the run's own home: the launch record goes to its config folder.
+    const installed = spawnSync(sidecarBin, ["install-shim", "--project", project, "--model", testModel], {
+      encoding: "utf8",
+      env: { ...process.env, HOME: home, ...xdg },
+    });
     assert.equal(installed.status, 0, installed.stderr);
     assert.match(installed.stdout, /^installed /);
   }
@@ -170,6 +174,8 @@ export async function prepare({
     OPENCODE_DISABLE_MODELS_FETCH: "1",
     OPENCODE_DISABLE_AUTOUPDATE: "1",
     npm_config_offline: "true",
+    // Tests start their own sidecars; the autostart test turns it on.
+    EVOLVE_HUD_AUTOSTART: "off",
     ...extraEnv,
   };
   return { model, env };

@@ -6,6 +6,7 @@ pub mod access;
 pub mod error;
 pub mod events;
 pub mod hud;
+pub mod instance;
 pub(crate) mod metrics;
 pub mod openai;
 
@@ -63,6 +64,8 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
             "listening beyond loopback: other machines can reach the API and read session contents"
         );
     }
+    // One server per port: a second one leaves before loading anything.
+    let _instance = instance::claim(config.server.port)?;
     let metrics = metrics::install().context("installing the metrics recorder")?;
     let address = std::net::SocketAddr::new(config.server.host, config.server.port);
     if let Some(remote) = config.engine.remote()? {

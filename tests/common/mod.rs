@@ -73,8 +73,15 @@ pub fn chat(content: &str, extra: serde_json::Value) -> serde_json::Value {
     body
 }
 
+/// The `evolve-hud` binary: the one named by `EVOLVE_HUD_BIN` when set (a
+/// build carried to another machine, such as a GPU one: see
+/// scripts/gpu-bench.sh), else the one cargo built with these tests.
 pub fn binary() -> &'static str {
-    env!("CARGO_BIN_EXE_evolve-hud")
+    static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| match std::env::var_os("EVOLVE_HUD_BIN") {
+        Some(path) => path.into_string().expect("EVOLVE_HUD_BIN is UTF-8"),
+        None => env!("CARGO_BIN_EXE_evolve-hud").to_owned(),
+    })
 }
 
 /// A running server, killed on drop.

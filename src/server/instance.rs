@@ -1,0 +1,122 @@
+//! One `serve` per port on a machine: a lock file, held while the server
+//! runs, records its process id. A second `serve` on the same port (two
+//! OpenCode processes starting the sidecar at once) finds the lock held and
+//! leaves before loading a model; `evolve-hud stop` reads the id from it.
+//! The kernel releases the lock when the process ends, however it ends.
+
+use anyhow::Context;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, Write};
+use std::path::PathBuf;
+
+/// The lock of a running server; released on drop.
+pub struct Instance {
+    _file: File,
+}
+
+/// Where the lock of `port` lives: `$XDG_RUNTIME_DIR/evolve-hud/`, else
+/// `$XDG_STATE_HOME/evolve-hud/` (`~/.local/state/evolve-hud/`), else the
+/// temporary folder.
+pub fn lock_path(port: u16) -> PathBuf {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let dir = var("XDG_RUNTIME_DIR")
+        .or_else(|| var("XDG_STATE_HOME"))
+        .or_else(|| var("HOME").map(|h| h.join(".local").join("state")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("evolve-hud");
+    dir.join(format!("serve-{port}.lock"))
+}
+
+/// Claims `port` for this process. `Ok(None)` for port 0 (a free port is
+/// picked, no other server can want it); an error naming the running
+/// server when another holds it.
+pub fn claim(port: u16) -> anyhow::Result<Option<Instance>> {
+    if port == 0 {
+        return Ok(None);
+    }
+    let path = lock_path(port);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let pid = read_pid(&mut file).map_or_else(String::new, |p| format!(" (process {p})"));
+            anyhow::bail!(
+                "another evolve-hud serve is already running on port {port}{pid}; use it, stop it with \
+`evolve-hud stop --port {port}`, or pick another --port"
+            );
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(e).with_context(|| format!("locking {}", path.display())),
+    }
+    file.set_len(0)?;
+    file.rewind()?;
+    writeln!(file, "{}", std::process::id())?;
+    file.flush()?;
+    Ok(Some(Instance { _file: file }))
+}
+
+/// The process id of the server holding `port`'s lock, if one runs.
+pub fn running(port: u16) -> Option<u32> {
+    let mut file = File::open(lock_path(port)).ok()?;
+    match file.try_lock_shared() {
+        // Nobody holds it: no server runs (the id is a leftover).
+        Ok(()) => None,
+        Err(_) => read_pid(&mut file),
+    }
+}
+
+/// Stops the server on `port`: SIGTERM, then up to 10 s for it to end.
+pub fn stop(port: u16) -> anyhow::Result<String> {
+    let Some(pid) = running(port) else {
+        return Ok(format!("no evolve-hud serve is running on port {port}"));
+    };
+    let pid_t = libc::pid_t::try_from(pid).context("process id out of range")?;
+    // SAFETY: kill(2) with a process id and a signal number has no memory effects.
+    if unsafe { libc::kill(pid_t, libc::SIGTERM) } != 0 {
+        return Err(std::io::Error::last_os_error()).with_context(|| format!("signalling process {pid}"));
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while running(port).is_some() {
+        if std::time::Instant::now() > deadline {
+            anyhow::bail!("process {pid} on port {port} did not stop within 10 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Ok(format!("stopped evolve-hud serve on port {port} (process {pid})"))
+}
+
+fn read_pid(file: &mut File) -> Option<u32> {
+    let mut text = String::new();
+    file.rewind().ok()?;
+    file.read_to_string(&mut text).ok()?;
+    text.trim().parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_claim_of_a_port_is_refused_until_the_first_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        // SAFETY: this test alone sets XDG_RUNTIME_DIR in this process.
+        unsafe { std::env::set_var("XDG_RUNTIME_DIR", dir.path()) };
+        let port = 45_123;
+        let first = claim(port).unwrap().expect("a lock");
+        assert_eq!(running(port), Some(std::process::id()));
+        let second = claim(port).err().expect("refused").to_string();
+        assert!(second.contains("already running on port 45123"), "{second}");
+        drop(first);
+        assert_eq!(running(port), None);
+        assert!(claim(port).unwrap().is_some());
+        assert!(claim(0).unwrap().is_none());
+    }
+}

@@ -45,6 +45,47 @@ pub enum Command {
     /// Stop the sidecar serving on a port of this machine (SIGTERM, then
     /// wait for it to end).
     Stop(StopArgs),
+    /// Check everything a HUD needs (binary, model, sidecar, plugin, port
+    /// and token), each with its fix.
+    Doctor(DoctorArgs),
+    /// Run the sidecar as a user service: a systemd user unit (Linux) or a
+    /// launchd agent (macOS).
+    Service(ServiceArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub sidecar: SidecarArgs,
+    /// The project whose `.opencode/plugins/` is checked.
+    #[arg(long, default_value = ".")]
+    pub project: PathBuf,
+    /// Registry file to use instead of the built-in models.toml.
+    #[arg(long, env = "EVOLVE_HUD_REGISTRY")]
+    pub registry: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ServiceArgs {
+    #[command(subcommand)]
+    pub action: ServiceAction,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum ServiceAction {
+    /// Write the unit (or agent) that runs `evolve-hud serve` at login, and
+    /// say how to enable it.
+    Install {
+        /// The model to serve (a GGUF file or a registry name); by default
+        /// the registry's default model.
+        #[arg(long, short = 'm')]
+        model: Option<String>,
+        /// The port to serve on.
+        #[arg(long, default_value_t = 8377)]
+        port: u16,
+    },
+    /// Remove the unit (or agent).
+    Uninstall,
 }
 
 #[derive(Debug, Clone, Args)]

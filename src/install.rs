@@ -101,8 +101,13 @@ fn record_launch(model: Option<&str>) -> anyhow::Result<Launch> {
     Ok(launch)
 }
 
+/// OpenCode's global plugin folder: `$XDG_CONFIG_HOME/opencode/plugins/`.
+pub fn global_dir() -> anyhow::Result<PathBuf> {
+    Ok(config_home()?.join("opencode").join("plugins"))
+}
+
 /// `$XDG_CONFIG_HOME`, else `~/.config`.
-fn config_home() -> anyhow::Result<PathBuf> {
+pub fn config_home() -> anyhow::Result<PathBuf> {
     match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
         Some(dir) => Ok(PathBuf::from(dir)),
         None => match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
@@ -128,8 +133,7 @@ fn plugin_dir(args: &InstallShimArgs) -> anyhow::Result<PathBuf> {
         }
         return Ok(args.project.join(".opencode").join("plugins"));
     }
-    let config = config_home().context("use --project instead of --global")?;
-    Ok(config.join("opencode").join("plugins"))
+    global_dir().context("use --project instead of --global")
 }
 
 /// Writes the plugin into `dir` unless it is already there, byte for byte.

@@ -25,6 +25,14 @@ fn main() -> std::process::ExitCode {
         Command::Hook(args) => evolve_hud::hook::run(&args),
         Command::Watch(args) => evolve_hud::watch::run(&args),
         Command::Status(args) => evolve_hud::watch::status(&args),
+        Command::Doctor(args) => evolve_hud::doctor::run(&args),
+        Command::Service(args) => match evolve_hud::service::run(&args) {
+            Ok(message) => {
+                print!("{message}");
+                std::process::ExitCode::SUCCESS
+            }
+            Err(err) => fail(&err),
+        },
         Command::Stop(args) => match evolve_hud::server::instance::stop(args.port) {
             Ok(message) => {
                 println!("{message}");

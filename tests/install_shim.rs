@@ -1,6 +1,8 @@
 //! `evolve-hud install-shim` in fresh folders: installs, is idempotent,
 //! updates, prints, installs globally, uninstalls and refuses bad targets.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -93,4 +95,68 @@ fn refuses_a_missing_project_with_a_clear_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("does not exist"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
+}
+
+/// `evolve-hud doctor` says what is missing with its fix: a stopped
+/// sidecar, a stale plugin; then, with the real sidecar running and the
+/// plugin updated, that all is set. `service install` writes a user unit
+/// that runs this binary's `serve`.
+#[test]
+fn doctor_names_what_is_missing_and_how_to_fix_it() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let plugin = project.path().join(".opencode/plugins/evolve-hud.ts");
+    std::fs::create_dir_all(plugin.parent().unwrap()).unwrap();
+    std::fs::write(&plugin, "// an older plugin\n").unwrap();
+    let doctor = |url: &str| {
+        Command::new(env!("CARGO_BIN_EXE_evolve-hud"))
+            .args(["doctor", "--url", url, "--project", project.path().to_str().unwrap()])
+            .env("XDG_CONFIG_HOME", home.path().join("config"))
+            .output()
+            .expect("running doctor")
+    };
+    let dead = format!("http://127.0.0.1:{}", common::free_port());
+    let out = doctor(&dead);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(&format!("✗ sidecar  nothing answers at {dead}")),
+        "{text}"
+    );
+    assert!(text.contains("fix: evolve-hud serve"), "{text}");
+    assert!(text.contains("✗ plugin   older than this binary's"), "{text}");
+    assert!(text.contains("fix: evolve-hud install-shim"), "{text}");
+
+    let installed = install_shim(
+        &[
+            "--project",
+            project.path().to_str().unwrap(),
+            "--model",
+            common::test_model().to_str().unwrap(),
+        ],
+        &[("XDG_CONFIG_HOME", &home.path().join("config"))],
+    );
+    assert!(installed.status.success(), "{installed:?}");
+    let server = common::Server::start(&[]);
+    let text = stdout(&doctor(&server.base));
+    assert!(text.contains("✓ sidecar  ready at"), "{text}");
+    assert!(text.contains("✓ plugin   current:"), "{text}");
+    assert!(text.contains("✓ model    "), "{text}");
+    assert!(text.contains("✓ start    the plugin starts"), "{text}");
+
+    let unit = Command::new(env!("CARGO_BIN_EXE_evolve-hud"))
+        .args(["service", "install", "--port", "8399"])
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .output()
+        .unwrap();
+    assert!(unit.status.success(), "{unit:?}");
+    let written = std::fs::read_to_string(home.path().join("config/systemd/user/evolve-hud.service")).unwrap();
+    assert!(written.contains(" serve --port 8399"), "{written}");
+    assert!(stdout(&unit).contains("systemctl --user enable --now evolve-hud"));
+    let removed = Command::new(env!("CARGO_BIN_EXE_evolve-hud"))
+        .args(["service", "uninstall"])
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .output()
+        .unwrap();
+    assert!(stdout(&removed).starts_with("removed "));
 }

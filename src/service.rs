@@ -1,0 +1,135 @@
+//! `evolve-hud service install|uninstall`: the sidecar as a user service,
+//! for those who prefer one to the plugin starting it: a systemd user unit
+//! on Linux, a launchd agent on macOS. Writes the file and says how to
+//! enable it; it runs nothing as root.
+
+use crate::cli::{ServiceAction, ServiceArgs};
+use anyhow::Context;
+use std::path::PathBuf;
+
+const UNIT: &str = "evolve-hud.service";
+const AGENT: &str = "dev.evolve-hud.serve.plist";
+
+pub fn run(args: &ServiceArgs) -> anyhow::Result<String> {
+    let path = file()?;
+    match &args.action {
+        ServiceAction::Install { model, port } => {
+            let binary = std::env::current_exe().context("finding this binary's path")?;
+            let mut command = vec![
+                binary.to_string_lossy().into_owned(),
+                "serve".into(),
+                "--port".into(),
+                port.to_string(),
+            ];
+            if let Some(model) = model {
+                command.extend(["--model".into(), model.clone()]);
+            }
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            }
+            std::fs::write(&path, text(&command)).with_context(|| format!("writing {}", path.display()))?;
+            Ok(format!("wrote {}\n{}", path.display(), enable()))
+        }
+        ServiceAction::Uninstall => match std::fs::remove_file(&path) {
+            Ok(()) => Ok(format!("removed {}\n{}", path.display(), disable())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(format!("not installed at {}\n", path.display())),
+            Err(e) => Err(e).with_context(|| format!("removing {}", path.display())),
+        },
+    }
+}
+
+/// Where the unit or agent goes.
+fn file() -> anyhow::Result<PathBuf> {
+    if cfg!(target_os = "macos") {
+        let home = std::env::var_os("HOME").context("HOME is not set")?;
+        return Ok(PathBuf::from(home).join("Library/LaunchAgents").join(AGENT));
+    }
+    Ok(crate::install::config_home()?.join("systemd/user").join(UNIT))
+}
+
+/// The unit (or agent) running `command`.
+fn text(command: &[String]) -> String {
+    if cfg!(target_os = "macos") {
+        let args: String = command
+            .iter()
+            .map(|a| format!("    <string>{}</string>\n", xml(a)))
+            .collect();
+        return format!(
+            r#"<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<plist version="1.0">
+<dict>
+  <key>Label</key><string>dev.evolve-hud.serve</string>
+  <key>ProgramArguments</key>
+  <array>
+{args}  </array>
+  <key>RunAtLoad</key><true/>
+  <key>KeepAlive</key><true/>
+</dict>
+</plist>
+"#
+        );
+    }
+    let exec: Vec<String> = command.iter().map(|a| systemd_quote(a)).collect();
+    format!(
+        "[Unit]\nDescription=evolve-hud sidecar for OpenCode\n\n[Service]\nExecStart={}\nRestart=on-failure\n\n[Install]\nWantedBy=default.target\n",
+        exec.join(" ")
+    )
+}
+
+fn enable() -> &'static str {
+    if cfg!(target_os = "macos") {
+        "Start it now and at each login: launchctl load -w ~/Library/LaunchAgents/dev.evolve-hud.serve.plist\n"
+    } else {
+        "Start it now and at each login: systemctl --user daemon-reload && systemctl --user enable --now evolve-hud\n"
+    }
+}
+
+fn disable() -> &'static str {
+    if cfg!(target_os = "macos") {
+        "If it was loaded: launchctl unload ~/Library/LaunchAgents/dev.evolve-hud.serve.plist\n"
+    } else {
+        "If it was enabled: systemctl --user disable --now evolve-hud && systemctl --user daemon-reload\n"
+    }
+}
+
+/// A word of `ExecStart=`, quoted where systemd would split it.
+fn systemd_quote(word: &str) -> String {
+    if word
+        .chars()
+        .any(|c| c.is_whitespace() || c == '"' || c == '\\' || c == '%')
+    {
+        format!(
+            "\"{}\"",
+            word.replace('\\', "\\\\").replace('"', "\\\"").replace('%', "%%")
+        )
+    } else {
+        word.to_owned()
+    }
+}
+
+fn xml(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_unit_runs_serve_with_its_words_quoted() {
+        let unit = text(&[
+            "/opt/my tools/evolve-hud".into(),
+            "serve".into(),
+            "--port".into(),
+            "8377".into(),
+        ]);
+        if !cfg!(target_os = "macos") {
+            assert!(
+                unit.contains("ExecStart=\"/opt/my tools/evolve-hud\" serve --port 8377\n"),
+                "{unit}"
+            );
+            assert!(unit.contains("WantedBy=default.target"));
+        }
+    }
+}

@@ -570,8 +570,8 @@ class Breaker {
   private failures = 0;
   private openedAt = 0;
   private retryMs = 0;
-  /** Called when the HUD goes off (with why) and when it is back. */
-  onChange?: (on: boolean, why: string) => void;
+  /** Called when the HUD goes off (with the failure) and when it is back. */
+  onChange?: (on: boolean, error?: SidecarError) => void;
 
   constructor(
     private config: Pick<Config, "failureThreshold" | "cooldownMs">,
@@ -592,7 +592,7 @@ class Breaker {
   success(): void {
     if (this.state !== "closed") {
       this.log("info", "evolve-hud: sidecar reachable again; HUD back on");
-      this.onChange?.(true, "");
+      this.onChange?.(true);
     }
     this.state = "closed";
     this.failures = 0;
@@ -610,7 +610,7 @@ class Breaker {
         "warn",
         `evolve-hud: sidecar failing (${error.message}); HUD off, trying again every ${Math.round(this.retryMs / 1000)} s until it answers`,
       );
-      this.onChange?.(false, error.message);
+      this.onChange?.(false, error);
     }
     this.state = "open";
     this.openedAt = this.now();
@@ -999,13 +999,15 @@ function createShim(options: Source = {}, deps: ShimDeps = {}, client?: PluginIn
   const launcher = new Launcher(config, log, (deps.env ?? process.env) as NodeJS.ProcessEnv, now);
   sidecar.onRefused = () => launcher.start();
   if (config.notify && client) {
-    sidecar.breaker.onChange = (on, why) => {
+    sidecar.breaker.onChange = (on, error) => {
       const local = launcher.port() !== undefined;
-      const message = on
-        ? "The sidecar answers again: the agent gets the HUD."
-        : `No HUD for the agent: ${why}. ${
-            config.autostart && local ? "Starting the sidecar (evolve-hud serve)…" : "Start it with `evolve-hud serve`."
-          }`;
+      const what =
+        error?.kind !== "refused"
+          ? "`evolve-hud doctor` tells more."
+          : config.autostart && local
+            ? "Starting the sidecar (evolve-hud serve)…"
+            : "Start it with `evolve-hud serve`.";
+      const message = on ? "The sidecar answers again: the agent gets the HUD." : `No HUD for the agent: ${error?.message}. ${what}`;
       toast(client, message, on ? "success" : "warning");
     };
   }

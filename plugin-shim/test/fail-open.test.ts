@@ -182,3 +182,26 @@ test("a slow compaction (model-bound) timeout leaves the circuit closed for the 
   await hooks["experimental.chat.messages.transform"]!({}, step2);
   assert.ok(isHud(step2.messages.at(-1)));
 });
+
+test("the user is told through OpenCode's UI, once, when the HUD goes off and why, and when it is back", async (t) => {
+  const sidecar = await FakeSidecar.start();
+  t.after(() => sidecar.stop());
+  sidecar.behaviour = { kind: "status", status: 503 };
+  const toasts: any[] = [];
+  const client = { tui: { showToast: async (o: any) => toasts.push(o.body) }, app: { log: async () => {} } } as any;
+  const hooks = createShim({ url: sidecar.url, timeoutMs: TIMEOUT, failureThreshold: 1, cooldownMs: 100 }, { env: {} }, client);
+  const transform = hooks["experimental.chat.messages.transform"]!;
+  const stepOnce = () => transform({}, { messages: clone(step.messages) as any[] });
+  await stepOnce();
+  await stepOnce();
+  assert.equal(toasts.length, 1, JSON.stringify(toasts));
+  assert.equal(toasts[0].variant, "warning");
+  assert.match(toasts[0].message, /^No HUD for the agent: \/v1\/hud\/sync answered 503.*evolve-hud doctor/);
+  sidecar.behaviour = { kind: "ok" };
+  await new Promise((r) => setTimeout(r, 150));
+  await stepOnce();
+  await stepOnce();
+  assert.equal(toasts.length, 2, JSON.stringify(toasts));
+  assert.equal(toasts[1].variant, "success");
+  assert.match(toasts[1].message, /answers again/);
+});

@@ -374,7 +374,10 @@ fn display_order(failures: &[Failure]) -> Vec<&Failure> {
     let mut first = Vec::new();
     let mut rest = Vec::new();
     for f in failures {
-        let kind = (f.name.split(':').next().unwrap_or_default(), kind_of(f.detail.as_deref()));
+        let kind = (
+            f.name.split(':').next().unwrap_or_default(),
+            kind_of(f.detail.as_deref()),
+        );
         if seen.insert(kind) {
             first.push(f);
         } else {
@@ -392,9 +395,12 @@ fn display_order(failures: &[Failure]) -> Vec<&Failure> {
 /// trailing `(no-undef)` or `[union-attr]`; the whole detail otherwise.
 fn kind_of(detail: Option<&str>) -> &str {
     let Some(d) = detail else { return "" };
-    let code = d
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
-        .find(|w| w.len() >= 4 && w.starts_with(|c: char| c.is_ascii_uppercase()) && w[1..].chars().any(|c| c.is_ascii_digit()) && w.chars().all(|c| c.is_ascii_alphanumeric()));
+    let code = d.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')).find(|w| {
+        w.len() >= 4
+            && w.starts_with(|c: char| c.is_ascii_uppercase())
+            && w[1..].chars().any(|c| c.is_ascii_digit())
+            && w.chars().all(|c| c.is_ascii_alphanumeric())
+    });
     let trailing = d
         .trim_end()
         .strip_suffix([')', ']'])

@@ -114,7 +114,13 @@ fn cache_lookup(f: &HubFile) -> Option<PathBuf> {
         .repo(repo(f))
         .get(f.file)
         .filter(|p| p.exists())
-        .or_else(|| own_cache().map(|dir| dir.join(f.file)).filter(|p| p.is_file()))
+        .or_else(|| {
+            // Only a file of the entry's size: another file of the same
+            // name is not the entry's, and is left alone.
+            let path = own_cache()?.join(f.file);
+            let size = std::fs::metadata(&path).ok().filter(|m| m.is_file())?.len();
+            (f.size == Some(size)).then_some(path)
+        })
 }
 
 /// evolve-hud's own model cache folder.

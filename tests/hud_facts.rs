@@ -763,3 +763,24 @@ fn a_failure_deep_inside_a_long_output_is_seen() {
     let kept = call.output.as_ref().unwrap();
     assert_eq!(kept.middle, vec![middle.to_owned()], "held to the sidecar's rule");
 }
+
+/// A context plugin's text in a user message (DCP's summary of a pruned
+/// stretch) is not the user's request: the goal stays what the user asked.
+#[test]
+fn a_context_plugins_summary_is_not_the_goal() {
+    let messages = vec![
+        json!({
+            "info": { "id": "u1", "role": "user", "time": { "created": 1.0 } },
+            "parts": [{ "type": "text", "text": "Fix the failing parser tests." }],
+        }),
+        json!({
+            "info": { "id": "u2", "role": "user", "time": { "created": 5.0 } },
+            "parts": [{ "type": "text", "text": "[Compressed conversation section] The agent ran pytest twice. <dcp-message-id>b1</dcp-message-id>" }],
+        }),
+    ];
+    let h = hud(&merged(&messages));
+    assert!(
+        h.contains("Goal (latest user request): Fix the failing parser tests."),
+        "{h}"
+    );
+}

@@ -131,6 +131,8 @@ impl Mock {
         command
             .args(args)
             .env("HF_HOME", self.home.path().join("hf"))
+            // evolve-hud's own cache too: never the user's.
+            .env("EVOLVE_HUD_CACHE", self.home.path().join("evolve-hud"))
             .env("HF_ENDPOINT", &self.url)
             .env("EVOLVE_HUD_REGISTRY", &self.registry)
             .env_remove("HF_HUB_OFFLINE");

@@ -227,6 +227,14 @@ pub struct SessionState {
     bytes: usize,
 }
 
+/// A user message's text that a context plugin wrote in place of what the
+/// user said: DCP's summary of a pruned stretch (`[Compressed conversation
+/// section] … <dcp-message-id>…`). Not the user's request.
+fn written_by_a_plugin(text: &str) -> bool {
+    let text = text.trim_start();
+    text.starts_with("[Compressed conversation section]") || text.contains("<dcp-message-id>")
+}
+
 impl SessionState {
     pub fn new(id: &str) -> Self {
         SessionState {
@@ -372,7 +380,9 @@ impl SessionState {
             .parts
             .iter()
             .filter_map(|p| match p {
-                Part::Text { text, synthetic, .. } if synthetic != &Some(true) && !text.trim().is_empty() => {
+                Part::Text { text, synthetic, .. }
+                    if synthetic != &Some(true) && !text.trim().is_empty() && !written_by_a_plugin(text) =>
+                {
                     Some(text.as_str())
                 }
                 _ => None,

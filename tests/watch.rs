@@ -5,12 +5,12 @@
 mod common;
 
 use common::hud::sync;
-use common::{binary, client, transform, Server};
+use common::{binary, client, free_port, transform, Server};
 use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// The model's questions are off where a test counts events, so that only
@@ -23,6 +23,48 @@ const SESSION: &str = "ses_dfe6277e3ffeQ2MFjzCtaurc8i";
 /// The capture's messages before main-model request `n`.
 fn step(n: usize) -> Value {
     json!({ "session_id": SESSION, "messages": transform("basic", n), "full": true })
+}
+
+/// A longer session, from its capture: the `python-rename-refactor` session
+/// up to its failed test run, whose HUD (9 tool calls, a long files line,
+/// an open problem) is longer than the HUD pane at 80×24.
+fn long_session() -> (String, Value) {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sessions/python-rename-refactor.json");
+    let capture: Value = serde_json::from_slice(&std::fs::read(&path).expect("fixture")).expect("fixture JSON");
+    let messages: Vec<Value> = capture["messages"].as_array().expect("messages")[..10].to_vec();
+    let id = messages[0]["info"]["sessionID"]
+        .as_str()
+        .expect("a session id")
+        .to_owned();
+    let body = json!({ "session_id": id, "messages": messages, "full": true });
+    (id, body)
+}
+
+/// Runs `evolve-hud` with `args`; see [`run_within`].
+fn evolve_hud(args: &[&str], limit: Duration) -> Output {
+    run_within(Command::new(binary()).args(args), limit)
+}
+
+/// Runs `command`, killed past `limit`: a command that hangs fails the test
+/// with its name instead of holding the run. (Its output is small enough
+/// for the pipes' buffers.)
+fn run_within(command: &mut Command, limit: Duration) -> Output {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("running evolve-hud");
+    let deadline = Instant::now() + limit;
+    while child.try_wait().expect("waiting for evolve-hud").is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{command:?} ran past {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("evolve-hud's output")
 }
 
 /// The events of one `GET /v1/events` stream, as (name, data).
@@ -130,10 +172,7 @@ async fn the_event_stream_sends_one_event_per_hud_change() {
 async fn status_json_has_a_stable_shape_and_fails_when_the_sidecar_is_down() {
     let server = Server::start(FACTS_ONLY);
     sync(&server, &step(6)).await;
-    let out = Command::new(binary())
-        .args(["status", "--json", "--url", &server.base])
-        .output()
-        .unwrap();
+    let out = evolve_hud(&["status", "--json", "--url", &server.base], Duration::from_secs(10));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let keys = |v: &Value| {
@@ -141,7 +180,11 @@ async fn status_json_has_a_stable_shape_and_fails_when_the_sidecar_is_down() {
         k.sort();
         k
     };
-    assert_eq!(keys(&v), ["activity", "health", "queue", "ready", "sessions"]);
+    assert_eq!(
+        keys(&v),
+        ["activity", "health", "queue", "reachable", "ready", "sessions", "url"]
+    );
+    assert_eq!((&v["reachable"], &v["url"]), (&json!(true), &json!(server.base)));
     assert_eq!(
         keys(&v["activity"]),
         ["completions", "generation_tps", "notes_rejected", "notes_shown"]
@@ -170,32 +213,98 @@ async fn status_json_has_a_stable_shape_and_fails_when_the_sidecar_is_down() {
     assert_eq!(session["failed_calls"], 2);
     assert!(session["goal"].as_str().is_some_and(|g| !g.is_empty()));
 
-    let text = Command::new(binary())
-        .args(["status", "--url", &server.base])
-        .output()
-        .unwrap();
+    let text = evolve_hud(&["status", "--url", &server.base], Duration::from_secs(10));
     let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("model ready: "), "{text}");
     assert!(
-        text.contains("ready") && text.contains(&format!("{SESSION}  5 calls (2 failed)")),
+        text.contains(&format!(
+            "{SESSION}  5 tool calls (2 failed) · 2 open problems · active "
+        )),
         "{text}"
     );
+    // The model was not asked (--hud-extract false): said so, not "none".
+    assert!(text.contains(" · no questions for the model · goal: "), "{text}");
+    assert!(text.contains("no model answers yet"), "{text}");
+    assert!(!text.contains("model none") && !text.contains("gen –"), "{text}");
 
     // Without a terminal, watch says what to use instead.
-    let piped = Command::new(binary())
-        .args(["watch", "--url", &server.base])
-        .output()
-        .unwrap();
+    let piped = evolve_hud(&["watch", "--url", &server.base], Duration::from_secs(10));
     assert_eq!(piped.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&piped.stderr).contains("needs a terminal"));
 
     let port = server.port();
     drop(server);
-    let down = Command::new(binary())
-        .args(["status", "--url", &format!("http://127.0.0.1:{port}")])
-        .output()
-        .unwrap();
+    let down = evolve_hud(
+        &["status", "--url", &format!("http://127.0.0.1:{port}")],
+        Duration::from_secs(10),
+    );
     assert_eq!(down.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&down.stderr).contains("unreachable"));
+    let stderr = String::from_utf8_lossy(&down.stderr);
+    assert!(stderr.contains("no sidecar answers at"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("`evolve-hud serve --port {port}`")),
+        "{stderr}"
+    );
+}
+
+/// Against a port where nothing listens: plain words and the command that
+/// starts a sidecar, as text and as JSON, exit 1 both ways.
+#[test]
+fn status_against_a_stopped_sidecar_says_how_to_start_one() {
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}");
+    let started = Instant::now();
+    let text = evolve_hud(&["status", "--url", &url], Duration::from_secs(10));
+    assert_eq!(text.status.code(), Some(1));
+    assert!(text.stdout.is_empty(), "nothing on stdout: {text:?}");
+    let stderr = String::from_utf8_lossy(&text.stderr);
+    assert_eq!(
+        stderr.lines().collect::<Vec<_>>(),
+        [
+            format!("error: no sidecar answers at {url} (connection refused)"),
+            format!(
+                "hint: start one with `evolve-hud serve --port {port}`; the OpenCode plugin starts one \
+                 itself unless its autostart is off"
+            ),
+        ],
+    );
+
+    let json = evolve_hud(&["status", "--json", "--url", &url], Duration::from_secs(10));
+    assert_eq!(json.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&json.stdout)
+        .unwrap_or_else(|e| panic!("JSON on stdout ({e}): {}", String::from_utf8_lossy(&json.stdout)));
+    let mut keys: Vec<&String> = v.as_object().expect("an object").keys().collect();
+    keys.sort();
+    assert_eq!(keys, ["error", "hint", "reachable", "url"]);
+    assert_eq!(v["url"], url);
+    assert_eq!(v["reachable"], false);
+    assert_eq!(v["error"], format!("no sidecar answers at {url} (connection refused)"));
+    assert!(
+        v["hint"]
+            .as_str()
+            .is_some_and(|h| h.contains(&format!("`evolve-hud serve --port {port}`"))),
+        "{v}"
+    );
+    // The default port needs no flag. Nothing is expected there, but a
+    // sidecar could be running on it: then only the hint's command is left
+    // unchecked.
+    let default = evolve_hud(
+        &["status", "--json", "--url", "http://127.0.0.1:8377"],
+        Duration::from_secs(10),
+    );
+    let v: Value = serde_json::from_slice(&default.stdout).expect("JSON on stdout");
+    if v["reachable"] == false {
+        assert!(
+            v["hint"]
+                .as_str()
+                .is_some_and(|h| h.starts_with("start one with `evolve-hud serve`;")),
+            "{v}"
+        );
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "a refused connection is told at once"
+    );
 }
 
 /// A tmux server of its own, with one shell window of a fixed size.
@@ -285,19 +394,20 @@ async fn watch_shows_live_huds_in_a_terminal_and_quits_cleanly() {
     });
 
     let (_, first) = sync(&server, &step(2)).await;
-    let title = format!("v{} ·", first["version"]);
+    let title = format!("version {} ·", first["version"]);
     let screen = tmux.wait_for("the session and its HUD", Duration::from_secs(5), |s| {
         s.contains(&SESSION[..12]) && s.contains(&title)
     });
     assert!(screen.contains("Goal (latest user request): do the task"), "{screen}");
-    assert!(screen.contains("● ready"), "{screen}");
+    assert!(screen.contains("● model ready: "), "{screen}");
+    assert!(screen.contains("· no questions for the model"), "{screen}");
 
     // The next step shows with no key pressed.
     let (_, next) = sync(&server, &step(6)).await;
-    let title = format!("v{} ·", next["version"]);
+    let title = format!("version {} ·", next["version"]);
     let started = Instant::now();
     let screen = tmux.wait_for("the next step", Duration::from_secs(2), |s| s.contains(&title));
-    assert!(screen.contains("5 calls (2 failed)"), "{screen}");
+    assert!(screen.contains("5 tool calls (2 failed) · 2 open problems"), "{screen}");
     eprintln!("screen updated {:?} after the sync", started.elapsed());
 
     // `c` shows the compaction text, `c` again the HUD.
@@ -309,10 +419,64 @@ async fn watch_shows_live_huds_in_a_terminal_and_quits_cleanly() {
     tmux.wait_for("the HUD again", Duration::from_secs(2), |s| s.contains(&title));
 
     tmux.send(&["q"]);
-    let screen = tmux.wait_for("the shell", Duration::from_secs(5), |s| s.contains("watch-exit="));
+    // `watch-exit=` followed by a digit: the echo, not the command line.
+    let exited = |s: &str| {
+        s.match_indices("watch-exit=")
+            .any(|(at, m)| s[at + m.len()..].starts_with(|c: char| c.is_ascii_digit()))
+    };
+    let screen = tmux.wait_for("the shell", Duration::from_secs(5), exited);
     assert!(screen.contains("watch-exit=0"), "{screen}");
     assert!(screen.contains("before-watch"), "the shell's screen is back:\n{screen}");
     assert!(!screen.contains("sessions ("), "the watch screen is gone:\n{screen}");
+}
+
+/// At 80×24 with two sessions, the HUD pane has 14 rows; the long session's
+/// HUD needs about 20. Its open problem stays in view, with a row saying
+/// what was hidden, and ⏎ shows the whole HUD.
+#[tokio::test(flavor = "multi_thread")]
+async fn watch_keeps_a_long_huds_open_problems_in_view_at_80_by_24() {
+    let server = Server::start(FACTS_ONLY);
+    let (_, basic) = sync(&server, &step(6)).await;
+    assert_eq!(basic["version"].as_u64().map(|v| v > 0), Some(true));
+    let (id, body) = long_session();
+    let (code, long) = sync(&server, &body).await;
+    assert_eq!(code, 200, "{long}");
+    let hud = long["hud"].as_str().expect("a HUD");
+    let problem = hud
+        .lines()
+        .skip_while(|l| *l != "Open problems:")
+        .nth(1)
+        .expect("an open problem listed");
+    assert!(hud.lines().count() > 14, "the HUD is longer than the pane:\n{hud}");
+
+    let tmux = Tmux::start(80, 24);
+    tmux.watch(&server.base);
+    tmux.wait_for("both sessions", Duration::from_secs(10), |s| s.contains("sessions (2)"));
+    // The long session, synced last, is listed first; else select it.
+    let title = format!("HUD {}…", &id[..15]);
+    if !tmux.screen().contains(&title) {
+        tmux.send(&["j"]);
+    }
+    let screen = tmux.wait_for("the long HUD", Duration::from_secs(5), |s| s.contains(&title));
+    assert!(screen.contains("Open problems:"), "{screen}");
+    let start: String = problem.chars().take(60).collect();
+    assert!(screen.contains(&start), "the problem itself ({problem}):\n{screen}");
+    assert!(
+        screen.contains("tool calls hidden to fit the pane · ⏎ shows all"),
+        "{screen}"
+    );
+    assert!(screen.contains("Goal (latest user request): Rename"), "{screen}");
+    assert!(screen.contains("· no questions for the model"), "{screen}");
+    assert!(!screen.contains("model none"), "{screen}");
+
+    // ⏎: the whole HUD from its top, and how much is below.
+    tmux.send(&["Enter"]);
+    let screen = tmux.wait_for("the whole HUD", Duration::from_secs(5), |s| s.contains("more rows"));
+    assert!(screen.contains("✓ write "), "{screen}");
+    assert!(!screen.contains("hidden"), "{screen}");
+    assert!(screen.contains("↑↓ scroll"), "{screen}");
+    tmux.send(&["q"]);
+    tmux.wait_for("the shell", Duration::from_secs(5), |s| s.contains("watch-exit=0"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -326,9 +490,13 @@ async fn watch_says_when_the_sidecar_is_down_and_recovers() {
 
     drop(server);
     let screen = tmux.wait_for("the sidecar down", Duration::from_secs(10), |s| {
-        s.contains("unreachable")
+        s.contains("no sidecar answers at")
     });
     assert!(screen.contains("retrying"), "{screen}");
+    assert!(
+        screen.contains(&format!("hint: start one with `evolve-hud serve --port {port}`")),
+        "{screen}"
+    );
     assert!(
         screen.contains(&SESSION[..12]),
         "the last known sessions stay:\n{screen}"
@@ -336,11 +504,11 @@ async fn watch_says_when_the_sidecar_is_down_and_recovers() {
 
     let server = Server::start_on(port, FACTS_ONLY);
     tmux.wait_for("the sidecar back", Duration::from_secs(10), |s| {
-        s.contains("● ready") && !s.contains("unreachable")
+        s.contains("● model ready") && !s.contains("no sidecar answers") && !s.contains("hint:")
     });
     // The restarted sidecar knows no session until the plugin syncs again.
     let (_, view) = sync(&server, &step(6)).await;
-    let title = format!("v{} ·", view["version"]);
+    let title = format!("version {} ·", view["version"]);
     tmux.wait_for("the session again", Duration::from_secs(5), |s| s.contains(&title));
     tmux.send(&["q"]);
     tmux.wait_for("the shell", Duration::from_secs(5), |s| s.contains("watch-exit=0"));
@@ -362,9 +530,13 @@ async fn watch_and_status_send_the_sidecars_token() {
         if let Some(token) = env {
             c.env("EVOLVE_HUD_AUTH_TOKEN", token);
         }
-        c.output().unwrap()
+        run_within(&mut c, Duration::from_secs(10))
     };
     let refused = status(None, &[]);
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("EVOLVE_HUD_AUTH_TOKEN"),
+        "{refused:?}"
+    );
     assert_eq!(refused.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("401"), "{refused:?}");
     assert!(status(Some("watch-token-42"), &[]).status.success());
@@ -393,7 +565,7 @@ async fn watch_and_status_send_the_sidecars_token() {
         "Enter",
     ]);
     tmux.wait_for("the sidecar with the token", Duration::from_secs(10), |s| {
-        s.contains("● ready") && s.contains("No sessions yet")
+        s.contains("● model ready") && s.contains("No sessions yet")
     });
     tmux.send(&["q"]);
 }
@@ -428,7 +600,7 @@ async fn sigterm_ends_the_sidecar_within_two_seconds_while_watch_is_connected() 
         .unwrap();
     // watch sees the sidecar gone and keeps running until asked to quit.
     tmux.wait_for("the sidecar down", Duration::from_secs(10), |s| {
-        s.contains("unreachable")
+        s.contains("no sidecar answers at")
     });
     tmux.send(&["q"]);
     tmux.wait_for("the shell", Duration::from_secs(5), |s| s.contains("watch-exit=0"));

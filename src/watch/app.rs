@@ -2,6 +2,7 @@
 //! terminal here, so it is tested as plain data.
 
 use super::feed::{Request, Update};
+use super::trouble::Trouble;
 use crate::hud::{HudView, SessionListing};
 use crate::server::events::StatusView;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -13,7 +14,7 @@ pub enum Connection {
     Connecting,
     Up,
     /// Why, and since when.
-    Down(String, Instant),
+    Down(Trouble, Instant),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,7 +43,7 @@ pub struct App {
     pub selected: Option<String>,
     pub focus: Pane,
     pub detail: Detail,
-    /// Lines scrolled in the detail pane.
+    /// Rows scrolled in the detail pane; drawing keeps it within the text.
     pub scroll: u16,
     pub quit: bool,
 }
@@ -149,7 +150,10 @@ impl App {
                 self.focus = match self.focus {
                     Pane::Sessions => Pane::Hud,
                     Pane::Hud => Pane::Sessions,
-                }
+                };
+                // The HUD pane starts at the top; back in the list, a long
+                // HUD shows its open problems again.
+                self.scroll = 0;
             }
             KeyCode::Up | KeyCode::Char('k') => self.step(-1),
             KeyCode::Down | KeyCode::Char('j') => self.step(1),
@@ -271,12 +275,16 @@ pub(crate) mod tests {
         let mut app = App::new("http://x".into());
         app.apply(Update::Connected);
         app.apply(hud("s1", "HUD"));
-        app.apply(Update::Down("refused".into()));
+        app.apply(Update::Down(Trouble::Lost("the sidecar ended the stream".into())));
         let Connection::Down(_, since) = app.connection.clone() else {
             panic!("down")
         };
-        app.apply(Update::Down("refused again".into()));
-        assert_eq!(app.connection, Connection::Down("refused again".into(), since));
+        let refused = Trouble::Unreachable {
+            url: "http://x".into(),
+            why: "connection refused".into(),
+        };
+        app.apply(Update::Down(refused.clone()));
+        assert_eq!(app.connection, Connection::Down(refused, since));
         assert_eq!(app.order(), ["s1"], "the last known sessions stay on screen while down");
         app.apply(Update::Connected);
         assert!(app.order().is_empty());

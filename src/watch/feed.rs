@@ -1,7 +1,8 @@
 //! The sidecar's event stream (`GET /v1/events`) as updates for the
-//! screen, reconnecting by itself, and the one request `watch` makes
-//! besides: a session's compaction text.
+//! screen, reconnecting by itself; the one request `watch` makes besides
+//! (a session's compaction text), and the one `status` makes.
 
+use super::trouble::Trouble;
 use crate::secret::Secret;
 use crate::server::events::{HudEvent, StatusView, STATUS_EVERY};
 use eventsource_stream::Eventsource;
@@ -16,7 +17,7 @@ pub enum Update {
     /// The stream is open; sessions follow afresh.
     Connected,
     /// The stream failed or ended; it is retried.
-    Down(String),
+    Down(Trouble),
     Status(Box<StatusView>),
     Hud(Box<HudEvent>),
     Removed(String),
@@ -37,6 +38,8 @@ const SILENCE: Duration = Duration::from_secs(3 * STATUS_EVERY.as_secs());
 const RETRY: Duration = Duration::from_secs(1);
 /// The compaction text may wait this long for the model's part.
 const COMPACTION_DEADLINE_MS: u64 = 3_000;
+/// `status` gives up after this long.
+const STATUS_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub struct Feed {
     url: String,
@@ -85,31 +88,52 @@ impl Feed {
         asker.abort();
     }
 
+    /// `GET /v1/status`, once.
+    pub async fn status(&self) -> Result<StatusView, Trouble> {
+        const PATH: &str = "/v1/status";
+        let response = self
+            .request(self.client.get(format!("{}{PATH}", self.url)))
+            .timeout(STATUS_TIMEOUT)
+            .send()
+            .await
+            .map_err(|e| Trouble::of_request(&self.url, &e))?;
+        let status = response.status();
+        let body = response.bytes().await.map_err(|e| Trouble::of_request(&self.url, &e))?;
+        if !status.is_success() {
+            return Err(Trouble::of_status(&self.url, PATH, status, &body));
+        }
+        serde_json::from_slice(&body).map_err(|e| Trouble::Answered {
+            url: self.url.clone(),
+            what: format!("answered {PATH} with something else than a status ({e}): is it an evolve-hud sidecar?"),
+        })
+    }
+
     /// One connection: returns why it ended.
-    async fn follow(&self, updates: &UnboundedSender<Update>) -> String {
+    async fn follow(&self, updates: &UnboundedSender<Update>) -> Trouble {
+        const PATH: &str = "/v1/events";
         let response = match self
-            .request(self.client.get(format!("{}/v1/events", self.url)))
+            .request(self.client.get(format!("{}{PATH}", self.url)))
             .send()
             .await
         {
             Ok(r) => r,
-            Err(e) => return unreachable_reason(&e),
+            Err(e) => return Trouble::of_request(&self.url, &e),
         };
-        match response.status().as_u16() {
-            200 => {}
-            401 => return "the sidecar refused the token (401): set EVOLVE_HUD_AUTH_TOKEN or --auth-token-file".into(),
-            404 => return "the sidecar has no event stream (404): is it an older evolve-hud?".into(),
-            status => return format!("the sidecar answered {status}"),
+        if response.status() != reqwest::StatusCode::OK {
+            let status = response.status();
+            let body = response.bytes().await.unwrap_or_default();
+            return Trouble::of_status(&self.url, PATH, status, &body);
         }
+        let closed = || Trouble::Lost("closed".into());
         if updates.send(Update::Connected).is_err() {
-            return "closed".into();
+            return closed();
         }
         let mut events = response.bytes_stream().eventsource();
         loop {
             let event = match tokio::time::timeout(SILENCE, events.next()).await {
-                Err(_) => return format!("no event for {} s", SILENCE.as_secs()),
-                Ok(None) => return "the sidecar closed the stream".into(),
-                Ok(Some(Err(e))) => return format!("the stream broke: {e}"),
+                Err(_) => return Trouble::Lost(format!("the sidecar sent nothing for {} s", SILENCE.as_secs())),
+                Ok(None) => return Trouble::Lost("the sidecar ended the stream".into()),
+                Ok(Some(Err(e))) => return Trouble::Lost(format!("the stream broke: {e}")),
                 Ok(Some(Ok(event))) => event,
             };
             let update = match event.event.as_str() {
@@ -120,7 +144,7 @@ impl Feed {
             };
             if let Some(update) = update {
                 if updates.send(update).is_err() {
-                    return "closed".into();
+                    return closed();
                 }
             }
         }
@@ -137,7 +161,7 @@ impl Feed {
             .timeout(Duration::from_millis(COMPACTION_DEADLINE_MS + 5_000))
             .send()
             .await
-            .map_err(|e| unreachable_reason(&e))?;
+            .map_err(|e| Trouble::of_request(&self.url, &e).to_string())?;
         let status = response.status();
         let value: serde_json::Value = response.json().await.map_err(|e| e.to_string())?;
         if !status.is_success() {
@@ -155,14 +179,4 @@ struct Removed {
 
 fn parse<T: serde::de::DeserializeOwned>(data: &str) -> Option<T> {
     serde_json::from_str(data).ok()
-}
-
-fn unreachable_reason(e: &reqwest::Error) -> String {
-    if e.is_connect() {
-        "unreachable (connection refused)".into()
-    } else if e.is_timeout() {
-        "unreachable (timed out)".into()
-    } else {
-        format!("unreachable ({e})")
-    }
 }

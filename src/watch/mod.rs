@@ -2,21 +2,27 @@
 //! view of every session's HUD as the agent gets it, and `evolve-hud
 //! status`, the same facts once, for scripts.
 //!
-//! - `feed`: the event stream (`GET /v1/events`), reconnecting by itself;
+//! - `feed`: the event stream (`GET /v1/events`), reconnecting by itself,
+//!   and `GET /v1/status` for `status`;
+//! - `trouble`: why the sidecar gave nothing, and what to do about it;
 //! - `app`: the screen's state, changed by updates and keys;
-//! - `ui`: drawing it; `text`: the words shared with `status`.
+//! - `ui`: drawing it, `fit`: text in a pane of fixed size;
+//! - `text`: the words shared with `status`.
 
 mod app;
 mod feed;
+mod fit;
 mod text;
+mod trouble;
 mod ui;
 
 use crate::cli::{SidecarArgs, StatusArgs, WatchArgs};
-use crate::client::Sidecar;
 use crate::server::events::StatusView;
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
+use serde::Serialize;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
+use trouble::Trouble;
 
 /// Redraw at least this often (the "ago" times move), and poll keys this often.
 const TICK: Duration = Duration::from_millis(250);
@@ -60,7 +66,7 @@ pub fn run(args: &WatchArgs) -> ExitCode {
         let mut dirty = true;
         while !app.quit {
             if dirty || drawn.elapsed() >= REDRAW {
-                terminal.draw(|f| ui::draw(f, &app))?;
+                terminal.draw(|f| ui::draw(f, &mut app))?;
                 drawn = Instant::now();
                 dirty = false;
             }
@@ -99,25 +105,75 @@ fn connect(args: &SidecarArgs) -> anyhow::Result<(String, feed::Feed)> {
 }
 
 /// `evolve-hud status [--json]`: 0 with the report, 1 when the sidecar
-/// cannot be reached or refuses.
+/// cannot be reached or refuses. With `--json` the answer is JSON either
+/// way ([`StatusJson`]); without, the reason and what to do go to stderr.
 pub fn status(args: &StatusArgs) -> ExitCode {
-    let report = || -> anyhow::Result<(String, StatusView)> {
-        let url = args.sidecar.url();
-        let sidecar = Sidecar::new(&url, args.sidecar.token()?, Duration::from_secs(5));
-        let value = sidecar.ok("/v1/status", None)?;
-        Ok((url, serde_json::from_value(value)?))
+    let url = args.sidecar.url();
+    let result = fetch_status(&args.sidecar, &url);
+    let code = if result.is_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     };
-    match report() {
-        Ok((_, status)) if args.json => {
-            println!("{}", serde_json::to_string_pretty(&status).unwrap_or_default());
-            ExitCode::SUCCESS
+    if args.json {
+        let report = match &result {
+            Ok(status) => StatusJson {
+                url: &url,
+                reachable: Some(true),
+                status: Some(status),
+                error: None,
+                hint: None,
+            },
+            Err(trouble) => StatusJson {
+                url: &url,
+                reachable: trouble.reachable(),
+                status: None,
+                error: Some(trouble.to_string()),
+                hint: trouble.hint(),
+            },
+        };
+        match serde_json::to_string_pretty(&report) {
+            Ok(json) => println!("{json}"),
+            Err(e) => return fail(&anyhow::Error::new(e).context("writing the status as JSON")),
         }
-        Ok((url, status)) => {
-            print!("{}", text::status_report(&url, &status));
-            ExitCode::SUCCESS
-        }
-        Err(e) => fail(&e),
+        return code;
     }
+    match result {
+        Ok(status) => print!("{}", text::status_report(&url, &status)),
+        Err(trouble) => {
+            eprintln!("error: {trouble}");
+            if let Some(hint) = trouble.hint() {
+                eprintln!("hint: {hint}");
+            }
+        }
+    }
+    code
+}
+
+/// `status --json`'s answer: the sidecar's `GET /v1/status` with `url` and
+/// `reachable: true`, or why there is none: `reachable` is false when
+/// nothing answered at `url`, null when nothing was tried (an unreadable
+/// token file), and `hint` says what to do where something can be said.
+#[derive(Serialize)]
+struct StatusJson<'a> {
+    url: &'a str,
+    reachable: Option<bool>,
+    #[serde(flatten)]
+    status: Option<&'a StatusView>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hint: Option<String>,
+}
+
+fn fetch_status(args: &SidecarArgs, url: &str) -> Result<StatusView, Trouble> {
+    let token = args.token().map_err(|e| Trouble::Setup(format!("{e:#}")))?;
+    let feed = feed::Feed::new(url.to_owned(), token).map_err(|e| Trouble::Setup(format!("{e:#}")))?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Trouble::Setup(format!("starting the async runtime: {e}")))?;
+    runtime.block_on(feed.status())
 }
 
 fn fail(err: &anyhow::Error) -> ExitCode {

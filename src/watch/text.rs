@@ -2,7 +2,7 @@
 //! recent work, and a session's row.
 
 use crate::activity::Activity;
-use crate::hud::SessionListing;
+use crate::hud::{ModelStatus, SessionListing};
 use crate::server::events::StatusView;
 use serde_json::Value;
 
@@ -16,55 +16,84 @@ pub fn ago(ms: u64) -> String {
     }
 }
 
-/// `ready · SmolLM2 (local, CPU) · queue 0`.
+/// `model ready: SmolLM2 (local, CPU)`, and how many questions wait when
+/// any do.
 pub fn health_line(status: &StatusView) -> String {
     let h = &status.health;
     let text = |k: &str| h.get(k).and_then(Value::as_str).unwrap_or_default();
     let state = match text("status") {
-        "failed" => format!("failed: {}", text("reason")),
-        "" => "unknown".to_owned(),
-        s => s.to_owned(),
+        "failed" => format!("model failed ({})", text("reason")),
+        "" => "model state unknown".to_owned(),
+        s => format!("model {s}"),
     };
     let mut engine = text("engine").to_owned();
     if !text("backend").is_empty() {
         engine = format!("{engine}, {}", text("backend"));
     }
-    format!("{state} · {} ({engine}) · queue {}", text("model"), status.queue)
-}
-
-/// `gen 54.2 tok/s`: over the latest completions.
-pub fn generation(a: &Activity) -> String {
-    match a.generation_tps {
-        Some(tps) => format!("gen {tps:.1} tok/s"),
-        None => "gen –".to_owned(),
+    let mut line = format!("{state}: {} ({engine})", text("model"));
+    match status.queue {
+        0 => {}
+        1 => line.push_str(" · 1 question waiting"),
+        n => line.push_str(&format!(" · {n} questions waiting")),
     }
+    line
 }
 
-/// `notes 2 shown, 3 rejected (last 5)`: the HUD's latest answers.
+/// `model writes 54.2 tok/s`, over the latest completions; nothing before
+/// the first.
+pub fn generation(a: &Activity) -> Option<String> {
+    a.generation_tps.map(|tps| format!("model writes {tps:.1} tok/s"))
+}
+
+/// `last 5 model answers: 2 shown, 3 refused`: what became of the HUD's
+/// latest questions (refused: nothing in it could be checked against the
+/// output).
 pub fn notes(a: &Activity) -> String {
     match a.notes_shown + a.notes_rejected {
-        0 => "notes: none asked yet".to_owned(),
+        0 => "no model answers yet".to_owned(),
+        1 if a.notes_shown == 1 => "last model answer: shown".to_owned(),
+        1 => "last model answer: refused".to_owned(),
         answers => format!(
-            "notes {} shown, {} rejected (last {answers})",
+            "last {answers} model answers: {} shown, {} refused",
             a.notes_shown, a.notes_rejected
         ),
     }
 }
 
-/// `12 calls (2 failed) · 1 open`.
+/// The model's part of a session's HUD, in words: `none` is not "no model
+/// loaded" but "nothing was asked".
+pub fn model_words(status: &ModelStatus) -> String {
+    match status {
+        ModelStatus::None => "no questions for the model".to_owned(),
+        ModelStatus::Pending => "model reading output…".to_owned(),
+        ModelStatus::Ready => "model findings shown".to_owned(),
+        ModelStatus::Rejected(why) => format!("model answer refused: {why}"),
+    }
+}
+
+/// `12 tool calls (2 failed) · 1 open problem`.
 pub fn calls(s: &SessionListing) -> String {
+    let calls = match s.tool_calls {
+        1 => "1 tool call".to_owned(),
+        n => format!("{n} tool calls"),
+    };
     let failed = if s.failed_calls > 0 {
         format!(" ({} failed)", s.failed_calls)
     } else {
         String::new()
     };
-    format!("{} calls{failed} · {} open", s.tool_calls, s.open_problems)
+    let open = match s.open_problems {
+        0 => "no open problems".to_owned(),
+        1 => "1 open problem".to_owned(),
+        n => format!("{n} open problems"),
+    };
+    format!("{calls}{failed} · {open}")
 }
 
-/// `idle 4m` when the agent went idle, else `active 3s ago`.
+/// `agent idle 4m` when the agent went idle, else `active 3s ago`.
 pub fn activity_of(s: &SessionListing) -> String {
     match s.agent_idle_ms {
-        Some(ms) => format!("idle {}", ago(ms)),
+        Some(ms) => format!("agent idle {}", ago(ms)),
         None => format!("active {} ago", ago(s.idle_ms)),
     }
 }
@@ -72,23 +101,22 @@ pub fn activity_of(s: &SessionListing) -> String {
 /// `evolve-hud status`'s text: the health, the model's recent work, and one
 /// line per session.
 pub fn status_report(url: &str, status: &StatusView) -> String {
-    let mut out = format!(
-        "evolve-hud at {url}: {}\n{} · {}\n",
-        health_line(status),
-        generation(&status.activity),
-        notes(&status.activity)
-    );
+    let mut work = notes(&status.activity);
+    if let Some(speed) = generation(&status.activity) {
+        work = format!("{speed} · {work}");
+    }
+    let mut out = format!("evolve-hud at {url}: {}\n{work}\n", health_line(status));
     if status.sessions.is_empty() {
         out.push_str("no sessions\n");
     }
     for s in &status.sessions {
         out.push_str(&format!(
-            "{}  {}  {}  model {}  {}\n",
+            "{}  {} · {} · {} · goal: {}\n",
             s.session_id,
             calls(s),
             activity_of(s),
-            s.model_status,
-            s.goal.as_deref().unwrap_or("(no goal yet)")
+            model_words(&s.model_status),
+            s.goal.as_deref().unwrap_or("(none yet)")
         ));
     }
     out
@@ -109,14 +137,24 @@ mod tests {
     #[test]
     fn activity_counts_answers() {
         let mut a = Activity::default();
-        assert_eq!(
-            (generation(&a), notes(&a)),
-            ("gen –".into(), "notes: none asked yet".into())
-        );
+        assert_eq!((generation(&a), notes(&a)), (None, "no model answers yet".into()));
         a.generation_tps = Some(54.25);
+        a.notes_rejected = 1;
+        assert_eq!(notes(&a), "last model answer: refused");
         a.notes_shown = 2;
         a.notes_rejected = 3;
-        assert_eq!(generation(&a), "gen 54.2 tok/s");
-        assert_eq!(notes(&a), "notes 2 shown, 3 rejected (last 5)");
+        assert_eq!(generation(&a).as_deref(), Some("model writes 54.2 tok/s"));
+        assert_eq!(notes(&a), "last 5 model answers: 2 shown, 3 refused");
+    }
+
+    #[test]
+    fn model_states_are_said_in_words() {
+        assert_eq!(model_words(&ModelStatus::None), "no questions for the model");
+        assert_eq!(model_words(&ModelStatus::Pending), "model reading output…");
+        assert_eq!(model_words(&ModelStatus::Ready), "model findings shown");
+        assert_eq!(
+            model_words(&ModelStatus::Rejected("the line is not in the output".into())),
+            "model answer refused: the line is not in the output"
+        );
     }
 }

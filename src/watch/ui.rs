@@ -3,20 +3,24 @@
 //! terminals, stacked below 100 columns.
 
 use super::app::{App, Connection, Detail, Pane};
-use super::text;
-use crate::hud::ModelStatus;
+use super::{fit, text};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style, Stylize};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, List, ListItem, ListState, Paragraph, Wrap};
+use ratatui::widgets::{Block, List, ListItem, ListState, Paragraph};
 use ratatui::Frame;
 
 /// Where the model's verified part starts in a HUD line (see
 /// `hud::render`'s findings line).
 const MODEL_MARK: &str = "local model found in the output";
 
-pub fn draw(frame: &mut Frame, app: &App) {
-    let [body, status] = Layout::vertical([Constraint::Min(3), Constraint::Length(2)]).areas(frame.area());
+pub fn draw(frame: &mut Frame, app: &mut App) {
+    let area = frame.area();
+    let status = status_rows(app, area.width as usize);
+    // The status line grows to say why the sidecar is down and what to do,
+    // but never takes more than a third of the screen.
+    let status_height = (status.len() as u16).clamp(1, (area.height / 3).max(1));
+    let [body, status_area] = Layout::vertical([Constraint::Min(3), Constraint::Length(status_height)]).areas(area);
     let wide = body.width >= 100;
     let [list, detail] = if wide {
         Layout::horizontal([Constraint::Percentage(38), Constraint::Percentage(62)]).areas(body)
@@ -26,7 +30,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
     };
     sessions(frame, app, list);
     details(frame, app, detail);
-    status_line(frame, app, status);
+    frame.render_widget(Paragraph::new(status), status_area);
 }
 
 fn pane_block(title: String, focused: bool) -> Block<'static> {
@@ -74,36 +78,43 @@ fn sessions(frame: &mut Frame, app: &App, area: Rect) {
     frame.render_stateful_widget(list, area, &mut state);
 }
 
-fn details(frame: &mut Frame, app: &App, area: Rect) {
+fn details(frame: &mut Frame, app: &mut App, area: Rect) {
     let focused = app.focus == Pane::Hud;
+    let width = area.width.saturating_sub(2) as usize;
+    let height = area.height.saturating_sub(2) as usize;
     let Some(id) = app.current() else {
-        let text = match app.connection {
-            Connection::Up => "No sessions yet. They appear when the OpenCode plugin syncs one.",
-            _ => "Waiting for the sidecar…",
+        let lines = match &app.connection {
+            Connection::Up => vec![Line::from(
+                "No sessions yet. They appear when the OpenCode plugin syncs one.",
+            )],
+            Connection::Connecting => vec![Line::from(format!("Connecting to {}…", app.url))],
+            Connection::Down(trouble, _) => {
+                let mut lines = vec![Line::from(Span::styled(
+                    format!("{trouble}."),
+                    Style::new().fg(Color::Red),
+                ))];
+                if let Some(hint) = trouble.hint() {
+                    lines.extend([Line::default(), Line::from(format!("hint: {hint}"))]);
+                }
+                lines.extend([Line::default(), Line::from("watch tries again every second.")]);
+                lines
+            }
         };
-        frame.render_widget(
-            Paragraph::new(text)
-                .wrap(Wrap { trim: false })
-                .block(pane_block(" HUD ".into(), focused)),
-            area,
-        );
+        let rows = fit::scrolled(&lines, width, height, 0).rows;
+        frame.render_widget(Paragraph::new(rows).block(pane_block(" HUD ".into(), focused)), area);
         return;
     };
-    let (title, lines) = match &app.detail {
+    let (title, lines, hud) = match &app.detail {
         Detail::Hud => {
             let Some(view) = app.huds.get(&id) else { return };
-            let model = match &view.model_status {
-                ModelStatus::Rejected(_) => "rejected".to_owned(),
-                other => other.to_string(),
-            };
             let title = format!(
-                " HUD {} · v{} · {} tokens · model {} ",
-                clip(&id, 24),
+                " HUD {} · version {} · {} tokens · {} ",
+                clip(&id, 16),
                 view.version,
                 view.tokens,
-                model
+                text::model_words(&view.model_status)
             );
-            (title, hud_lines(&view.hud))
+            (title, hud_lines(&view.hud), true)
         }
         Detail::Compaction(text) => {
             let lines = match text {
@@ -111,19 +122,32 @@ fn details(frame: &mut Frame, app: &App, area: Rect) {
                 Some(Ok(text)) => text.lines().map(|l| Line::from(l.to_owned())).collect(),
                 Some(Err(why)) => vec![Line::from(Span::styled(why.clone(), Style::new().fg(Color::Red)))],
             };
-            (
-                format!(" compaction text {} (c: back to the HUD) ", clip(&id, 24)),
-                lines,
-            )
+            let title = format!(" compaction text {} (c: back to the HUD) ", clip(&id, 16));
+            (title, lines, false)
         }
     };
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .scroll((app.scroll, 0))
-            .block(pane_block(title, focused)),
-        area,
-    );
+    // Unscrolled and not being read in its pane, a HUD shows its open
+    // problems whatever its length; otherwise the whole text scrolls.
+    let (rows, footer) = if hud && !focused && app.scroll == 0 {
+        (fit::fit_hud(&lines, width, height), None)
+    } else {
+        let shown = fit::scrolled(&lines, width, height, app.scroll as usize);
+        app.scroll = app.scroll.min(u16::try_from(shown.max_scroll).unwrap_or(u16::MAX));
+        let mut out_of_sight = Vec::new();
+        if shown.above > 0 {
+            out_of_sight.push(format!("↑ {} more rows", shown.above));
+        }
+        if shown.below > 0 {
+            out_of_sight.push(format!("↓ {} more rows", shown.below));
+        }
+        let footer = (!out_of_sight.is_empty()).then(|| format!(" {} ", out_of_sight.join(" · ")));
+        (shown.rows, footer)
+    };
+    let mut block = pane_block(clip(&title, width), focused);
+    if let Some(footer) = footer {
+        block = block.title_bottom(Line::from(footer).right_aligned());
+    }
+    frame.render_widget(Paragraph::new(rows).block(block), area);
 }
 
 /// The HUD as the agent gets it, with the model's verified part marked.
@@ -143,33 +167,48 @@ fn hud_lines(hud: &str) -> Vec<Line<'static>> {
         .collect()
 }
 
-fn status_line(frame: &mut Frame, app: &App, area: Rect) {
+/// The status line's rows at `width`: the sidecar's state (or why it is
+/// not there, and what to do), the model's recent work, and the keys.
+fn status_rows(app: &App, width: usize) -> Vec<Line<'static>> {
     let dim = Style::new().fg(Color::DarkGray);
-    let keys = Span::styled("↑↓ select · ⏎ pane · c compaction · q quit", dim);
+    let keys = match app.focus {
+        Pane::Sessions => "↑↓ select · ⏎ HUD pane · c compaction text · q quit",
+        Pane::Hud => "↑↓ scroll · ⏎ session list · c compaction text · q quit",
+    };
+    let keys = Span::styled(keys, dim);
     let lines = match (&app.connection, &app.status) {
-        (Connection::Down(why, since), _) => vec![
-            Line::from(Span::styled(
-                format!(
-                    "✗ sidecar {why} at {} for {} · retrying",
-                    app.url,
-                    text::ago(since.elapsed().as_millis() as u64)
-                ),
+        (Connection::Down(trouble, since), _) => {
+            let mut lines = vec![Line::from(Span::styled(
+                format!("✗ {trouble}"),
                 Style::new().fg(Color::White).bg(Color::Red),
-            )),
-            Line::from(keys),
-        ],
+            ))];
+            if let Some(hint) = trouble.hint() {
+                lines.push(Line::from(format!("hint: {hint}")));
+            }
+            lines.push(Line::from(vec![
+                Span::raw(format!(
+                    "retrying, down {}",
+                    text::ago(since.elapsed().as_millis() as u64)
+                )),
+                Span::styled(" · ", dim),
+                keys,
+            ]));
+            lines
+        }
         (Connection::Connecting, _) | (Connection::Up, None) => {
             vec![Line::from(format!("connecting to {}…", app.url)), Line::from(keys)]
         }
         (Connection::Up, Some(status)) => {
             let color = if status.ready { Color::Green } else { Color::Yellow };
+            let mut health = vec![
+                Span::styled("● ", Style::new().fg(color)),
+                Span::raw(text::health_line(status)),
+            ];
+            if let Some(speed) = text::generation(&status.activity) {
+                health.extend([Span::styled(" · ", dim), Span::raw(speed)]);
+            }
             vec![
-                Line::from(vec![
-                    Span::styled("● ", Style::new().fg(color)),
-                    Span::raw(text::health_line(status)),
-                    Span::styled(" · ", dim),
-                    Span::raw(text::generation(&status.activity)),
-                ]),
+                Line::from(health),
                 Line::from(vec![
                     Span::raw(text::notes(&status.activity)),
                     Span::styled(" · ", dim),
@@ -178,7 +217,7 @@ fn status_line(frame: &mut Frame, app: &App, area: Rect) {
             ]
         }
     };
-    frame.render_widget(Paragraph::new(lines), area);
+    lines.iter().flat_map(|l| fit::wrap(l, width)).collect()
 }
 
 fn clip(text: &str, max: usize) -> String {
@@ -216,7 +255,7 @@ mod tests {
     use ratatui::backend::TestBackend;
     use ratatui::Terminal;
 
-    fn screen(app: &App, width: u16, height: u16) -> String {
+    fn screen(app: &mut App, width: u16, height: u16) -> String {
         let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("terminal");
         terminal.draw(|f| draw(f, app)).expect("draw");
         let buffer = terminal.backend().buffer().clone();
@@ -230,6 +269,13 @@ mod tests {
             .join("\n")
     }
 
+    fn down() -> Update {
+        Update::Down(crate::watch::trouble::Trouble::Unreachable {
+            url: "http://127.0.0.1:8377".into(),
+            why: "connection refused".into(),
+        })
+    }
+
     #[test]
     fn an_80_by_24_screen_shows_the_session_and_its_hud() {
         let mut app = App::new("http://127.0.0.1:8377".into());
@@ -238,14 +284,126 @@ mod tests {
             "ses_1",
             "[evolve-hud] facts\nOpen problems: bash `make` exited 2; local model found in the output, each line checked there: calc.c: \"error\"",
         ));
-        let text = screen(&app, 80, 24);
-        assert!(text.contains("ses_1  3 calls (1 failed) · 1 open"), "{text}");
+        let text = screen(&mut app, 80, 24);
+        assert!(
+            text.contains("ses_1  3 tool calls (1 failed) · 1 open problem"),
+            "{text}"
+        );
         assert!(text.contains("active 0s ago · Fix the build"), "{text}");
-        assert!(text.contains("HUD ses_1 · v1 · 3 tokens · model ready"), "{text}");
+        assert!(
+            text.contains("HUD ses_1 · version 1 · 3 tokens · model findings shown"),
+            "{text}"
+        );
         assert!(text.contains("Open problems: bash `make` exited 2"), "{text}");
         assert!(text.contains("q quit"), "{text}");
-        app.apply(Update::Down("unreachable (connection refused)".into()));
-        let text = screen(&app, 80, 24);
-        assert!(text.contains("✗ sidecar unreachable (connection refused)"), "{text}");
+        app.apply(down());
+        let text = screen(&mut app, 80, 24);
+        assert!(
+            text.contains("✗ no sidecar answers at http://127.0.0.1:8377 (connection refused)"),
+            "{text}"
+        );
+        assert!(text.contains("hint: start one with `evolve-hud serve`"), "{text}");
+        assert!(text.contains("q quit"), "the keys stay:\n{text}");
+    }
+
+    #[test]
+    fn with_no_session_while_down_the_pane_says_how_to_start_the_sidecar() {
+        let mut app = App::new("http://127.0.0.1:9000".into());
+        app.apply(Update::Down(crate::watch::trouble::Trouble::Unreachable {
+            url: "http://127.0.0.1:9000".into(),
+            why: "connection refused".into(),
+        }));
+        let text = screen(&mut app, 80, 24);
+        assert!(text.contains("`evolve-hud serve --port 9000`"), "{text}");
+        assert!(text.contains("watch tries again every second"), "{text}");
+    }
+
+    /// A HUD of `calls` tool calls and two open problems, each call line
+    /// long enough to wrap at 80 columns.
+    fn long_hud(calls: usize) -> String {
+        let mut hud = vec![
+            "<evolve-hud session=\"ses_1\">".to_owned(),
+            "Goal (latest user request): Rename get_user_name to user_display_name everywhere.".to_owned(),
+            format!("Tool calls ({calls}):"),
+        ];
+        hud.extend((1..=calls).map(|i| format!("  ✓ write module_{i}.py")));
+        hud.push(
+            "  ✗ bash `python3 -m unittest` → exit 1: unittest 1 of 1 failed: test_headers (ImportError: Failed to import test module: test_headers)"
+                .into(),
+        );
+        hud.push("Files: users.py (write 1); accounts.py (write 1); billing.py (write 1)".into());
+        hud.push("Open problems:".into());
+        hud.push(
+            "  - bash `python3 -m unittest` exited 1 (unittest 1 of 1 failed: test_headers); no pass since".into(),
+        );
+        hud.push("  - bash `make` exited 2; no pass since".into());
+        hud.push("Todos: 1/3 done; in progress: run the tests".into());
+        hud.push("</evolve-hud>".into());
+        hud.join("\n")
+    }
+
+    #[test]
+    fn a_hud_longer_than_the_pane_keeps_its_open_problems_in_view() {
+        let mut app = App::new("http://127.0.0.1:8377".into());
+        app.apply(Update::Connected);
+        app.apply(crate::watch::app::tests::hud("ses_2", "short"));
+        app.apply(crate::watch::app::tests::hud("ses_1", &long_hud(12)));
+        let text = screen(&mut app, 80, 24);
+        assert!(text.contains("Goal (latest user request): Rename"), "{text}");
+        assert!(
+            text.contains("tool calls hidden to fit the pane · ⏎ shows all"),
+            "{text}"
+        );
+        assert!(text.contains("Open problems:"), "{text}");
+        assert!(text.contains("  - bash `make` exited 2; no pass since"), "{text}");
+        assert!(text.contains("Todos: 1/3 done"), "{text}");
+        assert!(
+            text.contains("✗ bash `python3 -m unittest` → exit 1"),
+            "the latest call stays:\n{text}"
+        );
+
+        // ⏎: the whole HUD, from its top, scrolling, with what is out of sight.
+        app.key(ratatui::crossterm::event::KeyEvent::from(
+            ratatui::crossterm::event::KeyCode::Enter,
+        ));
+        let text = screen(&mut app, 80, 24);
+        assert!(text.contains("✓ write module_1.py"), "{text}");
+        assert!(text.contains("more rows"), "{text}");
+        assert!(!text.contains("hidden"), "{text}");
+        for _ in 0..100 {
+            app.key(ratatui::crossterm::event::KeyEvent::from(
+                ratatui::crossterm::event::KeyCode::Down,
+            ));
+        }
+        let text = screen(&mut app, 80, 24);
+        assert!(text.contains("</evolve-hud>") && text.contains("↑"), "{text}");
+        let at_end = app.scroll;
+        assert!(at_end < 30, "scrolling stops at the end: {at_end}");
+        app.key(ratatui::crossterm::event::KeyEvent::from(
+            ratatui::crossterm::event::KeyCode::Up,
+        ));
+        assert_eq!(app.scroll, at_end - 1, "one key back moves at once");
+    }
+
+    #[test]
+    fn model_states_read_as_words_in_the_pane_title() {
+        let mut app = App::new("http://127.0.0.1:8377".into());
+        app.apply(Update::Connected);
+        app.apply(crate::watch::app::tests::hud("ses_1", "HUD"));
+        let Some(view) = app.huds.get_mut("ses_1") else {
+            panic!("hud")
+        };
+        view.model_status = crate::hud::ModelStatus::None;
+        let text = screen(&mut app, 80, 24);
+        assert!(text.contains("· no questions for the model "), "{text}");
+        assert!(!text.contains("model none"), "{text}");
+        let Some(view) = app.huds.get_mut("ses_1") else {
+            panic!("hud")
+        };
+        view.model_status =
+            crate::hud::ModelStatus::Rejected("the line \"x\" is not in the output at all, or anywhere".into());
+        let text = screen(&mut app, 80, 24);
+        assert!(text.contains("model answer refused: the line"), "{text}");
+        assert!(text.contains("…┐"), "a long title is cut to the pane:\n{text}");
     }
 }

@@ -6,17 +6,37 @@
 #       here: builds evolve-hud with the `dynamic-backends` feature (llama.cpp's
 #       back-ends as modules next to the binary) for x86-64-v3, and writes
 #         DIR/ours.tar.xz       the binary and its libraries
+#         DIR/eval.tar.xz       the HUD quality evaluation (benches/hud_quality.rs
+#                               and tests/hud_quality.rs), built the same way
 #         DIR/ggml-src.tar.xz   the llama.cpp that llama-cpp-sys-2 builds, for its
 #                               CUDA back-end (the same ggml as the binary's)
 #         DIR/peer-src.tar.xz   the llama.cpp of the llama-cpp-python sdist, for
 #                               llama-bench (scripts/llama-cpp.sh's peer)
+#   scripts/gpu-bench.sh parts DIR MIB FILE...
+#       here: cuts DIR's packs and the FILEs (the models) into folders
+#       DIR/part-01, DIR/part-02... of at most MIB MiB each, the packs whole
+#       in the first, for a device tool that carries little per call (64 MiB
+#       in all, the working tree included: MIB=60)
+#   scripts/gpu-bench.sh take PART STORE
+#       there, once per part: moves the part's pieces into STORE and joins
+#       each file whose pieces are all there (checked against its SHA-256)
 #   scripts/gpu-bench.sh build DIR WORK
 #       there: builds WORK/ggml/build/bin/libggml-cuda.so and
 #       WORK/peer/bin/llama-bench for the GPU at hand (CUDA_ARCH, default native)
 #   scripts/gpu-bench.sh ours DIR WORK
-#       there: unpacks ours into WORK/ours, with the CUDA module beside it. Then:
-#   OURS=WORK/ours/evolve-hud THEIRS=WORK/peer/bin/llama-bench VARIANTS=cuda \
+#       there: unpacks ours into WORK/ours, with the CUDA module beside it
+#       and WORK/ours/run, which runs evolve-hud with the libraries beside it,
+#       and the evaluation into WORK/eval. Then:
+#   OURS=WORK/ours/run THEIRS=WORK/peer/bin/llama-bench VARIANTS=cuda \
 #     GPU_LAYERS=99 FLASH_ATTN="off on" THREADS=8 scripts/bench-compare.sh MODEL...
+#   scripts/gpu-bench.sh eval WORK SMOLLM2 QWEN [WORD...]
+#       there: the HUD quality evaluation (cargo bench --bench hud_quality)
+#       against WORK/ours/run on the GPU, then its gate (tests/hud_quality.rs)
+#   scripts/gpu-bench.sh wait WORK MODEL [WAIT_MS [SESSION.json...]]
+#       there: replays tests/fixtures/sessions/ (or the SESSIONs) into WORK/ours/run on
+#       MODEL with every sync asking `wait_ms` (default 300): how often the
+#       sync's answer already holds the finding of the question it raised,
+#       and the time from the sync to the finding
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,9 +65,93 @@ pack)
   stage="$(mktemp -d)"
   trap 'rm -rf "$stage"' EXIT
   cp "$target/release/evolve-hud" "$stage/"
+  strip "$stage/evolve-hud"
   cp -P "$out"/lib*/lib*.so* "$out"/backends/*.so "$stage/" 2>/dev/null || true
   tar cJf "$dir/ours.tar.xz" -C "$stage" .
+  # The HUD quality evaluation, built the same way; it finds the session
+  # fixtures under the directory it was built in (kept in manifest-dir).
+  # (`cargo bench` builds in the release profile without being told.)
+  for kind in bench test; do
+    release=(--release)
+    [ "$kind" = test ] || release=()
+    RUSTFLAGS="-C target-cpu=x86-64-v3" CARGO_TARGET_DIR="$target" \
+      cargo "$kind" "${release[@]}" --locked --features dynamic-backends \
+      --no-run --"$kind" hud_quality --message-format json >"$stage/$kind.json"
+  done
+  eval_stage="$(mktemp -d)"
+  trap 'rm -rf "$stage" "$eval_stage"' EXIT
+  python3 - "$stage" "$eval_stage" <<'PY'
+import json, shutil, sys
+stage, out = sys.argv[1], sys.argv[2]
+for kind in ("bench", "test"):
+    for line in open(f"{stage}/{kind}.json"):
+        m = json.loads(line)
+        if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "hud_quality" and m.get("executable"):
+            shutil.copy(m["executable"], f"{out}/hud_quality-{kind}")
+PY
+  strip "$eval_stage"/hud_quality-*
+  pwd >"$eval_stage/manifest-dir"
+  tar cJf "$dir/eval.tar.xz" -C "$eval_stage" .
   ls -l "$dir"
+  ;;
+parts)
+  dir="$(realpath "${2:?usage: gpu-bench.sh parts DIR MIB FILE...}")"
+  mib="${3:?usage: gpu-bench.sh parts DIR MIB FILE...}"
+  shift 3
+  python3 - "$dir" "$mib" "$dir"/ggml-src.tar.xz "$dir"/peer-src.tar.xz "$dir"/ours.tar.xz "$dir"/eval.tar.xz "$@" <<'PY'
+import hashlib, os, shutil, sys
+dir, cap, files = sys.argv[1], int(sys.argv[2]) << 20, sys.argv[3:]
+for old in os.listdir(dir):
+    if old.startswith("part-"):
+        shutil.rmtree(os.path.join(dir, old))
+manifest = []
+part, room = 0, 0
+def new_part():
+    global part, room
+    part += 1
+    os.makedirs(os.path.join(dir, f"part-{part:02}"))
+    room = cap
+for path in files:
+    name, size = os.path.basename(path), os.path.getsize(path)
+    # The packs stay whole where they fit, so that the build can start at
+    # once; the models are cut anywhere.
+    if part == 0 or room == 0 or (not name.endswith(".gguf") and room < size <= cap):
+        new_part()
+    digest, pieces, left = hashlib.sha256(), 0, size
+    with open(path, "rb") as f:
+        while left:
+            if room == 0:
+                new_part()
+            chunk = f.read(min(room, left))
+            digest.update(chunk)
+            with open(os.path.join(dir, f"part-{part:02}", f"{name}.{pieces:03}"), "wb") as out:
+                out.write(chunk)
+            pieces, room, left = pieces + 1, room - len(chunk), left - len(chunk)
+    manifest.append(f"{name} {pieces} {digest.hexdigest()}")
+with open(os.path.join(dir, "part-01", "MANIFEST"), "w") as f:
+    f.write("\n".join(manifest) + "\n")
+for p in sorted(os.listdir(dir)):
+    if p.startswith("part-"):
+        print(p, sum(os.path.getsize(os.path.join(dir, p, x)) for x in os.listdir(os.path.join(dir, p))) >> 20, "MiB:", " ".join(sorted(os.listdir(os.path.join(dir, p)))))
+PY
+  ;;
+take)
+  part="${2:?usage: gpu-bench.sh take PART STORE}"
+  store="$(realpath -m "${3:?usage: gpu-bench.sh take PART STORE}")"
+  mkdir -p "$store/pieces"
+  mv "$part"/* "$store/pieces/"
+  [ ! -e "$store/pieces/MANIFEST" ] || mv "$store/pieces/MANIFEST" "$store/"
+  [ -e "$store/MANIFEST" ] || exit 0
+  while read -r name pieces sum; do
+    [ ! -e "$store/$name" ] || continue
+    got=("$store/pieces/$name".???)
+    if [ ! -e "${got[0]}" ] || [ "${#got[@]}" != "$pieces" ]; then continue; fi
+    cat "${got[@]}" >"$store/$name.tmp"
+    [ "$(sha256sum "$store/$name.tmp" | cut -d' ' -f1)" = "$sum" ] || { echo "error: $name does not match its SHA-256" >&2; exit 1; }
+    mv "$store/$name.tmp" "$store/$name"
+    rm "$store/pieces/$name".???
+    echo "joined $name"
+  done <"$store/MANIFEST"
   ;;
 build)
   dir="$(realpath "${2:?usage: gpu-bench.sh build DIR WORK}")"
@@ -81,9 +185,146 @@ ours)
   mkdir -p "$work/ours"
   tar xJf "$dir/ours.tar.xz" -C "$work/ours"
   cp "$work/ggml/build/bin/libggml-cuda.so" "$work/ours/"
+  # The binary has no run path: its libraries are found through
+  # LD_LIBRARY_PATH, set for it alone (llama-bench has its own).
+  cat >"$work/ours/run" <<'SH'
+#!/bin/sh
+here="$(dirname "$(realpath "$0")")"
+LD_LIBRARY_PATH="$here${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "$here/evolve-hud" "$@"
+SH
+  chmod +x "$work/ours/run"
+  mkdir -p "$work/eval"
+  tar xJf "$dir/eval.tar.xz" -C "$work/eval"
+  ;;
+eval)
+  work="$(realpath "${2:?usage: gpu-bench.sh eval WORK SMOLLM2 QWEN [WORD...]}")"
+  smol="$(realpath "${3:?usage: gpu-bench.sh eval WORK SMOLLM2 QWEN [WORD...]}")"
+  qwen="$(realpath "${4:?usage: gpu-bench.sh eval WORK SMOLLM2 QWEN [WORD...]}")"
+  shift 4
+  # The rows served by evolve-hud (no llama-server here).
+  [ $# -gt 0 ] || set -- facts SmolLM2 Q4_K_M
+  # The evaluation reads the session fixtures under the directory it was
+  # built in: this checkout stands in for it.
+  built="$(cat "$work/eval/manifest-dir")"
+  if [ ! -e "$built/tests/fixtures/sessions" ]; then
+    mkdir -p "$(dirname "$built")"
+    ln -sfn "$PWD" "$built"
+  fi
+  export EVOLVE_HUD_BIN="$work/ours/run" EVOLVE_HUD_TEST_MODEL="$smol" EVOLVE_HUD_EVAL_MODEL="$qwen" \
+    EVOLVE_HUD_GPU_LAYERS="${GPU_LAYERS:-99}"
+  "$work/eval/hud_quality-bench" "$@"
+  "$work/eval/hud_quality-test" --nocapture
+  ;;
+wait)
+  work="$(realpath "${2:?usage: gpu-bench.sh wait WORK MODEL [WAIT_MS [SESSION.json...]]}")"
+  model="$(realpath "${3:?usage: gpu-bench.sh wait WORK MODEL [WAIT_MS [SESSION.json...]]}")"
+  wait_ms="${4:-300}"
+  shift $(($# < 4 ? $# : 4))
+  [ $# -gt 0 ] || set -- tests/fixtures/sessions/*.json
+  port="${PORT:-18377}"
+  EVOLVE_HUD_GPU_LAYERS="${GPU_LAYERS:-99}" "$work/ours/run" serve --model "$model" --port "$port" --nice 0 >"$work/wait-serve.log" 2>&1 &
+  server=$!
+  trap 'kill $server 2>/dev/null' EXIT
+  python3 - "http://127.0.0.1:$port" "$wait_ms" "$(basename "$model" .gguf)" "$@" <<'PY'
+import json, sys, time, urllib.request
+base, wait_ms, model, files = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+
+def call(method, path, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(base + path, data=data, method=method, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=180) as r:
+        raw = r.read().decode()
+        return json.loads(raw) if r.headers.get_content_type() == "application/json" else raw
+
+def metric(name, label):
+    total = None
+    for line in call("GET", "/metrics").splitlines():
+        end = min([i for i in (line.find("{"), line.find(" ")) if i >= 0] or [len(line)])
+        if line[:end] == name and label in line:
+            total = (total or 0.0) + float(line.rsplit(" ", 1)[1])
+    return total
+
+LABEL = "local model found in the output, each line checked there: "
+def findings(hud):
+    """The HUD's lines that hold the model's verified findings."""
+    return {line for line in hud.splitlines() if LABEL in line}
+
+def quantile(values, p):
+    v = sorted(values)
+    return v[round((len(v) - 1) * p)] if v else float("nan")
+
+deadline = time.time() + 300
+while True:
+    try:
+        urllib.request.urlopen(base + "/health", timeout=2)
+        break
+    except Exception:
+        if time.time() > deadline:
+            sys.exit("the server did not start")
+        time.sleep(0.2)
+
+# As the evaluation does: a session opens with a user's request, and the
+# replay starts once the HUD has decoded the start its questions share.
+call("POST", "/v1/hud/sync", {"session_id": "ses_warmup", "full": True, "messages": [
+    {"info": {"id": "msg_m0", "sessionID": "ses_warmup", "role": "user", "time": {"created": 1.0}},
+     "parts": [{"type": "text", "id": "prt_m0", "text": "Run the tests and fix what fails."}]}]})
+while metric("evolve_hud_prompt_seconds_count", 'work="warmup"') is None:
+    time.sleep(0.1)
+
+COUNT = "evolve_hud_prompt_seconds_count"
+syncs = asked = carried = shown = rejected = 0
+latencies, answer_times, plain_times = [], [], []
+for path in files:
+    messages = json.load(open(path))["messages"]
+    sid = messages[0]["info"]["sessionID"]
+    sent, before = 0, set()
+    for i, message in enumerate(messages):
+        if not any(p.get("type") == "tool" for p in message.get("parts", [])):
+            continue
+        questions = metric(COUNT, 'work="hud"') or 0.0
+        started = time.monotonic()
+        view = call("POST", "/v1/hud/sync", {"session_id": sid, "messages": messages[sent:i + 1],
+                                              "full": sent == 0, "wait_ms": wait_ms})
+        answered = time.monotonic() - started
+        pending = view["model_status"] == "pending"
+        sent, syncs = i + 1, syncs + 1
+        first = answered if findings(view["hud"]) - before else None
+        at_answer = first is not None
+        while view["model_status"] == "pending" and time.monotonic() - started < 120:
+            time.sleep(0.02)
+            view = call("GET", f"/v1/hud/{sid}")
+            if first is None and findings(view["hud"]) - before:
+                first = time.monotonic() - started
+        time.sleep(0.05)
+        delta = (metric(COUNT, 'work="hud"') or 0.0) - questions
+        print(f"{path.rsplit('/', 1)[-1]} message {i}: answered in {answered:.3f} s, {view['model_status']}, "
+              f"{delta:.0f} question(s), finding at {first}", file=sys.stderr)
+        # A question was raised: still pending at the answer, a generation
+        # counted, or a finding new since the last step.
+        if pending or delta > 0 or first is not None:
+            asked += 1
+            answer_times.append(answered)
+            if view["model_status"] == "ready" and first is not None:
+                shown += 1
+                latencies.append(first)
+                carried += at_answer
+            elif view["model_status"].startswith("rejected"):
+                rejected += 1
+        else:
+            plain_times.append(answered)
+        before = findings(view["hud"])
+
+print("| model | wait_ms | syncs | questions | shown | rejected | the sync's answer held the finding "
+      "| sync to finding p50 / p90 | sync answer, questions: p50 / max | longest sync without a question | each (s) |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+print(f"| {model} | {wait_ms} | {syncs} | {asked} | {shown} | {rejected} | {carried}/{asked} "
+      f"| {quantile(latencies, 0.5):.2f} s / {quantile(latencies, 0.9):.2f} s "
+      f"| {quantile(answer_times, 0.5):.2f} s / {max(answer_times, default=float('nan')):.2f} s "
+      f"| {max(plain_times, default=float('nan')) * 1000:.0f} ms | {' '.join(f'{x:.2f}' for x in sorted(latencies))} |")
+PY
   ;;
 *)
-  sed -n '2,21p' "$0" >&2
+  sed -n '2,/^set -euo/p' "$0" | grep '^#' >&2
   exit 2
   ;;
 esac

@@ -1,0 +1,316 @@
+// What the HUD costs on a prompt-caching provider, alone and beside DCP.
+//
+//   cd plugin-shim && node --import tsx cost/run.ts [session ...] [--config none,hud,dcp,both]
+//
+// Drives the real OpenCode (npm opencode-ai@1.18.33) offline, through its
+// bundled @ai-sdk/anthropic provider, against the fake Anthropic API in
+// fake-anthropic.ts, which bills each request as Anthropic's prompt cache
+// would. Four configurations: no plugin, evolve-hud (with a real sidecar),
+// DCP (@tarquinen/opencode-dcp from cost/node_modules), both. Prints the
+// table and the goal checks; request bodies go to $COST_OUT (default
+// /tmp/evolve-hud-cost).
+
+import { spawn } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { FakeAnthropic, type Billed, type Kind, type Scenario, type Step } from "./fake-anthropic.ts";
+import { opencode, startSidecar, type Sidecar } from "../test/opencode.ts";
+import { repoRoot } from "../test/helpers.ts";
+
+const MODEL = "claude-sonnet-4-5";
+const shim = pathToFileURL(join(repoRoot, "plugin-shim/evolve-hud.ts")).href;
+const dcp = pathToFileURL(join(repoRoot, "plugin-shim/cost/node_modules/@tarquinen/opencode-dcp/dist/index.js")).href;
+const OUT = process.env.COST_OUT ?? "/tmp/evolve-hud-cost";
+const SUMMARY_MARK = "COST-RUN-SUMMARY";
+
+type Config = "none" | "hud" | "dcp" | "both";
+const CONFIGS: Config[] = ["none", "hud", "dcp", "both"];
+
+interface Session {
+  name: string;
+  scenario: (project: string) => Scenario;
+  limit: { context: number; output: number };
+  keepBody: (kind: Kind, index: number) => boolean;
+  timeoutMs: number;
+}
+
+const bash = (command: string, description = "run"): Step => ({ tool: "bash", args: { command, description } });
+const read = (filePath: string): Step => ({ tool: "read", args: { filePath } });
+
+/** DCP's compress tool over the first ~60% of the messages it has numbered; a plain bash call where DCP is not loaded. */
+const compressOr = (fallback: string): Step => (body: any) => {
+  if (!(body.tools ?? []).some((t: any) => t.name === "compress")) return bash(fallback) as any;
+  const ids = [...new Set([...JSON.stringify(body.messages).matchAll(/dcp-message-id[^>]*>(m\d{4})</g)].map((m) => m[1]))];
+  if (ids.length < 3) return bash(fallback) as any;
+  return {
+    tool: "compress",
+    args: {
+      topic: "Earlier work",
+      content: [{ startId: ids[0], endId: ids[Math.floor(ids.length * 0.6)], summary: `${SUMMARY_MARK}: the earlier steps, summarised.` }],
+    },
+  };
+};
+
+const sessions: Session[] = [
+  {
+    name: "debug",
+    // ~10 tool calls: a failing test, a look, a fix, the test passes; one
+    // repeated read (DCP's deduplication) and one compress (DCP) on the way.
+    scenario: (p) => ({
+      script: [
+        { tool: "write", args: { filePath: join(p, "add.js"), content: "exports.add = (a, b) => a - b;\n" } },
+        { tool: "write", args: { filePath: join(p, "test.js"), content: "const { add } = require('./add');\nif (add(2, 3) !== 5) { console.error('FAIL add(2,3) =', add(2, 3)); process.exit(1); }\nconsole.log('ok');\n" } },
+        bash("node test.js", "Run the test"),
+        read(join(p, "add.js")),
+        read(join(p, "test.js")),
+        { tool: "edit", args: { filePath: join(p, "add.js"), oldString: "a - b", newString: "a + b" } },
+        bash("node test.js", "Run the test again"),
+        read(join(p, "add.js")),
+        compressOr("ls"),
+        bash("node test.js && echo all green", "Final check"),
+      ],
+      answer: "Fixed: add now adds.",
+    }),
+    limit: { context: 200_000, output: 8192 },
+    keepBody: () => true,
+    timeoutMs: 300_000,
+  },
+  {
+    name: "long",
+    // 150 tool calls: small reads and small shell commands, over 20 files.
+    scenario: (p) => ({
+      script: [
+        bash("for i in $(seq 1 20); do seq $i $((i+40)) > f$i.txt; done", "Make files"),
+        ...Array.from({ length: 149 }, (_, k): Step => {
+          const i = k + 1;
+          if (i === 75 || i === 140) return compressOr(`echo step ${i}`);
+          return i % 2 ? read(join(p, `f${(i % 20) + 1}.txt`)) : bash(`echo step ${i} && wc -l f${(i % 20) + 1}.txt`, `Count ${i}`);
+        }),
+      ],
+    }),
+    limit: { context: 1_000_000, output: 8192 },
+    keepBody: (kind, i) => kind !== "main" || [0, 1, 2, 74, 75, 76, 77, 139, 140, 141, 142, 149, 150].includes(i),
+    timeoutMs: 900_000,
+  },
+  {
+    name: "compaction",
+    // Six calls; OpenCode is told at request 2 that the context is full, and compacts.
+    scenario: (p) => ({
+      script: [
+        { tool: "write", args: { filePath: join(p, "notes.txt"), content: "alpha\nbeta\n" } },
+        bash("cat notes.txt", "Show notes"),
+        read(join(p, "notes.txt")),
+        bash("wc -l notes.txt", "Count"),
+        bash("echo more >> notes.txt", "Append"),
+        read(join(p, "notes.txt")),
+      ],
+      bigUsageAt: 2,
+    }),
+    limit: { context: 8000, output: 1000 },
+    keepBody: () => true,
+    timeoutMs: 300_000,
+  },
+];
+
+function seed(dir: string) {
+  mkdirSync(join(dir, "node_modules"), { recursive: true });
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ dependencies: { "@opencode-ai/plugin": "*" } }));
+  writeFileSync(join(dir, "package-lock.json"), JSON.stringify({ lockfileVersion: 3, packages: { "": { dependencies: { "@opencode-ai/plugin": "*" } } } }));
+}
+
+interface Outcome {
+  session: string;
+  config: Config;
+  code: number | null;
+  seconds: number;
+  billed: Billed[];
+  output: string;
+}
+
+async function runOne(session: Session, config: Config, sidecar: Sidecar | undefined): Promise<Outcome> {
+  // The same paths in every configuration, so that request bodies compare block by block.
+  const base = join(tmpdir(), "evolve-hud-cost-work", session.name);
+  rmSync(base, { recursive: true, force: true });
+  const project = join(base, "project");
+  const home = join(base, "home");
+  const xdg = {
+    XDG_CONFIG_HOME: join(home, ".config"),
+    XDG_DATA_HOME: join(home, ".local/share"),
+    XDG_CACHE_HOME: join(home, ".cache"),
+    XDG_STATE_HOME: join(home, ".local/state"),
+  };
+  for (const d of [project, ...Object.values(xdg)]) mkdirSync(d, { recursive: true });
+  const global = join(xdg.XDG_CONFIG_HOME, "opencode");
+  seed(global);
+  seed(join(project, ".opencode"));
+  const fake = await FakeAnthropic.start(session.scenario(project), session.keepBody);
+  const withDcp = config === "dcp" || config === "both";
+  const withHud = config === "hud" || config === "both";
+  // DCP as its README installs it: in the global config (so it loads
+  // first); evolve-hud in the project's. DCP's own config: no auto-update.
+  writeFileSync(join(global, "opencode.json"), JSON.stringify({ plugin: withDcp ? [dcp] : [] }));
+  if (withDcp) writeFileSync(join(project, ".opencode", "dcp.jsonc"), JSON.stringify({ autoUpdate: false }));
+  const config_ = {
+    $schema: "https://opencode.ai/config.json",
+    model: `anthropic/${MODEL}`,
+    small_model: `anthropic/${MODEL}`,
+    autoupdate: false,
+    share: "disabled",
+    lsp: false,
+    formatter: false,
+    permission: { external_directory: "allow" },
+    provider: {
+      anthropic: {
+        npm: "@ai-sdk/anthropic",
+        name: "Anthropic (fake)",
+        options: { baseURL: fake.url + "/v1", apiKey: "dummy" },
+        models: { [MODEL]: { name: "Claude Sonnet 4.5", tool_call: true, limit: session.limit } },
+      },
+    },
+    plugin: withHud ? [[shim, { url: sidecar!.url, autostart: false }]] : [],
+  };
+  writeFileSync(join(project, "opencode.json"), JSON.stringify(config_, null, 2));
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    ...xdg,
+    OPENCODE_DISABLE_MODELS_FETCH: "1",
+    OPENCODE_DISABLE_AUTOUPDATE: "1",
+    npm_config_offline: "true",
+    EVOLVE_HUD_AUTOSTART: "off",
+  };
+  const started = performance.now();
+  const child = spawn(opencode, ["run", "--model", `anthropic/${MODEL}`], { cwd: project, env, stdio: ["pipe", "pipe", "pipe"] });
+  let output = "";
+  child.stdout.on("data", (d) => (output += d));
+  child.stderr.on("data", (d) => (output += d));
+  child.stdin.end("Fix the failing test, then keep going with the steps you are given.\n");
+  const timer = setTimeout(() => child.kill("SIGKILL"), session.timeoutMs);
+  const code = await new Promise<number | null>((ok) => child.once("exit", ok));
+  clearTimeout(timer);
+  await fake.stop();
+  const dir = join(OUT, `${session.name}-${config}`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  for (const { kind, index, body } of fake.bodies) writeFileSync(join(dir, `${kind}-${String(index).padStart(3, "0")}.json`), JSON.stringify(body, null, 1));
+  writeFileSync(join(dir, "billed.json"), JSON.stringify(fake.billed));
+  writeFileSync(join(dir, "output.txt"), output);
+  rmSync(base, { recursive: true, force: true });
+  return { session: session.name, config, code, seconds: (performance.now() - started) / 1000, billed: fake.billed, output };
+}
+
+// --- Reporting ------------------------------------------------------------------
+
+const counted = (o: Outcome) => o.billed.filter((b) => b.kind !== "title");
+const units = (b: { input: number; write: number; read: number }) => b.input + 1.25 * b.write + 0.1 * b.read;
+
+function row(o: Outcome) {
+  const bs = counted(o);
+  const t = bs.reduce((a, b) => ({ input: a.input + b.input, write: a.write + b.write, read: a.read + b.read }), { input: 0, write: 0, read: 0 });
+  const main = bs.filter((b) => b.kind === "main");
+  const hudMean = main.length ? main.reduce((a, b) => a + b.hud, 0) / main.length : 0;
+  return {
+    ...t,
+    units: units(t),
+    share: t.read / Math.max(1, t.input + t.write + t.read),
+    hudMean,
+    requests: `${main.length}+${bs.length - main.length}`,
+    hudded: main.filter((b) => b.hud > 0).length,
+  };
+}
+
+/** Goal (a): per main request, X+HUD against X: extra billed ≤ 1.25 × HUD tokens, and reads not lower. */
+function goalA(base: Outcome, withHud: Outcome): string[] {
+  const a = base.billed.filter((b) => b.kind === "main");
+  const h = withHud.billed.filter((b) => b.kind === "main");
+  const bad: string[] = [];
+  if (a.length !== h.length) bad.push(`different request counts: ${a.length} vs ${h.length}`);
+  for (let i = 0; i < Math.min(a.length, h.length); i++) {
+    const extra = units(h[i]) - units(a[i]);
+    const allowed = 1.25 * h[i].hud + 2;
+    if (h[i].read < a[i].read || extra > allowed) {
+      bad.push(`request ${i}: read ${a[i].read} → ${h[i].read}, write ${a[i].write} → ${h[i].write}, input ${a[i].input} → ${h[i].input}, extra ${extra.toFixed(1)} units > ${allowed.toFixed(1)} allowed (HUD ${h[i].hud} tokens)${whyDiffers(a[i], h[i])}`);
+    }
+  }
+  return bad;
+}
+
+/** The first block at which two requests differ, ignoring HUD blocks, and where each read up to. */
+function whyDiffers(a: Billed, h: Billed): string {
+  const hb = h.blocks.filter((b) => !b.label.endsWith(" HUD"));
+  let i = 0;
+  while (i < a.blocks.length && i < hb.length && a.blocks[i].h === hb[i].h) i++;
+  const bps = (x: Billed) => x.blocks.flatMap((b, j) => (b.bp ? [`${j}:${b.label}`] : [])).join(", ");
+  return `\n    without HUD: ${a.blocks.length} blocks, read to ${a.readTo}, breakpoints [${bps(a)}]\n    with HUD:    ${h.blocks.length} blocks, read to ${h.readTo}, breakpoints [${bps(h)}]` +
+    (i < Math.min(a.blocks.length, hb.length) ? `\n    first differing block (HUD blocks skipped): ${i} (${a.blocks[i].label} vs ${hb[i].label})` : "");
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  const cfgArg = args.find((a) => a.startsWith("--config="))?.slice(9);
+  const configs = cfgArg ? (cfgArg.split(",") as Config[]) : CONFIGS;
+  const names = args.filter((a) => !a.startsWith("--"));
+  if (args.includes("--report")) {
+    // Reprint the table from earlier runs' outcomes-*.json.
+    const files = readdirSync(OUT).filter((f) => /^outcomes-.*\.json$/.test(f)).sort();
+    const all: Outcome[] = files.flatMap((f) => JSON.parse(readFileSync(join(OUT, f), "utf8")));
+    const order = (o: Outcome) => sessions.findIndex((s) => s.name === o.session) * 10 + CONFIGS.indexOf(o.config);
+    return report(all.sort((a, b) => order(a) - order(b)));
+  }
+  const chosen = names.length ? sessions.filter((s) => names.includes(s.name)) : sessions;
+  const sidecar = configs.some((c) => c === "hud" || c === "both") ? await startSidecar() : undefined;
+  const outcomes: Outcome[] = [];
+  try {
+    for (const s of chosen)
+      for (const c of configs) {
+        const o = await runOne(s, c, sidecar);
+        console.error(`${s.name}/${c}: exit ${o.code}, ${o.seconds.toFixed(0)} s, ${o.billed.length} requests`);
+        if (o.code !== 0) console.error(o.output.slice(-2000));
+        outcomes.push(o);
+      }
+  } finally {
+    await sidecar?.stop();
+  }
+  writeFileSync(join(OUT, `outcomes-${chosen.map((s) => s.name).join("+")}.json`), JSON.stringify(outcomes.map(({ output, ...o }) => o)));
+  report(outcomes);
+}
+
+export function report(outcomes: Outcome[]) {
+  console.log(`| session | config | billed input (units) | input | cache write | cache read | read share | HUD tokens/request | requests (main+summary) | with HUD |`);
+  console.log(`|---|---|---:|---:|---:|---:|---:|---:|---:|---:|`);
+  for (const o of outcomes) {
+    const r = row(o);
+    console.log(`| ${o.session} | ${o.config} | ${Math.round(r.units)} | ${r.input} | ${r.write} | ${r.read} | ${(100 * r.share).toFixed(1)}% | ${r.hudMean.toFixed(0)} | ${r.requests} | ${r.hudded} |`);
+  }
+  console.log("");
+  for (const s of [...new Set(outcomes.map((o) => o.session))]) {
+    const by = (c: Config) => outcomes.find((o) => o.session === s && o.config === c);
+    for (const [b, h] of [["none", "hud"], ["dcp", "both"]] as [Config, Config][]) {
+      const [x, y] = [by(b), by(h)];
+      if (!x || !y) continue;
+      const bad = goalA(x, y);
+      console.log(`goal (a) ${s}: ${h} vs ${b}: ${bad.length ? `MISSED in ${bad.length} requests` : "met"}`);
+      for (const l of bad.slice(0, 4)) console.log("  " + l);
+    }
+    const both = by("both");
+    if (both) {
+      const main = both.billed.filter((b) => b.kind === "main");
+      const wrong = main.filter((b, i) => i > 0 && !(b.hudCount === 1 && b.hudLast));
+      console.log(`goal (b) ${s}: one HUD, last, in ${main.length - 1 - wrong.length}/${main.length - 1} main requests after the first${wrong.length ? `; not in ${wrong.map((b) => `${b.index} (${b.hudCount} HUDs, last: ${b.hudLast})`).join(", ")}` : ""}`);
+    }
+    for (const c of ["dcp", "both"] as Config[]) {
+      const o = by(c);
+      if (!o) continue;
+      const main = o.billed.filter((b) => b.kind === "main");
+      const shrink = main.map((b, i) => (i > 0 && b.blocks.length < main[i - 1].blocks.length ? `${i}: ${main[i - 1].blocks.length}→${b.blocks.length} blocks` : "")).filter(Boolean);
+      console.log(`DCP pruning ${s}/${c}: request block count drops at ${shrink.join("; ") || "none"}`);
+    }
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -101,13 +101,13 @@ test("with the shim: one HUD, last, reflecting the tool calls; otherwise identic
 test("evolve-hud watch in a terminal shows the run's HUD live, as the agent gets it", async (t) => {
   const tmux = Tmux.start(`${sidecarBin} watch --url ${sidecar.url}`, 200, 40);
   try {
-    await tmux.waitFor("the watch screen", 10_000, (s) => s.includes("● ready"));
+    await tmux.waitFor("the watch screen", 10_000, (s) => s.includes("● model ready"));
     // Which HUD versions of the run's session the screen showed while it ran.
     const seen = new Set<string>();
     let watching = true;
     const watcher = (async () => {
       while (watching) {
-        const version = tmux.screen().match(/HUD ses_\S+ · (v\d+) ·/);
+        const version = tmux.screen().match(/HUD ses_\S+ · version (\d+) ·/);
         if (version) seen.add(version[1]);
         await new Promise((r) => setTimeout(r, 50));
       }
@@ -123,15 +123,15 @@ test("evolve-hud watch in a terminal shows the run's HUD live, as the agent gets
       const view = await (await fetch(sidecar.url + "/v1/hud/" + session)).json();
       screen = tmux.screen();
       const lines = view.hud.split("\n").filter((l: string) => l.length <= 110);
-      if (screen.includes(`· v${view.version} ·`) && lines.every((l: string) => screen.includes(l))) break;
-      assert.ok(performance.now() < deadline, `the screen does not show v${view.version}:\n${view.hud}\n---\n${screen}`);
+      if (screen.includes(`· version ${view.version} ·`) && lines.every((l: string) => screen.includes(l))) break;
+      assert.ok(performance.now() < deadline, `the screen does not show version ${view.version}:\n${view.hud}\n---\n${screen}`);
       await new Promise((r) => setTimeout(r, 100));
     }
     watching = false;
     await watcher;
     t.diagnostic(`versions seen while the run went on: ${[...seen].join(", ")}\n${screen}`);
     assert.ok(seen.size >= 3, `the screen followed the run step by step: ${[...seen].join(", ")}`);
-    assert.match(screen, /5 calls \(1 failed\)/);
+    assert.match(screen, /5 tool calls \(1 failed\)/);
     tmux.keys("q");
   } finally {
     tmux.stop();

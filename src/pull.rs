@@ -177,33 +177,71 @@ fn endpoint() -> String {
 /// Turns hf-hub's errors into what to do.
 fn explain(e: hf_hub::api::sync::ApiError, f: &HubFile) -> anyhow::Error {
     let text = e.to_string();
-    let io_kind = std::error::Error::source(&e)
-        .and_then(|s| s.downcast_ref::<std::io::Error>())
-        .map(std::io::Error::kind);
-    if io_kind == Some(std::io::ErrorKind::StorageFull) || text.contains("No space left") {
-        return anyhow!(
+    match HubFailure::of(&e) {
+        HubFailure::DiskFull => anyhow!(
             "the disk is full under {}: free some space, or point HF_HOME at a larger disk (a partial download resumes on the next pull)",
             Cache::from_env().path().display()
-        );
-    }
-    if text.contains("404") {
-        return anyhow!(
+        ),
+        HubFailure::NotFound => anyhow!(
             "{}/{} at revision {} is not on the Hub ({text})",
             f.repo,
             f.file,
             f.revision
-        );
-    }
-    if text.contains("Connection refused")
-        || text.contains("dns")
-        || text.contains("timed out")
-        || text.contains("Network")
-    {
-        return anyhow!(
+        ),
+        HubFailure::Unreachable => anyhow!(
             "cannot reach the Hub ({text}); check the network or HF_ENDPOINT, or set HF_HUB_OFFLINE=1 to use cached models only"
-        );
+        ),
+        HubFailure::Other => anyhow!(text),
     }
-    anyhow!(text)
+}
+
+/// What a failed Hub request means for the user, told by the error's type
+/// (hf-hub's `ApiError`, its ureq error's kind, the `io::ErrorKind` beneath).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HubFailure {
+    DiskFull,
+    NotFound,
+    Unreachable,
+    Other,
+}
+
+impl HubFailure {
+    fn of(e: &hf_hub::api::sync::ApiError) -> HubFailure {
+        use hf_hub::api::sync::ApiError;
+        match e {
+            // The last attempt's error says what went wrong.
+            ApiError::TooManyRetries(last) => HubFailure::of(last),
+            ApiError::IoError(io) => HubFailure::of_io(io.kind()),
+            ApiError::RequestError(request) => match request.as_ref() {
+                ureq2::Error::Status(404, _) => HubFailure::NotFound,
+                ureq2::Error::Status(..) => HubFailure::Other,
+                ureq2::Error::Transport(transport) => {
+                    let io = std::error::Error::source(transport)
+                        .and_then(|s| s.downcast_ref::<std::io::Error>())
+                        .map(|io| HubFailure::of_io(io.kind()));
+                    match (transport.kind(), io) {
+                        (_, Some(HubFailure::DiskFull)) => HubFailure::DiskFull,
+                        (ureq2::ErrorKind::Dns | ureq2::ErrorKind::ConnectionFailed | ureq2::ErrorKind::Io, _)
+                        | (_, Some(HubFailure::Unreachable)) => HubFailure::Unreachable,
+                        _ => HubFailure::Other,
+                    }
+                }
+            },
+            _ => HubFailure::Other,
+        }
+    }
+
+    fn of_io(kind: std::io::ErrorKind) -> HubFailure {
+        use std::io::ErrorKind;
+        match kind {
+            ErrorKind::StorageFull => HubFailure::DiskFull,
+            ErrorKind::ConnectionRefused
+            | ErrorKind::NetworkUnreachable
+            | ErrorKind::NetworkDown
+            | ErrorKind::TimedOut => HubFailure::Unreachable,
+            _ => HubFailure::Other,
+        }
+    }
 }
 
 /// Checks size and sha256 against the registry; prints the sha256 of an

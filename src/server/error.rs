@@ -33,53 +33,47 @@ pub enum ApiError {
 }
 
 impl ApiError {
-    fn status(&self) -> StatusCode {
+    /// The one table of status codes and `type` strings, so the two cannot
+    /// disagree.
+    fn status_and_kind(&self) -> (StatusCode, &'static str) {
+        use crate::hud::HudError;
         match self {
-            ApiError::InvalidRequest(_) => StatusCode::BAD_REQUEST,
-            ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
-            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
-            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
-            ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            ApiError::Hud(crate::hud::HudError::ResyncRequired(_)) => StatusCode::CONFLICT,
-            ApiError::Hud(crate::hud::HudError::NotFound(_)) => StatusCode::NOT_FOUND,
+            ApiError::InvalidRequest(_) => (StatusCode::BAD_REQUEST, "invalid_request_error"),
+            ApiError::PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
+            ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
+            ApiError::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
+            ApiError::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
+            ApiError::Unauthorized => (StatusCode::UNAUTHORIZED, "unauthorized"),
+            ApiError::UnsupportedMediaType => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"),
+            ApiError::Hud(HudError::ResyncRequired(_)) => (StatusCode::CONFLICT, "resync_required"),
+            ApiError::Hud(HudError::NotFound(_)) => (StatusCode::NOT_FOUND, "not_found"),
             ApiError::Engine(e) => match e {
-                EngineError::Unavailable(_) | EngineError::QueueTimeout(_) => StatusCode::SERVICE_UNAVAILABLE,
-                EngineError::Overloaded(_) => StatusCode::TOO_MANY_REQUESTS,
-                EngineError::ContextExceeded { .. } | EngineError::InvalidInput(_) => StatusCode::BAD_REQUEST,
-                EngineError::Backend(_) => StatusCode::INTERNAL_SERVER_ERROR,
-                EngineError::Upstream { status, .. } => upstream_status(*status),
+                EngineError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+                EngineError::QueueTimeout(_) => (StatusCode::SERVICE_UNAVAILABLE, "queue_timeout"),
+                EngineError::Overloaded(_) => (StatusCode::TOO_MANY_REQUESTS, "overloaded"),
+                EngineError::ContextExceeded { .. } => (StatusCode::BAD_REQUEST, "context_length_exceeded"),
+                EngineError::InvalidInput(_) => (StatusCode::BAD_REQUEST, "invalid_request_error"),
+                EngineError::Backend(_) => (StatusCode::INTERNAL_SERVER_ERROR, "server_error"),
+                EngineError::Upstream { status, .. } => {
+                    let status = upstream_status(*status);
+                    let kind = match status {
+                        StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE => "overloaded",
+                        StatusCode::BAD_REQUEST => "invalid_request_error",
+                        _ => "engine_error",
+                    };
+                    (status, kind)
+                }
             },
         }
     }
 
+    fn status(&self) -> StatusCode {
+        self.status_and_kind().0
+    }
+
     /// The `type` field of the body.
     pub fn kind(&self) -> &'static str {
-        match self {
-            ApiError::InvalidRequest(_) => "invalid_request_error",
-            ApiError::PayloadTooLarge(_) => "payload_too_large",
-            ApiError::NotFound(_) => "not_found",
-            ApiError::MethodNotAllowed => "method_not_allowed",
-            ApiError::Forbidden(_) => "forbidden",
-            ApiError::Unauthorized => "unauthorized",
-            ApiError::UnsupportedMediaType => "unsupported_media_type",
-            ApiError::Hud(crate::hud::HudError::ResyncRequired(_)) => "resync_required",
-            ApiError::Hud(crate::hud::HudError::NotFound(_)) => "not_found",
-            ApiError::Engine(e) => match e {
-                EngineError::Unavailable(_) => "unavailable",
-                EngineError::Overloaded(_) => "overloaded",
-                EngineError::QueueTimeout(_) => "queue_timeout",
-                EngineError::ContextExceeded { .. } => "context_length_exceeded",
-                EngineError::InvalidInput(_) => "invalid_request_error",
-                EngineError::Backend(_) => "server_error",
-                EngineError::Upstream { status, .. } => match upstream_status(*status) {
-                    StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE => "overloaded",
-                    StatusCode::BAD_REQUEST => "invalid_request_error",
-                    _ => "engine_error",
-                },
-            },
-        }
+        self.status_and_kind().1
     }
 
     /// The JSON body, also used for errors inside an event stream.

@@ -202,7 +202,31 @@ pub fn router(state: AppState, max_body: usize) -> Router {
         .layer(axum::middleware::from_fn(metrics::track))
         .layer(DefaultBodyLimit::max(max_body))
         .layer(Extension(BodyLimit(max_body)))
+        .layer(trace_layer())
         .with_state(state)
+}
+
+/// A span per request with its method and matched path (never the URI, which
+/// holds session ids, nor headers, which hold the token), and its status and
+/// latency at the end, all at debug: the default filter shows none of it.
+/// Failures stay at debug too; `ApiError` already warns about server errors.
+fn trace_layer() -> tower_http::trace::TraceLayer<
+    tower_http::classify::SharedClassifier<tower_http::classify::ServerErrorsAsFailures>,
+    impl Fn(&axum::extract::Request) -> tracing::Span + Clone,
+> {
+    use tower_http::trace::{DefaultOnFailure, DefaultOnRequest, DefaultOnResponse, TraceLayer};
+    use tracing::Level;
+    TraceLayer::new_for_http()
+        .make_span_with(|request: &axum::extract::Request| {
+            let path = request
+                .extensions()
+                .get::<axum::extract::MatchedPath>()
+                .map(axum::extract::MatchedPath::as_str);
+            tracing::debug_span!("request", method = %request.method(), path)
+        })
+        .on_request(DefaultOnRequest::new().level(Level::DEBUG))
+        .on_response(DefaultOnResponse::new().level(Level::DEBUG))
+        .on_failure(DefaultOnFailure::new().level(Level::DEBUG))
 }
 
 impl AppState {

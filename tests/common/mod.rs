@@ -50,9 +50,10 @@ pub fn realistic_model() -> PathBuf {
     path
 }
 
-/// The real OpenCode 1.18.33 dumps in `../shared/fixtures`.
+/// The real OpenCode 1.18.33 transform dumps in `tests/fixtures`: the
+/// `transform-N.json` files of the `basic` and `compact` captures.
 pub fn fixtures() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/opencode-1.18.33");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/opencode-1.18.33");
     assert!(dir.exists(), "fixtures missing at {}", dir.display());
     dir
 }

@@ -15,6 +15,11 @@
 //! - [`pull`]: downloads through hf-hub, checked by sha256.
 //! - [`bench`]: `bench`, throughput as llama-bench measures it.
 //! - [`hook`]: `hook`, the opencode-evolve hook protocol over the sidecar's API.
+//! - [`client`]: a blocking client of a running sidecar, for the commands.
+//! - [`activity`]: what the model did lately, for `watch` and `/v1/status`.
+//! - [`watch`]: `watch` and `status`, what the agent sees, in a terminal.
+//! - [`doctor`]: `doctor`, everything a HUD needs, checked with its fix.
+//! - [`service`]: `service`, the sidecar as a systemd or launchd user service.
 
 pub mod activity;
 pub mod bench;

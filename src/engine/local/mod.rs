@@ -99,10 +99,9 @@ pub enum FlashAttn {
     Off,
     On,
     /// Off when no layer is offloaded: on CPU it is several times slower for
-    /// small models at long context depths (SmolLM2 at 2,800 tokens: 21
-    /// against 107 t/s prompt). With layers on a GPU, llama.cpp's own
-    /// choice, on where the back-end supports it: 16 % faster generation
-    /// for Qwen2.5-Coder-0.5B on an H100.
+    /// small models at long context depths. With layers on a GPU, llama.cpp's
+    /// own choice, on where the back-end supports it, where it is faster
+    /// (docs/performance.md has both measurements).
     Auto,
 }
 

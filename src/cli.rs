@@ -235,7 +235,9 @@ pub struct InstallShimArgs {
     #[arg(long)]
     pub global: bool,
 
-    /// Write the plugin to stdout instead of installing it.
+    /// Write the plugin's entry file to stdout instead of installing it. It
+    /// imports its modules from an `evolve-hud/` folder beside it, which this
+    /// does not write: install, or copy `plugin-shim/evolve-hud/` too.
     #[arg(long, conflicts_with = "uninstall")]
     pub print: bool,
 

@@ -182,16 +182,17 @@ fn sidecar(args: &DoctorArgs) -> Check {
 /// ships.
 fn plugin(project: &Path) -> Check {
     let places = [
-        Some(project.join(".opencode/plugins/evolve-hud.ts")),
-        crate::install::global_dir().ok().map(|d| d.join("evolve-hud.ts")),
+        Some(project.join(".opencode/plugins")),
+        crate::install::global_dir().ok(),
     ];
     let mut current = Vec::new();
     let mut stale = Vec::new();
-    for path in places.into_iter().flatten() {
-        match std::fs::read_to_string(&path) {
-            Ok(text) if text == crate::install::PLUGIN => current.push(path),
-            Ok(_) => stale.push(path),
-            Err(_) => {}
+    for dir in places.into_iter().flatten() {
+        // The entry file names the install; its modules are checked with it.
+        match crate::install::is_current(&dir) {
+            Some(true) => current.push(dir.join("evolve-hud.ts")),
+            Some(false) => stale.push(dir.join("evolve-hud.ts")),
+            None => {}
         }
     }
     let list = |paths: &[PathBuf]| {

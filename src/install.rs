@@ -1,14 +1,44 @@
 //! `evolve-hud install-shim`: writes the OpenCode plugin embedded in this
 //! binary into a project's `.opencode/plugins/` or the global plugin folder.
+//! The plugin is an entry file, `evolve-hud.ts`, and its modules in
+//! `evolve-hud/` beside it. OpenCode loads only the top-level files of a
+//! plugin folder as plugins, so the modules are imported, never loaded.
 
 use crate::cli::InstallShimArgs;
 use anyhow::{bail, Context};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// The plugin, as shipped in `plugin-shim/`.
+/// The plugin's entry file, as shipped in `plugin-shim/`.
 pub const PLUGIN: &str = include_str!("../plugin-shim/evolve-hud.ts");
 const FILE_NAME: &str = "evolve-hud.ts";
+/// The folder of the entry file's modules, beside it.
+const MODULE_DIR: &str = "evolve-hud";
+
+/// A module of the plugin: its path in the plugin folder, and its contents.
+macro_rules! module {
+    ($name:literal) => {
+        (
+            concat!("evolve-hud/", $name),
+            include_str!(concat!("../plugin-shim/evolve-hud/", $name)),
+        )
+    };
+}
+
+/// Every file of the plugin: its path in the plugin folder, and its contents.
+/// The entry file comes last, so an install writes it after its modules.
+pub const FILES: &[(&str, &str)] = &[
+    module!("config.ts"),
+    module!("heartbeat.ts"),
+    module!("hud.ts"),
+    module!("launcher.ts"),
+    module!("log.ts"),
+    module!("notify.ts"),
+    module!("sidecar.ts"),
+    module!("slim.ts"),
+    module!("sync.ts"),
+    (FILE_NAME, PLUGIN),
+];
 
 /// What an install did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,18 +50,23 @@ pub enum Outcome {
 
 pub fn run(args: &InstallShimArgs) -> anyhow::Result<()> {
     if args.print {
+        eprintln!(
+            "evolve-hud: the plugin imports its modules from `{MODULE_DIR}/` beside it; `install-shim` writes them"
+        );
         return say(PLUGIN);
     }
     let dir = plugin_dir(args)?;
     let path = dir.join(FILE_NAME);
     if args.uninstall {
-        match std::fs::remove_file(&path) {
-            Ok(()) => return say(&format!("removed {}\n", path.display())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return say(&format!("not installed at {}\n", path.display()))
-            }
-            Err(e) => return Err(e).with_context(|| format!("removing {}", path.display())),
-        }
+        return if uninstall(&dir)? {
+            say(&format!(
+                "removed {} and {}\n",
+                path.display(),
+                dir.join(MODULE_DIR).display()
+            ))
+        } else {
+            say(&format!("not installed at {}\n", path.display()))
+        };
     }
     let outcome = install(&dir)?;
     let launch = record_launch(args.model.as_deref())?;
@@ -136,19 +171,43 @@ fn plugin_dir(args: &InstallShimArgs) -> anyhow::Result<PathBuf> {
     global_dir().context("use --project instead of --global")
 }
 
-/// Writes the plugin into `dir` unless it is already there, byte for byte.
-/// The file is replaced atomically, so OpenCode never loads half of it.
+/// Writes the plugin's files into `dir`, each unless it is already there
+/// byte for byte. Each file is replaced atomically (a temporary file renamed
+/// over it), modules before the entry file, so OpenCode never loads half of one.
 pub fn install(dir: &Path) -> anyhow::Result<Outcome> {
-    let path = dir.join(FILE_NAME);
-    let outcome = match std::fs::read(&path) {
-        Ok(current) if current == PLUGIN.as_bytes() => return Ok(Outcome::AlreadyCurrent),
-        Ok(_) => Outcome::Updated,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Outcome::Installed,
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-    };
+    let mut stale = Vec::new();
+    let mut present = 0;
+    for &(name, contents) in FILES {
+        let path = dir.join(name);
+        match std::fs::read(&path) {
+            Ok(current) if current == contents.as_bytes() => present += 1,
+            Ok(_) => {
+                present += 1;
+                stale.push((path, contents));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => stale.push((path, contents)),
+            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+        }
+    }
+    if stale.is_empty() {
+        return Ok(Outcome::AlreadyCurrent);
+    }
+    for (path, contents) in stale {
+        write_atomically(&path, contents)?;
+    }
+    Ok(if present == 0 {
+        Outcome::Installed
+    } else {
+        Outcome::Updated
+    })
+}
+
+/// Replaces `path` with `contents` through a temporary file beside it.
+fn write_atomically(path: &Path, contents: &str) -> anyhow::Result<()> {
+    let dir = path.parent().expect("a plugin file has a folder; this is a bug");
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut file = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("writing into {}", dir.display()))?;
-    file.write_all(PLUGIN.as_bytes())
+    file.write_all(contents.as_bytes())
         .with_context(|| format!("writing into {}", dir.display()))?;
     #[cfg(unix)]
     {
@@ -158,7 +217,35 @@ pub fn install(dir: &Path) -> anyhow::Result<Outcome> {
             .set_permissions(std::fs::Permissions::from_mode(0o644))
             .with_context(|| format!("writing into {}", dir.display()))?;
     }
-    file.persist(&path)
+    file.persist(path)
         .with_context(|| format!("replacing {}", path.display()))?;
-    Ok(outcome)
+    Ok(())
+}
+
+/// Whether the plugin in `dir` is this binary's, file for file; `None` when
+/// its entry file is not there.
+pub fn is_current(dir: &Path) -> Option<bool> {
+    std::fs::metadata(dir.join(FILE_NAME)).ok()?;
+    Some(
+        FILES
+            .iter()
+            .all(|&(name, contents)| std::fs::read(dir.join(name)).is_ok_and(|c| c == contents.as_bytes())),
+    )
+}
+
+/// Removes the entry file and the module folder from `dir`; whether either was there.
+fn uninstall(dir: &Path) -> anyhow::Result<bool> {
+    let entry = dir.join(FILE_NAME);
+    let modules = dir.join(MODULE_DIR);
+    let removed_entry = match std::fs::remove_file(&entry) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(e) => return Err(e).with_context(|| format!("removing {}", entry.display())),
+    };
+    let removed_modules = match std::fs::remove_dir_all(&modules) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(e) => return Err(e).with_context(|| format!("removing {}", modules.display())),
+    };
+    Ok(removed_entry || removed_modules)
 }

@@ -27,6 +27,25 @@ fn stdout(o: &Output) -> String {
 
 const SHIPPED: &str = include_str!("../plugin-shim/evolve-hud.ts");
 
+/// The modules in a plugin folder's `evolve-hud/`: (file name, contents), sorted.
+fn modules_in(plugins: &Path) -> Vec<(String, String)> {
+    let mut modules: Vec<_> = std::fs::read_dir(plugins.join("evolve-hud"))
+        .unwrap()
+        .map(|e| {
+            let path = e.unwrap().path();
+            let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+            (name, std::fs::read_to_string(&path).unwrap())
+        })
+        .collect();
+    modules.sort();
+    modules
+}
+
+/// The modules shipped beside the entry file, in `plugin-shim/evolve-hud/`.
+fn shipped_modules() -> Vec<(String, String)> {
+    modules_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("plugin-shim"))
+}
+
 #[test]
 fn installs_into_a_project_idempotently() {
     let project = tempfile::tempdir().unwrap();
@@ -41,6 +60,8 @@ fn installs_into_a_project_idempotently() {
         "says how to point it elsewhere"
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), SHIPPED);
+    let plugins = file.parent().unwrap();
+    assert_eq!(modules_in(plugins), shipped_modules());
 
     let again = install_shim(&["--project", dir], &[]);
     assert!(stdout(&again).starts_with("already current: "), "{}", stdout(&again));
@@ -49,13 +70,26 @@ fn installs_into_a_project_idempotently() {
     let update = install_shim(&["--project", dir], &[]);
     assert!(stdout(&update).starts_with("updated "), "{}", stdout(&update));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), SHIPPED);
-    // Nothing else is left in the plugin folder (OpenCode loads every file there).
-    let entries: Vec<_> = std::fs::read_dir(file.parent().unwrap()).unwrap().collect();
-    assert_eq!(entries.len(), 1);
+    // A changed or missing module alone is an update too.
+    std::fs::write(plugins.join("evolve-hud/hud.ts"), "// an older module\n").unwrap();
+    std::fs::remove_file(plugins.join("evolve-hud/sync.ts")).unwrap();
+    let update = install_shim(&["--project", dir], &[]);
+    assert!(stdout(&update).starts_with("updated "), "{}", stdout(&update));
+    assert_eq!(modules_in(plugins), shipped_modules());
+    // Nothing else is left in the plugin folder (OpenCode loads every
+    // top-level file there): the entry file and its module folder.
+    let mut entries: Vec<_> = std::fs::read_dir(plugins)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    entries.sort();
+    assert_eq!(entries, ["evolve-hud", "evolve-hud.ts"]);
+    assert!(plugins.join("evolve-hud").is_dir());
 
     let removed = install_shim(&["--project", dir, "--uninstall"], &[]);
     assert!(stdout(&removed).starts_with("removed "), "{}", stdout(&removed));
     assert!(!file.exists());
+    assert!(!plugins.join("evolve-hud").exists());
     let twice = install_shim(&["--project", dir, "--uninstall"], &[]);
     assert!(twice.status.success());
     assert!(stdout(&twice).starts_with("not installed"), "{}", stdout(&twice));
@@ -67,7 +101,8 @@ fn installs_globally_and_prints() {
     let out = install_shim(&["--global"], &[("XDG_CONFIG_HOME", config.path())]);
     assert!(out.status.success(), "{out:?}");
     let file = config.path().join("opencode/plugins/evolve-hud.ts");
-    assert_eq!(std::fs::read_to_string(file).unwrap(), SHIPPED);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), SHIPPED);
+    assert_eq!(modules_in(file.parent().unwrap()), shipped_modules());
     // What the plugin starts when no sidecar answers: this binary.
     let launch: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(config.path().join("evolve-hud/launch.json")).unwrap()).unwrap();
@@ -143,6 +178,14 @@ fn doctor_names_what_is_missing_and_how_to_fix_it() {
     assert!(text.contains("✓ plugin   current:"), "{text}");
     assert!(text.contains("✓ model    "), "{text}");
     assert!(text.contains("✓ start    the plugin starts"), "{text}");
+    // A stale module makes the whole plugin stale.
+    std::fs::write(
+        plugin.parent().unwrap().join("evolve-hud/hud.ts"),
+        "// an older module\n",
+    )
+    .unwrap();
+    let text = stdout(&doctor(&server.base));
+    assert!(text.contains("✗ plugin   older than this binary's"), "{text}");
 
     let unit = Command::new(env!("CARGO_BIN_EXE_evolve-hud"))
         .args(["service", "install", "--port", "8399"])

@@ -5,10 +5,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { EvolveHudPlugin, type Entry } from "../evolve-hud.ts";
+import { EvolveHudPlugin } from "../evolve-hud.ts";
+import type { Entry } from "../evolve-hud/hud.ts";
+import { clipBytes, FAILURE_WORDS, lineCount, middleLines, MIDDLE_BYTES, MIDDLE_LINES, PAGE_BYTES, pages } from "../evolve-hud/slim.ts";
 import { FakeSidecar } from "./helpers.ts";
 
-const { createShim, pages, clipBytes, lineCount, PAGE_BYTES, MIDDLE_LINES, MIDDLE_BYTES, FAILURE_WORDS } = EvolveHudPlugin.internals;
+const { createShim } = EvolveHudPlugin.internals;
 
 const SESSION = "ses_bounds";
 const bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v), "utf8");
@@ -98,7 +100,6 @@ test("every page of a random session of up to 1,000 parts of up to 100 KB stays 
 });
 
 test("a failure deep inside a long output is sent with its head and tail", () => {
-  const { middleLines } = EvolveHudPlugin.internals;
   const lines = Array.from({ length: 2000 }, (_, i) => `ok ${i} - parses record ${i}`);
   lines[900] = "not ok 900 - parses record 900: expected 3 fields, got 2";
   const output = lines.join("\n") + "\n";

@@ -13,13 +13,15 @@ import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { EvolveHudPlugin } from "../evolve-hud.ts";
+import { isHud } from "../evolve-hud/hud.ts";
+import { FAILURE_WORDS, MIDDLE_BYTES, MIDDLE_LINE_BYTES, MIDDLE_LINES } from "../evolve-hud/slim.ts";
 import type { Scenario, ToolStep } from "./fake-model.ts";
 import { clone, deadPort, timeSteps, Tmux, transforms } from "./helpers.ts";
 import * as harness from "./opencode.ts";
 import { base, isHudMessage, opencode, project, sidecarBin, startSidecar, testModel, textOf, withoutHud } from "./opencode.ts";
 import type { RunOptions, RunResult, Sidecar } from "./opencode.ts";
 
-const { createShim, isHud } = EvolveHudPlugin.internals;
+const { createShim } = EvolveHudPlugin.internals;
 
 const script: ToolStep[] = [
   { tool: "bash", args: { command: "echo hello", description: "Say hello" } },
@@ -57,7 +59,6 @@ after(async () => {
 }, { timeout: 60_000 });
 
 test("the plugin clips outputs by the real sidecar's rule (its /health hud_clip)", async () => {
-  const { FAILURE_WORDS, MIDDLE_LINES, MIDDLE_BYTES, MIDDLE_LINE_BYTES } = EvolveHudPlugin.internals;
   const health = await (await fetch(sidecar.url + "/health")).json();
   assert.deepEqual(health.hud_clip, {
     head: 2048,

@@ -4,10 +4,12 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { EvolveHudPlugin, type Log } from "../evolve-hud.ts";
+import { EvolveHudPlugin } from "../evolve-hud.ts";
+import { isHud } from "../evolve-hud/hud.ts";
+import type { Log } from "../evolve-hud/log.ts";
 import { clone, deadPort, FakeSidecar, timeSteps, transforms, type Behaviour } from "./helpers.ts";
 
-const { createShim, isHud } = EvolveHudPlugin.internals;
+const { createShim } = EvolveHudPlugin.internals;
 
 const step = transforms().find((s) => s.name === "basic/transform-6.json")!;
 const TIMEOUT = 200;
@@ -204,4 +206,16 @@ test("the user is told through OpenCode's UI, once, when the HUD goes off and wh
   assert.equal(toasts.length, 2, JSON.stringify(toasts));
   assert.equal(toasts[1].variant, "success");
   assert.match(toasts[1].message, /answers again/);
+});
+
+test("an unexpected failure in a hook does not escape it, and each kind is logged once", async () => {
+  const logs: string[] = [];
+  const hooks = createShim({ url: `http://127.0.0.1:${await deadPort()}`, autostart: false }, { log: (_, m) => logs.push(m), env: {} });
+  const broken = (error: Error) => ({ get event(): never { throw error; } }) as any;
+  await hooks.event!(broken(new TypeError("first")));
+  await hooks.event!(broken(new TypeError("second")));
+  await hooks.event!(broken(new RangeError("third")));
+  assert.equal(logs.length, 2, logs.join("\n"));
+  assert.match(logs[0], /^evolve-hud: event failed open \(TypeError: first\)/);
+  assert.match(logs[1], /^evolve-hud: event failed open \(RangeError: third\)/);
 });

@@ -9,10 +9,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { EvolveHudPlugin, type Entry } from "../evolve-hud.ts";
+import { EvolveHudPlugin } from "../evolve-hud.ts";
+import { DEFAULTS, loadConfig } from "../evolve-hud/config.ts";
+import { HUD_ID_PREFIX, hudEntry, isHud, sessionOf, swapHud, type Entry } from "../evolve-hud/hud.ts";
 import { clone, FakeSidecar, fixture, transforms } from "./helpers.ts";
 
-const { createShim, DEFAULTS, HUD_ID_PREFIX, hudEntry, isHud, loadConfig, sessionOf, swapHud } = EvolveHudPlugin.internals;
+const { createShim } = EvolveHudPlugin.internals;
 
 const HUD_TEXT = '<evolve-hud session="s" v=1>\nGoal: test\n</evolve-hud>';
 const quiet = () => {};

@@ -1,0 +1,162 @@
+// The sidecar client, behind a circuit breaker.
+
+import type { Config } from "./config.ts";
+import { isObject } from "./hud.ts";
+import type { Log } from "./log.ts";
+
+export class SidecarError extends Error {
+  constructor(
+    message: string,
+    readonly kind: "timeout" | "refused" | "unreachable" | "status" | "malformed",
+    readonly status?: number,
+    readonly body?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** After a refused connection (nothing listens: cheap to try), the next try comes this soon. */
+const REFUSED_RETRY_MS = 1000;
+
+export class Breaker {
+  state: "closed" | "open" | "half-open" = "closed";
+  private failures = 0;
+  private openedAt = 0;
+  private retryMs = 0;
+  /** Called when the HUD goes off (with the failure) and when it is back. */
+  onChange?: (on: boolean, error?: SidecarError) => void;
+
+  constructor(
+    private config: Pick<Config, "failureThreshold" | "cooldownMs">,
+    private log: Log,
+    private now: () => number = Date.now,
+  ) {}
+
+  /**
+   * Whether a call may go out now. After its wait an open circuit is
+   * half-open: calls go out (a forwarded event must not use up the sync's
+   * trial) until one fails, which opens it again.
+   */
+  allow(): boolean {
+    if (this.state === "open" && this.now() - this.openedAt >= this.retryMs) this.state = "half-open";
+    return this.state !== "open";
+  }
+
+  success(): void {
+    if (this.state !== "closed") {
+      this.log("info", "evolve-hud: sidecar reachable again; HUD back on");
+      this.onChange?.(true);
+    }
+    this.state = "closed";
+    this.failures = 0;
+  }
+
+  failure(error: SidecarError): void {
+    this.failures++;
+    const refused = error.kind === "refused";
+    const open = refused || this.state === "half-open" || error.kind === "timeout" || this.failures >= this.config.failureThreshold;
+    if (!open) return;
+    // Nothing listening costs nothing to try again; a slow or broken one does.
+    this.retryMs = refused ? Math.min(REFUSED_RETRY_MS, this.config.cooldownMs) : this.config.cooldownMs;
+    if (this.state === "closed") {
+      this.log(
+        "warn",
+        `evolve-hud: sidecar failing (${error.message}); HUD off, trying again every ${Math.round(this.retryMs / 1000)} s until it answers`,
+      );
+      this.onChange?.(false, error);
+    }
+    this.state = "open";
+    this.openedAt = this.now();
+  }
+}
+
+export interface PostOptions {
+  expected?: number[];
+  timeoutMs?: number;
+  modelBound?: boolean;
+}
+
+export class Sidecar {
+  readonly breaker: Breaker;
+  /** Called when nothing listens at the sidecar's address. */
+  onRefused?: () => void;
+
+  constructor(
+    private config: Config,
+    log: Log,
+    now?: () => number,
+  ) {
+    this.breaker = new Breaker(config, log, now);
+  }
+
+  /**
+   * POSTs JSON, or returns undefined at once while the circuit is open.
+   * `expected` statuses (such as 409) come back as errors without counting
+   * as failures. A `modelBound` call waits on the local model (compaction,
+   * heartbeat) with its own `timeoutMs`: its timeout says the model was
+   * slow, not that the sidecar is down, so it leaves a closed circuit closed
+   * and the HUD keeps flowing.
+   */
+  async post(
+    path: string,
+    body: unknown,
+    { expected = [], timeoutMs = this.config.timeoutMs, modelBound = false }: PostOptions = {},
+  ): Promise<unknown> {
+    if (!this.breaker.allow()) return undefined;
+    try {
+      const result = await this.request(path, body, timeoutMs);
+      this.breaker.success();
+      return result;
+    } catch (e) {
+      const error = e instanceof SidecarError ? e : new SidecarError(String(e), "unreachable");
+      if (error.kind === "refused") this.onRefused?.();
+      if (error.kind === "status" && expected.includes(error.status!)) this.breaker.success();
+      else if (!(modelBound && error.kind === "timeout" && this.breaker.state === "closed")) this.breaker.failure(error);
+      throw error;
+    }
+  }
+
+  private async request(path: string, body: unknown, timeoutMs: number): Promise<unknown> {
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    if (this.config.token) headers.authorization = `Bearer ${this.config.token}`;
+    let response: Response;
+    let text: string;
+    try {
+      response = await fetch(this.config.url + path, {
+        method: "POST",
+        headers,
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      text = await response.text();
+    } catch (e) {
+      const name = (e as { name?: string })?.name;
+      if (name === "TimeoutError" || name === "AbortError") {
+        throw new SidecarError(`no answer within ${timeoutMs} ms`, "timeout");
+      }
+      // Node says ECONNREFUSED in the cause; Bun (OpenCode's runtime) says
+      // ConnectionRefused, or only "Unable to connect".
+      const cause = (e as { cause?: { code?: string; message?: string } })?.cause;
+      const code = (e as { code?: string })?.code ?? cause?.code;
+      const message = String((e as Error)?.message ?? "");
+      if (code === "ECONNREFUSED" || code === "ConnectionRefused" || message.startsWith("Unable to connect")) {
+        throw new SidecarError(`no sidecar answers at ${this.config.url} (connection refused)`, "refused");
+      }
+      const why = cause?.message ?? (e as Error)?.message ?? String(e);
+      throw new SidecarError(`cannot reach ${this.config.url}: ${why}`, "unreachable");
+    }
+    let parsed: unknown;
+    try {
+      parsed = text === "" ? undefined : JSON.parse(text);
+    } catch {
+      throw new SidecarError(`${path} answered ${response.status} with a body that is not JSON`, "malformed");
+    }
+    if (!response.ok) {
+      // The sidecar's errors are OpenAI-shaped: {error: {message, type}}.
+      const error = isObject(parsed) && isObject(parsed.error) ? parsed.error : undefined;
+      const why = typeof error?.message === "string" ? `: ${error.message}` : "";
+      throw new SidecarError(`${path} answered ${response.status}${why}`, "status", response.status, parsed);
+    }
+    return parsed;
+  }
+}

@@ -1,0 +1,127 @@
+// Syncing a session's messages to the sidecar: what was synced (per session,
+// a signature per message, so only what is new or changed goes out), the
+// pages it goes out in, and the HUD text that comes back.
+
+import type { Config } from "./config.ts";
+import { HUD_TAG, isEntry, isHud, isObject, type Entry } from "./hud.ts";
+import { SidecarError, type Sidecar } from "./sidecar.ts";
+import { pages } from "./slim.ts";
+
+function signature(m: Entry): string {
+  return m.parts
+    .map((p) => {
+      if (!isObject(p)) return "?";
+      const state = isObject(p.state) ? p.state : undefined;
+      const text = typeof p.text === "string" ? p.text.length : "";
+      return `${p.id ?? ""}:${p.type ?? ""}:${state?.status ?? ""}:${text}`;
+    })
+    .join(",");
+}
+
+export class SyncTracker {
+  private sessions = new Map<string, Map<string, string>>();
+  constructor(private maxSessions = 256) {}
+
+  /** Whether nothing was synced for the session yet (the next sync is full). */
+  isNew(sessionID: string): boolean {
+    return !this.sessions.has(sessionID);
+  }
+
+  /** The entries new or changed since the last recorded sync. */
+  pending(sessionID: string, messages: unknown[]): Entry[] {
+    const seen = this.sessions.get(sessionID);
+    return relevant(messages).filter((m) => {
+      const id = m.info.id;
+      return !seen || typeof id !== "string" || seen.get(id) !== signature(m);
+    });
+  }
+
+  /** Records `sent` as synced. */
+  record(sessionID: string, sent: Entry[]): void {
+    let seen = this.sessions.get(sessionID);
+    if (seen) this.sessions.delete(sessionID);
+    else seen = new Map();
+    this.sessions.set(sessionID, seen); // most recently used last
+    for (const m of sent) if (typeof m.info.id === "string") seen.set(m.info.id, signature(m));
+    while (this.sessions.size > this.maxSessions) this.sessions.delete(this.sessions.keys().next().value!);
+  }
+
+  forget(sessionID: string): void {
+    this.sessions.delete(sessionID);
+  }
+}
+
+/** Well-formed, non-HUD entries. */
+export function relevant(messages: unknown[]): Entry[] {
+  return messages.filter((m): m is Entry => isEntry(m) && !isHud(m));
+}
+
+/** A usable sync answer: `{hud}` holding one complete HUD block. */
+function hudText(reply: unknown): string {
+  if (!isObject(reply) || typeof reply.hud !== "string") {
+    throw new SidecarError("the sync answer has no `hud` text", "malformed");
+  }
+  const text = reply.hud;
+  if (!text.startsWith(HUD_TAG) || !text.trimEnd().endsWith("</evolve-hud>")) {
+    throw new SidecarError("the sync answer's `hud` is not an <evolve-hud> block", "malformed");
+  }
+  return text;
+}
+
+/** The sidecar's side of the HUD: syncs sessions and returns their HUD text. */
+export class HudSync {
+  private tracker = new SyncTracker();
+
+  constructor(
+    private config: Config,
+    private sidecar: Sidecar,
+  ) {}
+
+  /** The next sync of `sessionID` sends its whole tail (it was compacted or deleted). */
+  forget(sessionID: string): void {
+    this.tracker.forget(sessionID);
+  }
+
+  /**
+   * Syncs what is new (or everything, when the sidecar asks) and returns the
+   * HUD text. A long batch (a full resync of a long session) goes out in
+   * pages of at most PAGE_BYTES, oldest first; the last page's answer holds
+   * the HUD of the whole.
+   */
+  async sync(sessionID: string, messages: unknown[]): Promise<string | undefined> {
+    const full = this.tracker.isNew(sessionID);
+    const batch = full ? relevant(messages) : this.tracker.pending(sessionID, messages);
+    let reply: unknown;
+    let sent = batch;
+    try {
+      reply = await this.sendPages(sessionID, batch, full);
+    } catch (e) {
+      if (!(e instanceof SidecarError && e.status === 409)) throw e;
+      // The sidecar restarted or evicted the session: resend the whole tail.
+      sent = relevant(messages);
+      reply = await this.sendPages(sessionID, sent, true);
+    }
+    if (reply === undefined) return undefined; // circuit open
+    const text = hudText(reply);
+    this.tracker.record(sessionID, sent);
+    return text;
+  }
+
+  /** POSTs `batch` page by page; the first page carries `full`. */
+  private async sendPages(sessionID: string, batch: Entry[], full: boolean): Promise<unknown> {
+    let reply: unknown;
+    const all = pages(batch, sessionID);
+    for (const [i, page] of all.entries()) {
+      // Only the last page may wait for the model's findings.
+      const last = i === all.length - 1;
+      const wait = last ? this.config.waitMs : 0;
+      reply = await this.sidecar.post(
+        "/v1/hud/sync",
+        { session_id: sessionID, messages: page, full: full && i === 0, ...(wait > 0 ? { wait_ms: wait } : {}) },
+        { expected: [409], timeoutMs: this.config.timeoutMs + wait },
+      );
+      if (reply === undefined) return undefined; // circuit open
+    }
+    return reply;
+  }
+}

@@ -238,7 +238,9 @@ async fn an_enum_value_is_written_whole_once_its_start_picks_it() {
 
 #[tokio::test]
 async fn a_request_left_waiting_in_the_queue_gets_503_with_retry_after() {
-    let server = Server::start(&["--queue-timeout-ms", "300"]);
+    // The chat queue alone: no HUD work (such as the start-up warm-up of
+    // the HUD's questions) holds the model besides the long generation.
+    let server = Server::start(&["--queue-timeout-ms", "300", "--hud-extract", "false"]);
     // A long generation holds the model.
     let long = {
         let url = server.url("/v1/chat/completions");

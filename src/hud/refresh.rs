@@ -62,9 +62,13 @@ const QUESTIONS_KEY: &str = "hud:questions";
 impl Hud {
     /// Before the first question: has the engine decode the start every
     /// question shares, once, in the background (counted in `/metrics` as
-    /// `work="warmup"`). Tried again with the next new session when the
-    /// engine could not take it.
-    pub(super) fn warm_questions(self: &Arc<Self>) {
+    /// `work="warmup"`). The server does it at start-up: a sidecar the
+    /// plugin starts comes up at the agent's first step, whose tool result
+    /// (often the failure worth a question) arrives with the first sync, so
+    /// the shared start is decoded while the agent's model thinks rather
+    /// than before that question. Tried again with the next new session when
+    /// the engine could not take it.
+    pub fn warm_questions(self: &Arc<Self>) {
         let Some(engine) = self.engine.clone().filter(|_| self.config.extract) else {
             return;
         };

@@ -123,6 +123,7 @@ async fn serve(
         None => crate::hud::TokenCounter::Engine(engine.clone()),
     };
     let hud = crate::hud::Hud::new(config.hud.config(), counter, Some(engine.clone()));
+    hud.warm_questions();
     let state = AppState {
         engine: engine.clone(),
         access: std::sync::Arc::new(access),

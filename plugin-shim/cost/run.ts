@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { FakeAnthropic, type Billed, type Kind, type Scenario, type Step } from "./fake-anthropic.ts";
-import { opencode, startSidecar, type Sidecar } from "../test/opencode.ts";
+import { freshHome, opencode, opencodeEnv, startSidecar, type Sidecar } from "../test/opencode.ts";
 import { repoRoot } from "../test/helpers.ts";
 
 const MODEL = "claude-sonnet-4-5";
@@ -114,12 +114,6 @@ const sessions: Session[] = [
   },
 ];
 
-function seed(dir: string) {
-  mkdirSync(join(dir, "node_modules"), { recursive: true });
-  writeFileSync(join(dir, "package.json"), JSON.stringify({ dependencies: { "@opencode-ai/plugin": "*" } }));
-  writeFileSync(join(dir, "package-lock.json"), JSON.stringify({ lockfileVersion: 3, packages: { "": { dependencies: { "@opencode-ai/plugin": "*" } } } }));
-}
-
 interface Outcome {
   session: string;
   config: Config;
@@ -135,16 +129,9 @@ async function runOne(session: Session, config: Config, sidecar: Sidecar | undef
   rmSync(base, { recursive: true, force: true });
   const project = join(base, "project");
   const home = join(base, "home");
-  const xdg = {
-    XDG_CONFIG_HOME: join(home, ".config"),
-    XDG_DATA_HOME: join(home, ".local/share"),
-    XDG_CACHE_HOME: join(home, ".cache"),
-    XDG_STATE_HOME: join(home, ".local/state"),
-  };
-  for (const d of [project, ...Object.values(xdg)]) mkdirSync(d, { recursive: true });
+  mkdirSync(project, { recursive: true });
+  const xdg = freshHome(home, project);
   const global = join(xdg.XDG_CONFIG_HOME, "opencode");
-  seed(global);
-  seed(join(project, ".opencode"));
   const fake = await FakeAnthropic.start(session.scenario(project), session.keepBody);
   const withDcp = config === "dcp" || config === "both";
   const withHud = config === "hud" || config === "both";
@@ -172,15 +159,7 @@ async function runOne(session: Session, config: Config, sidecar: Sidecar | undef
     plugin: withHud ? [[shim, { url: sidecar!.url, autostart: false }]] : [],
   };
   writeFileSync(join(project, "opencode.json"), JSON.stringify(config_, null, 2));
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? "/usr/bin:/bin",
-    HOME: home,
-    ...xdg,
-    OPENCODE_DISABLE_MODELS_FETCH: "1",
-    OPENCODE_DISABLE_AUTOUPDATE: "1",
-    npm_config_offline: "true",
-    EVOLVE_HUD_AUTOSTART: "off",
-  };
+  const env = opencodeEnv(home, xdg);
   const started = performance.now();
   const child = spawn(opencode, ["run", "--model", `anthropic/${MODEL}`], { cwd: project, env, stdio: ["pipe", "pipe", "pipe"] });
   let output = "";

@@ -5,12 +5,12 @@
 
 import assert from "node:assert/strict";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
-import { FakeModel, type Scenario, type ToolStep } from "./fake-model.ts";
+import { FakeModel, type Scenario } from "./fake-model.ts";
 import { clone, deadPort, repoRoot } from "./helpers.ts";
 
 const shimPath = join(repoRoot, "plugin-shim/evolve-hud.ts");
@@ -71,6 +71,36 @@ export async function startSidecar(port = 0): Promise<Sidecar> {
 
 // --- OpenCode --------------------------------------------------------------------
 
+/** A fresh home's XDG folders for a hermetic OpenCode, created, with the
+ * global and `project`'s config folders marked installed. */
+export function freshHome(home: string, project: string): Record<string, string> {
+  const xdg = {
+    XDG_CONFIG_HOME: join(home, ".config"),
+    XDG_DATA_HOME: join(home, ".local/share"),
+    XDG_CACHE_HOME: join(home, ".cache"),
+    XDG_STATE_HOME: join(home, ".local/state"),
+  };
+  for (const dir of Object.values(xdg)) mkdirSync(dir, { recursive: true });
+  seed(join(xdg.XDG_CONFIG_HOME, "opencode"));
+  seed(join(project, ".opencode"));
+  return xdg;
+}
+
+/** The environment of a hermetic, offline OpenCode run in `home`. */
+export function opencodeEnv(home: string, xdg: Record<string, string>, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    ...xdg,
+    OPENCODE_DISABLE_MODELS_FETCH: "1",
+    OPENCODE_DISABLE_AUTOUPDATE: "1",
+    npm_config_offline: "true",
+    // Tests start their own sidecars; the autostart test turns it on.
+    EVOLVE_HUD_AUTOSTART: "off",
+    ...extra,
+  };
+}
+
 /** Marks a config directory as installed, so OpenCode skips its npm install. */
 function seed(dir: string) {
   mkdirSync(join(dir, "node_modules"), { recursive: true });
@@ -121,15 +151,7 @@ export async function prepare({
   const home = join(base, "home");
   for (const dir of [project, home]) rmSync(dir, { recursive: true, force: true });
   mkdirSync(project, { recursive: true });
-  const xdg = {
-    XDG_CONFIG_HOME: join(home, ".config"),
-    XDG_DATA_HOME: join(home, ".local/share"),
-    XDG_CACHE_HOME: join(home, ".cache"),
-    XDG_STATE_HOME: join(home, ".local/state"),
-  };
-  for (const dir of Object.values(xdg)) mkdirSync(dir, { recursive: true });
-  seed(join(xdg.XDG_CONFIG_HOME, "opencode"));
-  seed(join(project, ".opencode"));
+  const xdg = freshHome(home, project);
   if (installShim) {
     // Into the run's own home: the launch record goes to its config folder.
     const installed = spawnSync(sidecarBin, ["install-shim", "--project", project, "--model", testModel], {
@@ -167,18 +189,7 @@ export async function prepare({
     plugin: plugin ? [[pathToFileURL(shimPath).href, plugin]] : [],
   };
   writeFileSync(join(project, "opencode.json"), JSON.stringify(config, null, 2));
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? "/usr/bin:/bin",
-    HOME: home,
-    ...xdg,
-    OPENCODE_DISABLE_MODELS_FETCH: "1",
-    OPENCODE_DISABLE_AUTOUPDATE: "1",
-    npm_config_offline: "true",
-    // Tests start their own sidecars; the autostart test turns it on.
-    EVOLVE_HUD_AUTOSTART: "off",
-    ...extraEnv,
-  };
-  return { model, env };
+  return { model, env: opencodeEnv(home, xdg, extraEnv) };
 }
 
 /** One `opencode run` in a prepared project, killed after `timeoutMs`. */

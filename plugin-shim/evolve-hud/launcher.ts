@@ -36,6 +36,7 @@ export class Launcher {
 
   /** The port of a sidecar this machine may start: only a loopback URL. */
   port(): number | undefined {
+    if (!URL.canParse(this.config.url)) return undefined;
     const url = new URL(this.config.url);
     if (!["127.0.0.1", "localhost", "[::1]"].includes(url.hostname)) return undefined;
     return Number(url.port || (url.protocol === "https:" ? 443 : 80));

@@ -13,7 +13,8 @@ use evolve_hud::hud::render::{render, Budget};
 use evolve_hud::hud::session::SessionState;
 use evolve_hud::hud::text::{clean_line, Clipped};
 use evolve_hud::hud::{Hud, HudConfig, TokenCounter};
-use evolve_hud::server::openai::ChatRequest;
+use evolve_hud::openai::ChatRequest;
+use evolve_hud::server::chat::generate_request;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -115,7 +116,7 @@ pub fn chat_request(data: &[u8]) {
     let Ok(request) = evolve_hud::json::from_slice::<ChatRequest>(data) else {
         return;
     };
-    let Ok(generate) = request.into_generate(Some(CTX)) else {
+    let Ok(generate) = generate_request(request, Some(CTX)) else {
         return;
     };
     let params = &generate.params;

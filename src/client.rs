@@ -68,7 +68,7 @@ impl Sidecar {
     pub fn ok(&self, path: &str, body: Option<&Value>) -> anyhow::Result<Value> {
         let (status, value) = self.call(path, body)?;
         if !(200..300).contains(&status) {
-            let why = crate::server::error::ErrorBody::message_of(&value).unwrap_or("no reason given");
+            let why = crate::openai::ErrorBody::message_of(&value).unwrap_or("no reason given");
             bail!("the sidecar answered {path} with {status}: {why}");
         }
         Ok(value)

@@ -7,6 +7,8 @@
 //! - [`hud`]: per-session facts from OpenCode's messages, rendered into the HUD.
 //! - [`gguf`]: a pre-check of GGUF files before they reach llama.cpp.
 //! - [`json`]: request bodies from JavaScript, lone surrogates tolerated.
+//! - [`openai`]: the OpenAI chat protocol's wire types, for the server and
+//!   the remote engine.
 //! - [`server`]: the HTTP API (axum).
 //! - [`secret`]: bearer tokens that never show in logs.
 //! - [`logging`]: tracing set-up, llama.cpp's log included.
@@ -33,6 +35,7 @@ pub mod hud;
 pub mod install;
 pub mod json;
 pub mod logging;
+pub mod openai;
 pub mod pull;
 pub mod registry;
 pub mod secret;

@@ -7,8 +7,8 @@ mod common;
 
 use common::hud::failed_call;
 use evolve_hud::engine::{
-    Backend, ChatMessage, Completion, Engine, EngineError, EngineInfo, Event, FinishReason, GenerateRequest,
-    HealthState, Prompt,
+    Backend, ChatMessage, Completion, Engine, EngineDetails, EngineError, EngineInfo, Event, FinishReason,
+    GenerateRequest, HealthState, Prompt,
 };
 use evolve_hud::hud::{Hud, HudConfig, TokenCounter};
 use serde_json::{json, Value};
@@ -96,6 +96,9 @@ impl Backend for Fake {
     fn health(&self) -> HealthState {
         HealthState::Ready
     }
+    fn watch_health(&self) -> tokio::sync::watch::Receiver<HealthState> {
+        tokio::sync::watch::channel(HealthState::Ready).1
+    }
     fn info(&self) -> EngineInfo {
         EngineInfo {
             kind: "fake",
@@ -103,8 +106,8 @@ impl Backend for Fake {
             ctx: Some(4096),
         }
     }
-    fn details(&self) -> Value {
-        json!({})
+    fn details(&self) -> EngineDetails {
+        EngineDetails::default()
     }
     fn count_tokens(&self, _text: &str) -> Option<usize> {
         None

@@ -163,6 +163,82 @@ pub enum HealthState {
     Failed { reason: String },
 }
 
+/// The engine's own details for `/health`, and for `/v1/models` what it
+/// knows of the model.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct EngineDetails {
+    /// `None` for an engine with nothing to add.
+    #[serde(flatten)]
+    pub kind: Option<DetailsKind>,
+    /// The loaded model's metadata (local engine only).
+    #[serde(skip)]
+    pub model_meta: Option<Arc<local::ModelInfo>>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum DetailsKind {
+    Local {
+        /// Times the model thread rebuilt its context after a panic.
+        restarts: u32,
+        /// Why it last did.
+        last_fault: Option<String>,
+        /// What ggml's CPU back-end was compiled with.
+        cpu_features: Vec<String>,
+    },
+    Remote {
+        /// The engine's base URL.
+        engine_url: String,
+        /// llama-server's slot count, when it said.
+        slots: Option<u32>,
+        in_flight: usize,
+    },
+}
+
+/// An engine's health, told to whoever watches it. The engines write it
+/// from where they learn it (the model thread, the health probe); readers
+/// take [`HealthCell::get`] or wait for a change on [`HealthCell::watch`].
+#[derive(Debug)]
+pub struct HealthCell(tokio::sync::watch::Sender<HealthState>);
+
+impl Default for HealthCell {
+    fn default() -> Self {
+        HealthCell(tokio::sync::watch::Sender::new(HealthState::Loading))
+    }
+}
+
+impl HealthCell {
+    pub fn get(&self) -> HealthState {
+        self.0.borrow().clone()
+    }
+
+    /// Sets the state; returns whether it changed (watchers hear only changes).
+    pub fn set(&self, state: HealthState) -> bool {
+        self.0.send_if_modified(|current| {
+            if *current == state {
+                return false;
+            }
+            *current = state;
+            true
+        })
+    }
+
+    /// Loading becomes ready; a failed state stays.
+    pub fn loaded(&self) {
+        self.0.send_if_modified(|current| {
+            if *current != HealthState::Loading {
+                return false;
+            }
+            *current = HealthState::Ready;
+            true
+        });
+    }
+
+    pub fn watch(&self) -> tokio::sync::watch::Receiver<HealthState> {
+        self.0.subscribe()
+    }
+}
+
 /// What the rest of the server needs to know about an engine.
 #[derive(Debug, Clone, Serialize)]
 pub struct EngineInfo {
@@ -183,9 +259,12 @@ pub trait Backend: Send + Sync + 'static {
     fn generate(&self, request: GenerateRequest) -> Result<mpsc::UnboundedReceiver<Event>, EngineError>;
     /// Loading, ready, or failed with a reason.
     fn health(&self) -> HealthState;
+    /// Changes of the engine's health as they happen; [`Backend::health`]
+    /// says what it is then.
+    fn watch_health(&self) -> tokio::sync::watch::Receiver<HealthState>;
     fn info(&self) -> EngineInfo;
     /// Details for `/health` and `/v1/models` (restarts, the engine's URL, ...).
-    fn details(&self) -> serde_json::Value;
+    fn details(&self) -> EngineDetails;
     /// Tokens of `text` in the model's vocabulary, when the engine can count
     /// them here without waiting.
     fn count_tokens(&self, text: &str) -> Option<usize>;

@@ -38,6 +38,7 @@ use render::Budget;
 use serde::{Deserialize, Serialize};
 use session::{Limits, SessionState};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 pub use tokens::TokenCounter;
@@ -165,12 +166,32 @@ pub enum Change {
     Removed(String),
 }
 
+/// One session held: its entry behind a lock of its own, so parsing one
+/// session's new output never holds up another, and what eviction needs
+/// to know, readable without that lock.
+struct Held {
+    entry: Mutex<Entry>,
+    /// [`SessionState::bytes`] after the latest change.
+    bytes: AtomicUsize,
+    /// Milliseconds since the [`Hud`] started, at the latest sync or event.
+    used: AtomicU64,
+}
+
+impl Held {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Entry> {
+        // A panic while holding the lock leaves plain data; keep serving.
+        self.entry.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
 /// All sessions. Cheap to share as `Arc<Hud>`.
 pub struct Hud {
     config: HudConfig,
     counter: TokenCounter,
     engine: Option<Engine>,
-    sessions: Mutex<HashMap<String, Entry>>,
+    /// The session map's lock is held only to look up, add or remove.
+    sessions: Mutex<HashMap<String, Arc<Held>>>,
+    started: Instant,
     epochs: std::sync::atomic::AtomicU64,
     /// One background question at a time reaches the model's queue, so chat
     /// completions and compaction texts wait behind at most one of them,
@@ -189,6 +210,7 @@ impl Hud {
             counter,
             engine,
             sessions: Mutex::new(HashMap::new()),
+            started: Instant::now(),
             epochs: std::sync::atomic::AtomicU64::new(0),
             background: tokio::sync::Semaphore::new(1),
             warmed: std::sync::atomic::AtomicBool::new(false),
@@ -207,9 +229,31 @@ impl Hud {
         let _ = self.changes.send(change);
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
-        // A panic while holding the lock leaves plain data; keep serving.
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Held>>> {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn held(&self, session_id: &str) -> Option<Arc<Held>> {
+        self.map().get(session_id).cloned()
+    }
+
+    /// Runs `f` on the session's entry (of `epoch`, when given) under its
+    /// own lock; `None` when it is not held.
+    fn with_entry<R>(&self, session_id: &str, epoch: Option<u64>, f: impl FnOnce(&mut Entry) -> R) -> Option<R> {
+        let held = self.held(session_id)?;
+        let mut entry = held.lock();
+        if epoch.is_some_and(|e| e != entry.epoch) {
+            return None;
+        }
+        Some(f(&mut entry))
+    }
+
+    /// Notes a sync or event on the session, for eviction.
+    fn touch(&self, held: &Held, entry: &mut Entry) {
+        entry.last_used = Instant::now();
+        held.used
+            .store(self.started.elapsed().as_millis() as u64, Ordering::Relaxed);
+        held.bytes.store(entry.state.bytes(), Ordering::Relaxed);
     }
 
     /// Merges `messages` into the session and returns its HUD. Unknown
@@ -228,27 +272,37 @@ impl Hud {
                 _ => skipped += 1,
             }
         }
-        let mut sessions = self.lock();
-        if !sessions.contains_key(session_id) {
-            if !full {
-                return Err(HudError::ResyncRequired(session_id.to_owned()));
+        let held = {
+            let mut sessions = self.map();
+            match sessions.get(session_id) {
+                Some(held) => held.clone(),
+                None if !full => return Err(HudError::ResyncRequired(session_id.to_owned())),
+                None => {
+                    self.warm_questions();
+                    let epoch = self.epochs.fetch_add(1, Ordering::Relaxed);
+                    let held = Arc::new(Held {
+                        entry: Mutex::new(Entry::new(session_id, epoch)),
+                        bytes: AtomicUsize::new(0),
+                        used: AtomicU64::new(self.started.elapsed().as_millis() as u64),
+                    });
+                    sessions.insert(session_id.to_owned(), held.clone());
+                    held
+                }
             }
-            self.warm_questions();
-            let epoch = self.epochs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            sessions.insert(session_id.to_owned(), Entry::new(session_id, epoch));
-        }
-        let entry = sessions.get_mut(session_id).expect("inserted above");
-        entry.last_used = Instant::now();
-        entry.idle_since = None;
-        // New facts may raise a question; with none, a question the engine
-        // could not take earlier (down, busy) is tried again.
-        let changed = entry.state.merge(&parsed, &self.config.limits);
-        if changed || entry.refresh == entry::Refresh::Idle {
-            self.schedule_refresh(entry, session_id);
-        }
-        let snapshot = entry.snapshot();
-        let evicted = Self::evict(&mut sessions, &self.config, session_id);
-        drop(sessions);
+        };
+        let snapshot = {
+            let mut entry = held.lock();
+            entry.idle_since = None;
+            // New facts may raise a question; with none, a question the
+            // engine could not take earlier (down, busy) is tried again.
+            let changed = entry.state.merge(&parsed, &self.config.limits);
+            self.touch(&held, &mut entry);
+            if changed || entry.refresh == entry::Refresh::Idle {
+                self.schedule_refresh(&mut entry, session_id);
+            }
+            entry.snapshot()
+        };
+        let evicted = self.evict(session_id);
         self.changed(Change::Updated(session_id.to_owned()));
         evicted.into_iter().for_each(|id| self.changed(Change::Removed(id)));
         Ok(self.view(snapshot, skipped))
@@ -259,58 +313,36 @@ impl Hud {
     /// returns whether the session is held.
     pub fn event(self: &Arc<Self>, event: SessionEvent) -> bool {
         let id = event.session_id().to_owned();
-        let mut sessions = self.lock();
         if let SessionEvent::Deleted { .. } = event {
-            let held = sessions.remove(&id).is_some();
-            drop(sessions);
-            if held {
-                self.changed(Change::Removed(id));
-            }
-            return held;
+            return self.drop_session(&id);
         }
-        let Some(entry) = sessions.get_mut(&id) else {
+        let Some(held) = self.held(&id) else {
             return false;
         };
-        entry.last_used = Instant::now();
+        let mut entry = held.lock();
         let now = epoch_ms();
         let changed = match event {
             SessionEvent::ToolExecuted {
-                session_id,
                 call_id,
                 tool,
                 args,
                 output,
                 metadata,
                 clipped,
+                ..
             } => {
-                let message = opencode::Message {
-                    info: opencode::Info {
-                        id: String::new(),
-                        session_id: Some(session_id),
-                        role: "assistant".into(),
-                        time: None,
-                        path: None,
-                        summary: None,
-                    },
-                    parts: vec![opencode::Part::Tool {
-                        id: None,
-                        call_id,
-                        tool,
-                        state: Box::new(opencode::ToolState {
-                            status: opencode::ToolStatus::Completed,
-                            input: args,
-                            output,
-                            error: None,
-                            metadata,
-                            time: Some(opencode::ToolTime {
-                                start: Some(now),
-                                end: Some(now),
-                            }),
-                            clipped,
-                        }),
-                    }],
+                let state = opencode::ToolState {
+                    status: opencode::ToolStatus::Completed,
+                    input: args,
+                    output,
+                    error: None,
+                    metadata,
+                    time: None,
+                    clipped,
                 };
-                entry.state.merge(&[message], &self.config.limits)
+                entry
+                    .state
+                    .record_call(&call_id, &tool, &state, now, &self.config.limits)
             }
             SessionEvent::TodoUpdated { todos, .. } => entry.state.set_todos(session::Todo::list(&todos), now),
             SessionEvent::Idle { .. } => {
@@ -320,10 +352,13 @@ impl Hud {
             SessionEvent::Compacted { .. } => entry.state.set_compacted(now),
             SessionEvent::Deleted { .. } => unreachable!("handled above"),
         };
+        self.touch(&held, &mut entry);
         if changed {
-            self.schedule_refresh(entry, &id);
-            let evicted = Self::evict(&mut sessions, &self.config, &id);
-            drop(sessions);
+            self.schedule_refresh(&mut entry, &id);
+        }
+        drop(entry);
+        if changed {
+            let evicted = self.evict(&id);
             self.changed(Change::Updated(id));
             evicted.into_iter().for_each(|id| self.changed(Change::Removed(id)));
         }
@@ -332,10 +367,8 @@ impl Hud {
 
     pub fn get(&self, session_id: &str) -> Result<HudView, HudError> {
         let snapshot = self
-            .lock()
-            .get(session_id)
-            .ok_or_else(|| HudError::NotFound(session_id.to_owned()))?
-            .snapshot();
+            .with_entry(session_id, None, |e| e.snapshot())
+            .ok_or_else(|| HudError::NotFound(session_id.to_owned()))?;
         Ok(self.view(snapshot, 0))
     }
 
@@ -358,15 +391,15 @@ impl Hud {
     }
 
     pub fn list(&self) -> Vec<SessionListing> {
-        let sessions = self.lock();
-        let mut out: Vec<_> = sessions.values().map(Self::listing).collect();
+        let held: Vec<Arc<Held>> = self.map().values().cloned().collect();
+        let mut out: Vec<_> = held.iter().map(|h| Self::listing(&h.lock())).collect();
         out.sort_by_key(|s| s.idle_ms);
         out
     }
 
     /// One session as [`Hud::list`] lists it.
     pub fn listed(&self, session_id: &str) -> Option<SessionListing> {
-        self.lock().get(session_id).map(Self::listing)
+        self.with_entry(session_id, None, |e| Self::listing(e))
     }
 
     fn listing(e: &Entry) -> SessionListing {
@@ -385,7 +418,7 @@ impl Hud {
     }
 
     pub fn drop_session(&self, session_id: &str) -> bool {
-        let held = self.lock().remove(session_id).is_some();
+        let held = self.map().remove(session_id).is_some();
         if held {
             self.changed(Change::Removed(session_id.to_owned()));
         }
@@ -408,18 +441,21 @@ impl Hud {
     }
 
     /// Drops least recently used sessions over the count or byte limits,
-    /// never the one just synced; returns the dropped ids.
-    fn evict(sessions: &mut HashMap<String, Entry>, config: &HudConfig, keep: &str) -> Vec<String> {
+    /// never the one just synced; returns the dropped ids. Reads what each
+    /// session noted of itself, without taking its lock.
+    fn evict(&self, keep: &str) -> Vec<String> {
+        let config = &self.config;
+        let mut sessions = self.map();
         let mut evicted = Vec::new();
         loop {
-            let bytes: usize = sessions.values().map(|e| e.state.bytes()).sum();
+            let bytes: usize = sessions.values().map(|h| h.bytes.load(Ordering::Relaxed)).sum();
             if sessions.len() <= config.max_sessions && bytes <= config.max_bytes {
                 return evicted;
             }
             let victim = sessions
                 .iter()
                 .filter(|(id, _)| id.as_str() != keep)
-                .min_by_key(|(_, e)| e.last_used)
+                .min_by_key(|(_, h)| h.used.load(Ordering::Relaxed))
                 .map(|(id, _)| id.clone());
             match victim {
                 Some(id) => {
@@ -437,7 +473,7 @@ impl Hud {
     pub async fn compaction(&self, id: &str, deadline: Duration) -> Result<CompactionView, HudError> {
         let started = Instant::now();
         let until = tokio::time::Instant::now() + deadline;
-        if !self.lock().contains_key(id) {
+        if self.held(id).is_none() {
             return Err(HudError::NotFound(id.to_owned()));
         }
         let (state, findings, model_status) = self.answer_now(id, until).await;
@@ -462,17 +498,25 @@ impl Hud {
         // (state, quiet seconds, agent idle, findings) of the most recently
         // active sessions; only those are copied out of the lock.
         let mut recent: Vec<(SessionState, u64, bool, Findings)> = {
-            let sessions = self.lock();
-            let quiet_since = |e: &Entry| e.idle_since.unwrap_or(e.last_used);
-            let mut list: Vec<&Entry> = sessions.values().filter(|e| !exclude.contains(&e.state.id)).collect();
+            let held: Vec<Arc<Held>> = self
+                .map()
+                .iter()
+                .filter(|(id, _)| !exclude.contains(id))
+                .map(|(_, h)| h.clone())
+                .collect();
+            let mut list: Vec<(Instant, SessionState, bool, Findings)> = held
+                .iter()
+                .map(|h| {
+                    let e = h.lock();
+                    let quiet_since = e.idle_since.unwrap_or(e.last_used);
+                    (quiet_since, e.state.clone(), e.idle_since.is_some(), e.findings())
+                })
+                .collect();
             // Most recent first, by the instant (whole seconds would tie).
-            list.sort_by_key(|e| std::cmp::Reverse(quiet_since(e)));
+            list.sort_by_key(|(quiet_since, ..)| std::cmp::Reverse(*quiet_since));
             list.truncate(SESSIONS);
             list.into_iter()
-                .map(|e| {
-                    let quiet = quiet_since(e).elapsed().as_secs();
-                    (e.state.clone(), quiet, e.idle_since.is_some(), e.findings())
-                })
+                .map(|(quiet_since, state, idle, findings)| (state, quiet_since.elapsed().as_secs(), idle, findings))
                 .collect()
         };
         // The session that needs attention first leads.
@@ -584,9 +628,7 @@ mod tests {
             name: "calc.c".into(),
             line: "calc.c:3:9: error: 'count' undeclared".into(),
         }];
-        {
-            let mut sessions = hud.lock();
-            let entry = sessions.get_mut("s").expect("held");
+        hud.with_entry("s", None, |entry| {
             assert_eq!(entry.unasked().len(), 1, "the failed make is worth a question");
             entry.refresh = Refresh::Busy { dirty: true };
             // A change came in meanwhile: the loop goes on.
@@ -595,7 +637,8 @@ mod tests {
             assert!(!entry.finish_refresh(Some(("c1".into(), Ok(found.clone()))), false) || entry.unasked().is_empty());
             assert!(entry.unasked().is_empty(), "each call is asked about once");
             entry.refresh = Refresh::Idle;
-        }
+        })
+        .expect("held");
         let shown = hud.get("s").expect("view");
         assert!(
             shown.hud.contains(
@@ -613,7 +656,7 @@ mod tests {
         // The same command failing the same way again is not asked about
         // again, and its problem shows the same findings.
         assert!(hud.event(make_run("s", "c1b", 2, output)));
-        assert!(hud.lock()["s"].unasked().is_empty());
+        assert_eq!(hud.with_entry("s", None, |e| e.unasked().len()), Some(0));
         let again = hud.get("s").expect("view");
         assert!(
             again.hud.contains("failed 2 times, no pass since; local model found"),
@@ -638,13 +681,10 @@ mod tests {
             ..HudConfig::default()
         });
         hud.sync("s", vec![user("s")], true).expect("sync");
-        let first = hud.lock()["s"].epoch;
+        let epoch = |hud: &Hud| hud.with_entry("s", None, |e| e.epoch).expect("held");
+        let first = epoch(&hud);
         assert!(hud.drop_session("s"));
         hud.sync("s", vec![user("s")], true).expect("sync");
-        assert_ne!(
-            hud.lock()["s"].epoch,
-            first,
-            "a refresh loop of the old entry would end"
-        );
+        assert_ne!(epoch(&hud), first, "a refresh loop of the old entry would end");
     }
 }

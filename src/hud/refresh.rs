@@ -50,9 +50,9 @@ struct Asking<'h> {
 
 impl Drop for Asking<'_> {
     fn drop(&mut self) {
-        if let Some(entry) = self.hud.lock().get_mut(&self.session).filter(|e| e.epoch == self.epoch) {
+        self.hud.with_entry(&self.session, Some(self.epoch), |entry| {
             entry.asking.remove(&self.call);
-        }
+        });
     }
 }
 
@@ -142,12 +142,8 @@ impl Hud {
             } else {
                 self.config.debounce
             };
-            let done = {
-                let mut sessions = self.lock();
-                let Some(entry) = sessions.get_mut(&id).filter(|e| e.epoch == epoch) else {
-                    return;
-                };
-                entry.finish_refresh(outcome, retry)
+            let Some(done) = self.with_entry(&id, Some(epoch), |entry| entry.finish_refresh(outcome, retry)) else {
+                return;
             };
             self.changed(super::Change::Updated(id.clone()));
             if done {
@@ -160,25 +156,21 @@ impl Hud {
     /// there was nothing to ask or more changes are coming.
     async fn refresh_once(&self, id: &str, epoch: u64) -> Option<(String, Asked)> {
         let _turn = self.background.acquire().await.ok()?;
-        let (question, _asking) = {
-            let mut sessions = self.lock();
-            let entry = sessions.get_mut(id).filter(|e| e.epoch == epoch)?;
-            if matches!(entry.refresh, Refresh::Busy { dirty: true }) {
-                // More is coming; wait for it rather than ask about a call
-                // that may be fixed by then.
-                return None;
-            }
-            self.take_question(entry, id)?
-        };
+        let (question, _asking) = self
+            .with_entry(id, Some(epoch), |entry| {
+                if matches!(entry.refresh, Refresh::Busy { dirty: true }) {
+                    // More is coming; wait for it rather than ask about a
+                    // call that may be fixed by then.
+                    return None;
+                }
+                self.take_question(entry, id)
+            })
+            .flatten()?;
         // An output never changes, so new facts do not make the answer
         // stale; but once the call's problem is closed (the command passed)
         // or the call is evicted, the answer would never be shown, and the
         // generation is cancelled.
-        let gone = || {
-            self.lock()
-                .get(id)
-                .is_none_or(|e| e.epoch != epoch || !e.state.problems().is_open(&question.call_id))
-        };
+        let gone = || self.with_entry(id, Some(epoch), |e| e.state.problems().is_open(&question.call_id)) != Some(true);
         let deadline = tokio::time::Instant::now() + self.config.extract_timeout;
         let asked = self.ask(&question, id, epoch, deadline, &gone).await;
         Some((question.call_id, asked))
@@ -306,36 +298,28 @@ impl Hud {
         let ask = self.config.extract && self.engine.is_some();
         loop {
             let now = tokio::time::Instant::now();
-            let (taken, wait) = {
-                let mut sessions = self.lock();
-                let Some(entry) = sessions.get_mut(id) else {
-                    return (SessionState::new(id), Findings::new(), ModelStatus::None);
-                };
+            let step = self.with_entry(id, None, |entry| {
                 match (now < until && ask).then(|| self.take_question(entry, id)).flatten() {
                     Some(taken) => (Some((taken, entry.epoch)), false),
                     // Another asker has it: wait for its answer.
                     None => (None, ask && now < until && !entry.asking.is_empty()),
                 }
+            });
+            let Some((taken, wait)) = step else {
+                return (SessionState::new(id), Findings::new(), ModelStatus::None);
             };
             if wait {
                 tokio::time::sleep(WAIT_STEP.min(until - now)).await;
                 continue;
             }
             let Some(((question, _asking), epoch)) = taken else {
-                let sessions = self.lock();
-                return match sessions.get(id) {
-                    Some(entry) => (entry.state.clone(), entry.findings(), entry.model_status()),
-                    None => (SessionState::new(id), Findings::new(), ModelStatus::None),
-                };
+                return self.outcome(id);
             };
             match self.ask(&question, id, epoch, until, &|| false).await {
                 Asked::Answered(answer) => self.update(id, epoch, |e| e.record(&question.call_id, answer)),
                 Asked::NotTaken | Asked::Gone => {
                     drop(_asking);
-                    let sessions = self.lock();
-                    if let Some(entry) = sessions.get(id) {
-                        return (entry.state.clone(), entry.findings(), entry.model_status());
-                    }
+                    return self.outcome(id);
                 }
             }
         }
@@ -344,13 +328,14 @@ impl Hud {
     /// Records an answer, or its part, on the session `id` (of `epoch`),
     /// and tells the session's watchers.
     fn update(&self, id: &str, epoch: u64, record: impl FnOnce(&mut Entry)) {
-        {
-            let mut sessions = self.lock();
-            let Some(entry) = sessions.get_mut(id).filter(|e| e.epoch == epoch) else {
-                return;
-            };
-            record(entry);
+        if self.with_entry(id, Some(epoch), record).is_some() {
+            self.changed(super::Change::Updated(id.to_owned()));
         }
-        self.changed(super::Change::Updated(id.to_owned()));
+    }
+
+    /// The session's facts, findings and model status as they are now.
+    fn outcome(&self, id: &str) -> (SessionState, Findings, ModelStatus) {
+        self.with_entry(id, None, |e| (e.state.clone(), e.findings(), e.model_status()))
+            .unwrap_or_else(|| (SessionState::new(id), Findings::new(), ModelStatus::None))
     }
 }

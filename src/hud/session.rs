@@ -2,7 +2,7 @@
 //! messages, merged idempotently and kept within byte limits.
 
 use super::checks::Report;
-use super::opencode::{Message, Part, ToolStatus};
+use super::opencode::{Message, Part, ToolState, ToolStatus};
 use super::problems::{check_of, FILE_TOOLS};
 use super::text::{clean_line, Clipped};
 use serde_json::Value;
@@ -375,6 +375,18 @@ impl SessionState {
         changed
     }
 
+    /// Records one tool call as it reached the sidecar outside a message: a
+    /// forwarded `tool.execute.after` event, seen at `at` (ms). The same
+    /// merge as a tool part of a message, so the call ends the same
+    /// whichever way it came; returns whether any fact changed.
+    pub fn record_call(&mut self, call_id: &str, tool: &str, state: &ToolState, at: f64, limits: &Limits) -> bool {
+        let changed = self.merge_tool(call_id, tool, state, at, limits) | self.enforce(limits);
+        if changed {
+            self.changed();
+        }
+        changed
+    }
+
     fn merge_user(&mut self, message: &Message, created: f64) -> bool {
         let text: Vec<&str> = message
             .parts
@@ -401,14 +413,7 @@ impl SessionState {
         }
     }
 
-    fn merge_tool(
-        &mut self,
-        call_id: &str,
-        tool: &str,
-        state: &super::opencode::ToolState,
-        created: f64,
-        limits: &Limits,
-    ) -> bool {
+    fn merge_tool(&mut self, call_id: &str, tool: &str, state: &ToolState, created: f64, limits: &Limits) -> bool {
         let start = state.time.as_ref().and_then(|t| t.start).unwrap_or(created);
         if start < self.dropped_before {
             return false;

@@ -4,6 +4,7 @@
 //! so OpenAI's clients show the message.
 
 use crate::engine::EngineError;
+use crate::openai::ErrorBody;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
 use axum::http::{header, HeaderValue, StatusCode};
@@ -78,14 +79,7 @@ impl ApiError {
 
     /// The JSON body, also used for errors inside an event stream.
     pub fn body(&self) -> ErrorBody {
-        ErrorBody {
-            error: ErrorDetail {
-                message: self.to_string(),
-                kind: self.kind().to_owned(),
-                param: None,
-                code: Some(self.kind().to_owned()),
-            },
-        }
+        ErrorBody::new(self.to_string(), self.kind())
     }
 }
 
@@ -132,37 +126,6 @@ fn upstream_status(status: u16) -> StatusCode {
         503 => StatusCode::SERVICE_UNAVAILABLE,
         400 | 404 | 413 | 422 => StatusCode::BAD_REQUEST,
         _ => StatusCode::BAD_GATEWAY,
-    }
-}
-
-/// An error answer, in OpenAI's shape.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct ErrorBody {
-    pub error: ErrorDetail,
-}
-
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct ErrorDetail {
-    pub message: String,
-    /// One of [`ApiError::kind`]'s values.
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub param: Option<String>,
-    pub code: Option<String>,
-}
-
-impl std::fmt::Display for ErrorBody {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&serde_json::to_string(self).map_err(|_| std::fmt::Error)?)
-    }
-}
-
-impl ErrorBody {
-    /// The message of an error answer: OpenAI's shape, or a bare
-    /// `{"error": "..."}` as some engines send it.
-    pub fn message_of(value: &serde_json::Value) -> Option<&str> {
-        let error = value.get("error")?;
-        error.as_str().or_else(|| error.get("message")?.as_str())
     }
 }
 

@@ -1,7 +1,8 @@
 //! For people and tools watching the sidecar: `GET /v1/status`, one
 //! snapshot, and `GET /v1/events`, a stream of server-sent events:
 //!
-//! - `status`: at once and every [`STATUS_EVERY`], a [`StatusView`];
+//! - `status`: at once, every [`STATUS_EVERY`], and whenever the engine's
+//!   health changes, a [`StatusView`];
 //! - `hud`: every session's [`HudEvent`] at once, then one whenever a
 //!   session's HUD text or model status changes (a sync that changes
 //!   nothing sends nothing);
@@ -70,10 +71,13 @@ pub async fn status(State(state): State<AppState>) -> Json<StatusView> {
 pub async fn stream(State(state): State<AppState>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     // Subscribed before the first snapshot, so no change falls between.
     let changes = state.hud.subscribe();
+    let health = state.engine.watch_health();
     let state_shutdown = state.shutdown.clone();
     let mut watcher = Watcher {
         state,
         changes,
+        health,
+        health_told: true,
         sent: HashMap::new(),
         queue: VecDeque::new(),
         tick: tokio::time::interval(STATUS_EVERY),
@@ -94,6 +98,9 @@ pub async fn stream(State(state): State<AppState>) -> Sse<impl Stream<Item = Res
 struct Watcher {
     state: AppState,
     changes: tokio::sync::broadcast::Receiver<Change>,
+    health: tokio::sync::watch::Receiver<crate::engine::HealthState>,
+    /// Whether the engine still tells of health changes.
+    health_told: bool,
     /// What this client was last sent per session: the HUD text and model
     /// status.
     sent: HashMap<String, (String, String)>,
@@ -114,10 +121,12 @@ impl Watcher {
                 return event;
             }
             tokio::select! {
-                _ = self.tick.tick() => {
-                    let status = StatusView::of(&self.state);
-                    self.queue.push_back(json_event("status", &status));
-                }
+                _ = self.tick.tick() => self.status(),
+                changed = self.health.changed(), if self.health_told => match changed {
+                    Ok(()) => self.status(),
+                    // The engine is gone; the ticks still tell.
+                    Err(_) => self.health_told = false,
+                },
                 change = self.changes.recv() => match change {
                     Ok(Change::Updated(id)) => self.updated(&id),
                     Ok(Change::Removed(id)) => self.removed(&id),
@@ -126,6 +135,11 @@ impl Watcher {
                 },
             }
         }
+    }
+
+    fn status(&mut self) {
+        let status = StatusView::of(&self.state);
+        self.queue.push_back(json_event("status", &status));
     }
 
     /// Queues the session's HUD if it differs from what this client has.

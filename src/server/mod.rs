@@ -3,17 +3,17 @@
 //! shutdown.
 
 pub mod access;
+pub mod chat;
 pub mod error;
 pub mod events;
 pub mod hud;
 pub mod instance;
 pub(crate) mod metrics;
-pub mod openai;
 
 pub use error::ApiError;
 
 use crate::cli::ServeConfig;
-use crate::engine::{Engine, HealthState};
+use crate::engine::{Engine, EngineDetails, HealthState};
 use anyhow::Context;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::StatusCode;
@@ -22,6 +22,7 @@ use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 use error::BodyLimit;
 use metrics_exporter_prometheus::PrometheusHandle;
+use serde::Serialize;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -184,8 +185,8 @@ pub fn router(state: AppState, max_body: usize) -> Router {
     Router::new()
         .route("/health", get(health))
         .route("/metrics", get(metrics::render))
-        .route("/v1/models", get(openai::models))
-        .route("/v1/chat/completions", post(openai::chat_completions))
+        .route("/v1/models", get(chat::models))
+        .route("/v1/chat/completions", post(chat::chat_completions))
         .route("/v1/hud/sync", post(hud::sync))
         .route("/v1/hud/event", post(hud::event))
         .route("/v1/hud", get(hud::list))
@@ -253,20 +254,27 @@ impl AppState {
     /// Whether the engine can take work, and `/health`'s body: its state
     /// with the reason, the model, the engine kind and its details.
     pub fn health(&self) -> (bool, Value) {
-        let health = self.engine.health();
-        let ready = matches!(health, HealthState::Ready);
-        let mut body = serde_json::to_value(&health).unwrap_or_else(|_| json!({}));
-        body["model"] = json!(self.model_name());
-        body["engine"] = json!(self.engine.info().kind);
-        if let (Some(body), Value::Object(details)) = (body.as_object_mut(), self.engine.details()) {
-            for (k, v) in details {
-                if k != "meta" {
-                    body.entry(k).or_insert(v);
-                }
-            }
+        /// `/health`'s body.
+        #[derive(Serialize)]
+        struct HealthBody {
+            #[serde(flatten)]
+            state: HealthState,
+            model: String,
+            engine: &'static str,
+            #[serde(flatten)]
+            details: EngineDetails,
+            hud_clip: Value,
         }
-        body["hud_clip"] = self.hud.clip_rule();
-        (ready, body)
+        let state = self.engine.health();
+        let ready = matches!(state, HealthState::Ready);
+        let body = HealthBody {
+            state,
+            model: self.model_name(),
+            engine: self.engine.info().kind,
+            details: self.engine.details(),
+            hud_clip: self.hud.clip_rule(),
+        };
+        (ready, serde_json::to_value(body).unwrap_or_else(|_| json!({})))
     }
 }
 

@@ -165,7 +165,7 @@ impl Feed {
         let status = response.status();
         let value: serde_json::Value = response.json().await.map_err(|e| e.to_string())?;
         if !status.is_success() {
-            let why = crate::server::error::ErrorBody::message_of(&value).unwrap_or("no reason given");
+            let why = crate::openai::ErrorBody::message_of(&value).unwrap_or("no reason given");
             return Err(format!("the sidecar answered {status}: {why}"));
         }
         Ok(value["text"].as_str().unwrap_or_default().to_owned())

@@ -2,7 +2,7 @@
 //! what to do about it: one type for both, so the screen, the text report
 //! and `status --json` say the same.
 
-use crate::server::error::ErrorBody;
+use crate::openai::ErrorBody;
 
 /// The port `evolve-hud serve` takes when given none.
 const DEFAULT_PORT: u16 = 8377;

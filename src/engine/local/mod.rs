@@ -7,15 +7,19 @@
 pub mod cpu;
 mod forced;
 mod prompt;
+mod sampler;
 mod slots;
+mod supervisor;
 mod text;
 mod worker;
 
-use super::{Backend, EngineError, EngineInfo, Event, GenerateRequest, HealthState};
+use super::{
+    Backend, DetailsKind, EngineDetails, EngineError, EngineInfo, Event, GenerateRequest, HealthCell, HealthState,
+};
 use crate::gguf::{self, GgufError};
 use serde::Serialize;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
 
@@ -192,36 +196,23 @@ pub struct ModelInfo {
 /// Load and liveness state, shared between the model thread and `/health`.
 #[derive(Debug, Default)]
 pub struct Health {
-    state: AtomicU8,
-    reason: Mutex<String>,
+    state: HealthCell,
     restarts: AtomicU32,
     last_fault: Mutex<Option<String>>,
 }
 
 impl Health {
-    const LOADING: u8 = 0;
-    const READY: u8 = 1;
-    const FAILED: u8 = 2;
-
     pub fn get(&self) -> HealthState {
-        match self.state.load(Ordering::Acquire) {
-            Self::LOADING => HealthState::Loading,
-            Self::READY => HealthState::Ready,
-            _ => HealthState::Failed {
-                reason: self.reason.lock().map(|r| r.clone()).unwrap_or_default(),
-            },
-        }
+        self.state.get()
     }
 
     fn set_ready(&self) {
-        let _ = self
-            .state
-            .compare_exchange(Self::LOADING, Self::READY, Ordering::AcqRel, Ordering::Acquire);
+        self.state.loaded();
     }
 
     /// Back to ready after the context was rebuilt.
     fn set_ready_again(&self) {
-        self.state.store(Self::READY, Ordering::Release);
+        self.state.set(HealthState::Ready);
     }
 
     /// Records a fault the model thread recovered from.
@@ -240,10 +231,7 @@ impl Health {
     }
 
     fn set_failed(&self, reason: String) {
-        if let Ok(mut r) = self.reason.lock() {
-            *r = reason;
-        }
-        self.state.store(Self::FAILED, Ordering::Release);
+        self.state.set(HealthState::Failed { reason });
     }
 }
 
@@ -313,7 +301,7 @@ impl ModelHandle {
             let (config, health, stopping) = (config.clone(), health.clone(), stopping.clone());
             std::thread::Builder::new()
                 .name("model".into())
-                .spawn(move || worker::run(config, path, summary, loaded_tx, rx, health, stopping))
+                .spawn(move || supervisor::run(config, path, summary, loaded_tx, rx, health, stopping))
                 .map_err(|e| LoadError::Backend(format!("cannot spawn the model thread: {e}")))?
         };
         match loaded_rx.await {
@@ -391,6 +379,10 @@ impl Backend for ModelHandle {
         self.health.get()
     }
 
+    fn watch_health(&self) -> tokio::sync::watch::Receiver<HealthState> {
+        self.health.state.watch()
+    }
+
     fn info(&self) -> EngineInfo {
         EngineInfo {
             kind: "local",
@@ -399,14 +391,16 @@ impl Backend for ModelHandle {
         }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self) -> EngineDetails {
         let (restarts, last_fault) = self.restarts();
-        serde_json::json!({
-            "restarts": restarts,
-            "last_fault": last_fault,
-            "cpu_features": &self.info.cpu_features,
-            "meta": &*self.info,
-        })
+        EngineDetails {
+            kind: Some(DetailsKind::Local {
+                restarts,
+                last_fault,
+                cpu_features: self.info.cpu_features.clone(),
+            }),
+            model_meta: Some(self.info.clone()),
+        }
     }
 
     /// Counted with the model's vocabulary, without waiting for the model thread.

@@ -1,0 +1,280 @@
+//! The remote engine: model work goes to an OpenAI-compatible server
+//! (llama-server, vLLM, Ollama) over HTTP; nothing is loaded here.
+//!
+//! - Every request streams (`stream: true`), so text arrives as it is
+//!   generated and dropping the receiver closes the connection, which the
+//!   engine takes as a cancel.
+//! - Prompts are sent with `cache_prompt: true`, and a request with a cache
+//!   key is pinned to one of llama-server's slots (`id_slot`), so the
+//!   engine's prefix cache serves the HUD's append-only questions.
+//! - A JSON schema becomes `response_format: json_schema`.
+//! - Faults: a connect timeout, a timeout for the answer's start and for
+//!   each pause inside it, and a circuit breaker: after
+//!   [`Breaker::THRESHOLD`] failures in a row, requests are refused at once
+//!   until a health probe (`GET /models`) succeeds again. `/health` reports
+//!   the probe's verdict with the reason.
+//!
+//! Here: the engine and its state; [`client`]: one request and its
+//! streamed answer; [`probe`]: the health probe; [`breaker`]: the breaker.
+
+mod breaker;
+mod client;
+mod probe;
+
+use super::{
+    Backend, DetailsKind, EngineDetails, EngineError, EngineInfo, Event, GenerateRequest, HealthCell, HealthState,
+    Prompt,
+};
+use crate::secret::Secret;
+use breaker::{Breaker, Failure};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// How to reach the engine.
+#[derive(Debug, Clone)]
+pub struct RemoteConfig {
+    /// Base URL of the OpenAI-compatible API, ending in `/v1`.
+    pub url: String,
+    /// The engine's model to use; `None`: the first of `GET /models`.
+    pub model: Option<String>,
+    pub token: Option<Secret>,
+    /// Longest wait for the engine to start answering, and for each next
+    /// piece of a streamed answer.
+    pub timeout: Duration,
+    /// Requests sent to the engine at once; more are refused with 429.
+    pub max_in_flight: usize,
+}
+
+impl RemoteConfig {
+    /// Default of [`RemoteConfig::timeout`].
+    pub const TIMEOUT: Duration = Duration::from_secs(30);
+    /// Default of [`RemoteConfig::max_in_flight`].
+    pub const MAX_IN_FLIGHT: u32 = 16;
+    pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+    /// Health probes: every this often while healthy, and their own timeout.
+    pub const PROBE_INTERVAL: Duration = Duration::from_secs(5);
+    pub const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+    /// Probes while the engine is failing, so recovery is seen quickly.
+    pub const RETRY_INTERVAL: Duration = Duration::from_secs(1);
+}
+
+/// The remote engine. Cheap to clone; [`RemoteEngine::start`] also starts
+/// its health probe, which ends with the last clone.
+#[derive(Clone)]
+pub struct RemoteEngine {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: RemoteConfig,
+    client: reqwest::Client,
+    /// What the probes learnt: the model's id, context and slot count.
+    known: Mutex<Known>,
+    /// The probe's verdict.
+    health: HealthCell,
+    breaker: Mutex<Breaker>,
+    in_flight: AtomicUsize,
+    stopping: AtomicBool,
+    /// Wakes running generations when shutdown begins.
+    shutdown: tokio::sync::Notify,
+}
+
+#[derive(Debug, Default, Clone)]
+struct Known {
+    model: Option<String>,
+    ctx: Option<u32>,
+    slots: Option<u32>,
+}
+
+impl RemoteEngine {
+    /// Builds the client and starts probing the engine; does not wait for
+    /// it: a server whose engine is down starts, says so on `/health`, and
+    /// recovers when the engine comes up.
+    pub fn start(config: RemoteConfig) -> anyhow::Result<RemoteEngine> {
+        let url = config.url.trim_end_matches('/').to_owned();
+        reqwest::Url::parse(&url).map_err(|e| {
+            anyhow::anyhow!("--engine {url:?} is not a URL: {e}; give one such as http://127.0.0.1:8080/v1")
+        })?;
+        let mut headers = reqwest::header::HeaderMap::new();
+        if let Some(token) = &config.token {
+            let mut value = reqwest::header::HeaderValue::from_str(&format!("Bearer {}", token.expose()))
+                .map_err(|_| anyhow::anyhow!("the engine token holds characters a header cannot carry"))?;
+            value.set_sensitive(true);
+            headers.insert(reqwest::header::AUTHORIZATION, value);
+        }
+        let client = reqwest::Client::builder()
+            .connect_timeout(RemoteConfig::CONNECT_TIMEOUT)
+            // A fresh connection per request: a generation takes far longer
+            // than connecting, and a kept one can be closed by the engine
+            // (llama-server's keep-alive ends after 5 s) just as a request
+            // goes out on it, which fails the request unsent.
+            .pool_max_idle_per_host(0)
+            .default_headers(headers)
+            .build()
+            .map_err(|e| anyhow::anyhow!("building the engine's HTTP client: {e}"))?;
+        let inner = Arc::new(Inner {
+            known: Mutex::new(Known::of(&config)),
+            config: RemoteConfig { url, ..config },
+            client,
+            health: HealthCell::default(),
+            breaker: Mutex::new(Breaker::default()),
+            in_flight: AtomicUsize::new(0),
+            stopping: AtomicBool::new(false),
+            shutdown: tokio::sync::Notify::new(),
+        });
+        tokio::spawn(probe::probe_loop(Arc::downgrade(&inner)));
+        Ok(RemoteEngine { inner })
+    }
+
+    /// The engine's base URL.
+    pub fn url(&self) -> &str {
+        &self.inner.config.url
+    }
+}
+
+impl Inner {
+    fn breaker(&self) -> std::sync::MutexGuard<'_, Breaker> {
+        self.breaker.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn known(&self) -> Known {
+        self.known.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn learn(&self, known: Known) {
+        *self.known.lock().unwrap_or_else(|p| p.into_inner()) = known;
+    }
+
+    fn set_health(&self, state: HealthState) {
+        let log = match &state {
+            HealthState::Failed { reason } => format!("engine unavailable: {reason}"),
+            _ => String::new(),
+        };
+        if self.health.set(state) {
+            if log.is_empty() {
+                tracing::info!(engine = %self.config.url, "engine ready");
+            } else {
+                tracing::warn!(engine = %self.config.url, "{log}");
+            }
+        }
+    }
+}
+
+/// Counts a request in flight until dropped.
+struct InFlight(Arc<Inner>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl Backend for RemoteEngine {
+    fn generate(&self, request: GenerateRequest) -> Result<mpsc::UnboundedReceiver<Event>, EngineError> {
+        let inner = &self.inner;
+        if inner.stopping.load(Ordering::Acquire) {
+            return Err(EngineError::Unavailable("the server is shutting down".into()));
+        }
+        if let Some(refusal) = inner.breaker().refusal() {
+            return Err(EngineError::Unavailable(refusal));
+        }
+        let messages = match &request.prompt {
+            Prompt::Chat(messages) => messages,
+            Prompt::Raw(_) => {
+                return Err(EngineError::InvalidInput(
+                    "a raw prompt needs the local engine; send chat messages".into(),
+                ))
+            }
+        };
+        let body = inner.body(&request, messages);
+        if inner.in_flight.fetch_add(1, Ordering::AcqRel) >= inner.config.max_in_flight {
+            inner.in_flight.fetch_sub(1, Ordering::AcqRel);
+            return Err(EngineError::Overloaded(inner.config.max_in_flight));
+        }
+        let guard = InFlight(inner.clone());
+        let (events, rx) = mpsc::unbounded_channel();
+        if let Some(started) = &request.started {
+            started.store(true, Ordering::Release);
+        }
+        let span = tracing::debug_span!("engine", cache_key = request.cache_key.as_deref());
+        tokio::spawn(tracing::Instrument::instrument(
+            async move {
+                let inner = guard.0.clone();
+                let result = tokio::select! {
+                    result = inner.complete(body, &events) => result,
+                    // The receiver went away: dropping the request closes
+                    // the connection, which cancels it on the engine.
+                    () = events.closed() => return,
+                    () = inner.shutdown.notified() => Err(EngineError::Unavailable("the server is shutting down".into())),
+                };
+                let event = match result {
+                    Ok(done) => {
+                        inner.breaker().succeed();
+                        Event::Done(done)
+                    }
+                    Err(e) => {
+                        tracing::debug!(error = %e, "engine request failed");
+                        if client::counts_against(&e) {
+                            let failure = match e {
+                                EngineError::Unavailable(_) => Failure::Down,
+                                _ => Failure::Broken,
+                            };
+                            inner.breaker().fail(&e.to_string(), failure);
+                        }
+                        Event::Failed(e)
+                    }
+                };
+                let _ = events.send(event);
+                drop(guard);
+            },
+            span,
+        ));
+        Ok(rx)
+    }
+
+    fn health(&self) -> HealthState {
+        if let Some(refusal) = self.inner.breaker().refusal() {
+            return HealthState::Failed { reason: refusal };
+        }
+        self.inner.health.get()
+    }
+
+    fn watch_health(&self) -> tokio::sync::watch::Receiver<HealthState> {
+        self.inner.health.watch()
+    }
+
+    fn info(&self) -> EngineInfo {
+        let known = self.inner.known();
+        EngineInfo {
+            kind: "remote",
+            model: known.model.unwrap_or_else(|| "unknown".into()),
+            ctx: known.ctx,
+        }
+    }
+
+    fn details(&self) -> EngineDetails {
+        EngineDetails {
+            kind: Some(DetailsKind::Remote {
+                engine_url: self.inner.config.url.clone(),
+                slots: self.inner.known().slots,
+                in_flight: self.queued(),
+            }),
+            model_meta: None,
+        }
+    }
+
+    fn count_tokens(&self, _text: &str) -> Option<usize> {
+        None
+    }
+
+    fn queued(&self) -> usize {
+        self.inner.in_flight.load(Ordering::Acquire)
+    }
+
+    fn begin_shutdown(&self) {
+        self.inner.stopping.store(true, Ordering::Release);
+        self.inner.shutdown.notify_waiters();
+    }
+}

@@ -1,5 +1,5 @@
 //! What the fuzz targets feed and assert. The same functions replay every
-//! saved input in `tests/fuzz_regressions.rs` on each test run, so a crash
+//! saved input in `tests/it/fuzz_regressions.rs` on each test run, so a crash
 //! found here stays fixed.
 #![allow(dead_code)] // each user takes what it needs
 

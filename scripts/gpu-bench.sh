@@ -7,7 +7,7 @@
 #       back-ends as modules next to the binary) for x86-64-v3, and writes
 #         DIR/ours.tar.xz       the binary and its libraries
 #         DIR/eval.tar.xz       the HUD quality evaluation (benches/hud_quality.rs
-#                               and tests/hud_quality.rs), built the same way
+#                               and tests/it/hud_quality.rs), built the same way
 #         DIR/ggml-src.tar.xz   the llama.cpp that llama-cpp-sys-2 builds, for its
 #                               CUDA back-end (the same ggml as the binary's)
 #         DIR/peer-src.tar.xz   the llama.cpp of the llama-cpp-python sdist, for
@@ -31,7 +31,7 @@
 #     GPU_LAYERS=99 FLASH_ATTN="off on" THREADS=8 scripts/bench-compare.sh MODEL...
 #   scripts/gpu-bench.sh eval WORK SMOLLM2 QWEN [WORD...]
 #       there: the HUD quality evaluation (cargo bench --bench hud_quality)
-#       against WORK/ours/run on the GPU, then its gate (tests/hud_quality.rs)
+#       against WORK/ours/run on the GPU, then its gate (tests/it/hud_quality.rs)
 #   scripts/gpu-bench.sh wait WORK MODEL [WAIT_MS [SESSION.json...]]
 #       there: replays tests/fixtures/sessions/ (or the SESSIONs) into WORK/ours/run on
 #       MODEL with every sync asking `wait_ms` (default 300): how often the
@@ -71,12 +71,13 @@ pack)
   # The HUD quality evaluation, built the same way; it finds the session
   # fixtures under the directory it was built in (kept in manifest-dir).
   # (`cargo bench` builds in the release profile without being told.)
+  # The gate is the hud_quality module of the one test binary, `it`.
   for kind in bench test; do
-    release=(--release)
-    [ "$kind" = test ] || release=()
+    release=(--release) target_name=it
+    [ "$kind" = test ] || { release=(); target_name=hud_quality; }
     RUSTFLAGS="-C target-cpu=x86-64-v3" CARGO_TARGET_DIR="$target" \
       cargo "$kind" "${release[@]}" --locked --features dynamic-backends \
-      --no-run --"$kind" hud_quality --message-format json >"$stage/$kind.json"
+      --no-run --"$kind" "$target_name" --message-format json >"$stage/$kind.json"
   done
   eval_stage="$(mktemp -d)"
   trap 'rm -rf "$stage" "$eval_stage"' EXIT
@@ -86,7 +87,7 @@ stage, out = sys.argv[1], sys.argv[2]
 for kind in ("bench", "test"):
     for line in open(f"{stage}/{kind}.json"):
         m = json.loads(line)
-        if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "hud_quality" and m.get("executable"):
+        if m.get("reason") == "compiler-artifact" and m["target"]["name"] in ("hud_quality", "it") and m.get("executable"):
             shutil.copy(m["executable"], f"{out}/hud_quality-{kind}")
 PY
   strip "$eval_stage"/hud_quality-*
@@ -213,7 +214,7 @@ eval)
   export EVOLVE_HUD_BIN="$work/ours/run" EVOLVE_HUD_TEST_MODEL="$smol" EVOLVE_HUD_EVAL_MODEL="$qwen" \
     EVOLVE_HUD_GPU_LAYERS="${GPU_LAYERS:-99}"
   "$work/eval/hud_quality-bench" "$@"
-  "$work/eval/hud_quality-test" --nocapture
+  "$work/eval/hud_quality-test" hud_quality:: --nocapture
   ;;
 wait)
   work="$(realpath "${2:?usage: gpu-bench.sh wait WORK MODEL [WAIT_MS [SESSION.json...]]}")"

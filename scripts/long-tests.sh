@@ -9,7 +9,7 @@
 #   scripts/long-tests.sh fuzz [T..]  fuzz targets only (all, or those named)
 #
 # A crash leaves its input in fuzz/artifacts/<target>/; copy it into
-# fuzz/regressions/<target>/ and `cargo test --test fuzz_regressions` replays
+# fuzz/regressions/<target>/ and `cargo test --test it fuzz_regressions::` replays
 # it on every run from then on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +20,7 @@ what="${1:-all}"
 run_load() {
   EVOLVE_HUD_TEST_MODEL="${EVOLVE_HUD_TEST_MODEL:-$(scripts/fetch-test-model.sh)}" \
   EVOLVE_HUD_LOAD_SYNCS="${EVOLVE_HUD_LOAD_SYNCS:-200}" \
-    cargo test --release --locked --test load -- --nocapture
+    cargo test --release --locked --test it load:: -- --nocapture
 }
 
 # Seeds: the real OpenCode message arrays, the saved regressions, and a tiny

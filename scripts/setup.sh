@@ -41,7 +41,7 @@ if ! cargo nextest --version >/dev/null 2>&1; then
   echo "installing cargo-nextest..." >&2
   cargo install --locked cargo-nextest >&2
 fi
-# The official OpenAI client, a real client of the chat API in tests/serve.rs.
+# The official OpenAI client, a real client of the chat API in tests/it/serve.rs.
 python3 -c 'import openai' 2>/dev/null ||
   python3 -m pip install --quiet --disable-pip-version-check "openai==3.54.0" >&2 ||
   python3 -m pip install --quiet --disable-pip-version-check --break-system-packages "openai==3.54.0" >&2

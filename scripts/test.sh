@@ -6,15 +6,15 @@ cd "$(dirname "$0")/.."
 MODEL="$(scripts/setup.sh --test | tail -n 1)"
 export EVOLVE_HUD_TEST_MODEL="$MODEL"
 # The realistic model (491 MB, cached after the first run): the HUD quality
-# gate, tests/hud_quality.rs, runs on it.
+# gate, tests/it/hud_quality.rs, runs on it.
 EVOLVE_HUD_EVAL_MODEL="$(scripts/fetch-model.sh qwen-coder | tail -n 1)"
 export EVOLVE_HUD_EVAL_MODEL
 # llama.cpp's own llama-server (built from the llama-cpp-python sdist, cached
-# after the first build): the real remote engine of tests/engine.rs.
+# after the first build): the real remote engine of tests/it/engine.rs.
 EVOLVE_HUD_LLAMA_SERVER="$(scripts/llama-cpp.sh llama-server | tail -n 1)"
 export EVOLVE_HUD_LLAMA_SERVER
 # cargo-nextest runs each test in a process of its own under the time limit
-# in .config/nextest.toml. fault-injection: lets tests/faults.rs make the
+# in .config/nextest.toml. fault-injection: lets tests/it/faults.rs make the
 # model thread panic.
 cargo nextest run --release --locked --features fault-injection
 # The plugin shim: unit, property and fail-open tests, then end to end in the

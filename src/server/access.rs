@@ -29,6 +29,17 @@ pub struct Access {
     pub origins: Origins,
 }
 
+impl Access {
+    /// The rules the server's flags ask for.
+    pub fn of(server: &crate::cli::ServerConfig) -> anyhow::Result<Access> {
+        Ok(Access {
+            token: server.token()?,
+            any_host: !server.host.is_loopback(),
+            origins: Origins::new(&server.allowed_origins),
+        })
+    }
+}
+
 /// The web origins allowed to call the API (`--allow-origin`).
 #[derive(Debug, Clone, Default)]
 pub struct Origins(Vec<String>);

@@ -47,11 +47,7 @@ pub struct AppState {
 /// Runs `evolve-hud serve` until SIGINT or SIGTERM.
 pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
     // Access rules first: refuse a bad binding before loading anything.
-    let access = access::Access {
-        token: config.server.token()?,
-        any_host: !config.server.host.is_loopback(),
-        origins: access::Origins::new(&config.server.allowed_origins),
-    };
+    let access = access::Access::of(&config.server)?;
     if !config.server.host.is_loopback() {
         if !config.server.allow_remote {
             anyhow::bail!(
@@ -103,15 +99,15 @@ async fn bind(address: std::net::SocketAddr) -> anyhow::Result<tokio::net::TcpLi
         .with_context(|| format!("cannot listen on {address}; is another server using the port? Try --port"))
 }
 
-/// Builds the state and serves on `listener` until the shutdown signal.
-async fn serve(
+/// The whole API as `serve` serves it, on `engine`: the router, and the
+/// token whose cancelling ends its event streams. Tests serve it in-process
+/// on a scripted engine, built from the same flags.
+pub fn app(
     config: &ServeConfig,
     access: access::Access,
     metrics: PrometheusHandle,
     engine: Engine,
-    listener: tokio::net::TcpListener,
-) -> anyhow::Result<()> {
-    let local = listener.local_addr().context("reading the bound address")?;
+) -> anyhow::Result<(Router, CancellationToken)> {
     let model_name = config.server.model_name.clone().or_else(|| {
         let path = config.model.model.as_ref().filter(|_| config.engine.engine.is_none())?;
         Some(path.file_stem().map_or_else(
@@ -138,7 +134,19 @@ async fn serve(
             .map_or(0, |d| d.as_secs()),
     };
     let shutdown = state.shutdown.clone();
-    let app = router(state, config.server.max_body);
+    Ok((router(state, config.server.max_body), shutdown))
+}
+
+/// Builds the API and serves it on `listener` until the shutdown signal.
+async fn serve(
+    config: &ServeConfig,
+    access: access::Access,
+    metrics: PrometheusHandle,
+    engine: Engine,
+    listener: tokio::net::TcpListener,
+) -> anyhow::Result<()> {
+    let local = listener.local_addr().context("reading the bound address")?;
+    let (app, shutdown) = app(config, access, metrics, engine.clone())?;
     tracing::info!("listening on http://{local}");
 
     tokio::spawn(on_signals(shutdown.clone(), engine));

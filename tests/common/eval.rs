@@ -4,7 +4,7 @@
 //! expectations: facts that must appear by a step, and claims that must not
 //! (a failure still open after it passed). Every quote of the model's part
 //! must also be a line of the session's outputs. Used by
-//! `benches/hud_quality.rs` (the table) and `tests/hud_quality.rs` (the
+//! `benches/hud_quality.rs` (the table) and `tests/it/hud_quality.rs` (the
 //! "no false statement" gate).
 
 use super::{client, post_json, Server};

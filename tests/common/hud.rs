@@ -1,14 +1,14 @@
 //! Helpers for tests of the HUD API.
 
-use super::{client, post_json, Server};
+use super::{client, post_json, Base, Server};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
-pub async fn sync(server: &Server, body: &Value) -> (u16, Value) {
+pub async fn sync(server: &impl Base, body: &Value) -> (u16, Value) {
     post_json(server, "/v1/hud/sync", body).await
 }
 
-pub async fn get(server: &Server, path: &str) -> (u16, Value) {
+pub async fn get(server: &impl Base, path: &str) -> (u16, Value) {
     let r = client().get(server.url(path)).send().await.unwrap();
     let status = r.status().as_u16();
     (status, r.json().await.unwrap_or(Value::Null))

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod eval;
+pub mod fake;
 pub mod hud;
 
 use std::io::{BufRead, BufReader};
@@ -83,6 +84,22 @@ pub fn binary() -> &'static str {
         Some(path) => path.into_string().expect("EVOLVE_HUD_BIN is UTF-8"),
         None => env!("CARGO_BIN_EXE_evolve-hud").to_owned(),
     })
+}
+
+/// A sidecar to send requests to: a real process or one in-process.
+pub trait Base {
+    /// `http://127.0.0.1:PORT`.
+    fn base(&self) -> &str;
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base(), path)
+    }
+}
+
+impl Base for Server {
+    fn base(&self) -> &str {
+        &self.base
+    }
 }
 
 /// A running server, killed on drop.
@@ -321,7 +338,7 @@ pub async fn post_raw(url: &str, body: impl Into<reqwest::Body>) -> reqwest::Res
 
 /// POSTs JSON to the server; returns the status and the JSON answer (`Null`
 /// when the body is not JSON).
-pub async fn post_json(server: &Server, path: &str, body: &serde_json::Value) -> (u16, serde_json::Value) {
+pub async fn post_json(server: &impl Base, path: &str, body: &serde_json::Value) -> (u16, serde_json::Value) {
     let r = client()
         .post(server.url(path))
         .json(body)

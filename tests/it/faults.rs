@@ -5,7 +5,7 @@
 //! holding `<<evolve-hud:panic>>` panics the thread mid-request.
 #![cfg(feature = "fault-injection")]
 
-mod common;
+use crate::common;
 
 use common::{chat, client, post_json, transform, Server};
 use serde_json::{json, Value};

@@ -3,7 +3,7 @@
 //! in argv, one JSON object on stdin, JSONL on stdout; against the real
 //! sidecar with the real model, and against a stopped one.
 
-mod common;
+use crate::common;
 
 use common::Server;
 use serde_json::{json, Map, Value};

@@ -1,7 +1,7 @@
 //! `evolve-hud install-shim` in fresh folders: installs, is idempotent,
 //! updates, prints, installs globally, uninstalls and refuses bad targets.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -25,7 +25,7 @@ fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-const SHIPPED: &str = include_str!("../plugin-shim/evolve-hud.ts");
+const SHIPPED: &str = include_str!("../../plugin-shim/evolve-hud.ts");
 
 /// The modules in a plugin folder's `evolve-hud/`: (file name, contents), sorted.
 fn modules_in(plugins: &Path) -> Vec<(String, String)> {

@@ -9,7 +9,7 @@ use evolve_hud::hud::session::{Limits, SessionState};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
-mod common;
+use crate::common;
 
 use common::{fixtures, transform};
 

@@ -2,7 +2,7 @@
 //! are refused with a clear error and exit 1, never a crash inside llama.cpp;
 //! the Rust pre-check never panics on thousands of mutated headers.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

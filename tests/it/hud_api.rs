@@ -6,10 +6,11 @@
 //! bad HUD requests; forwarded events; the compaction text (sections,
 //! verbatim facts, the deadline fallback) and the heartbeat text.
 
-mod common;
+use crate::common;
 
+use common::fake::InProcess;
 use common::hud::{failed_make, get, quoted_findings, sync, wait_model, wait_warmed};
-use common::{assert_compaction_sections, client, post_json, Server};
+use common::{assert_compaction_sections, client, post_json, Base, Server};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
@@ -216,7 +217,7 @@ async fn budget_is_counted_in_real_tokens() {
 
 #[tokio::test]
 async fn bad_hud_requests_get_clear_4xx() {
-    let server = Server::start(&["--hud-extract", "false", "--max-body", "65536"]);
+    let server = InProcess::start(&["--hud-extract", "false", "--max-body", "65536"]).await;
     let c = client();
     let url = server.url("/v1/hud/sync");
     for (what, body, want) in [
@@ -267,13 +268,13 @@ async fn bad_hud_requests_get_clear_4xx() {
     assert_eq!(c.get(server.url("/health")).send().await.unwrap().status(), 200);
 }
 
-async fn event(server: &Server, body: &Value) -> (u16, Value) {
+async fn event(server: &impl Base, body: &Value) -> (u16, Value) {
     post_json(server, "/v1/hud/event", body).await
 }
 
 #[tokio::test]
 async fn forwarded_events_update_the_hud() {
-    let server = Server::start(&["--hud-extract", "false"]);
+    let server = InProcess::start(&["--hud-extract", "false"]).await;
     let messages = transform(2);
     let session = session_of(&messages);
     // Unknown sessions are ignored until their first full sync.

@@ -4,7 +4,7 @@
 //! text states anything false or stale, every fact the code must produce is
 //! there, and every quote of the model's part is a line of an output.
 
-mod common;
+use crate::common;
 
 use common::eval::{quantile, run_all};
 use common::{realistic_model, Server};

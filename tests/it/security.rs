@@ -7,13 +7,14 @@
 //! Chromium on a page of another origin, a `no-cors` fetch, a JSON fetch and
 //! a form post plant no session.
 
-mod common;
+use crate::common;
 
-use common::{client, Server};
+use common::fake::InProcess;
+use common::{client, Base, Server};
 use std::io::Write;
 use std::process::Command;
 
-async fn status_with(server: &Server, path: &str, headers: &[(&str, &str)]) -> (u16, reqwest::header::HeaderMap) {
+async fn status_with(server: &impl Base, path: &str, headers: &[(&str, &str)]) -> (u16, reqwest::header::HeaderMap) {
     let mut request = client().get(server.url(path));
     for (k, v) in headers {
         request = request.header(*k, *v);
@@ -24,7 +25,7 @@ async fn status_with(server: &Server, path: &str, headers: &[(&str, &str)]) -> (
 
 #[tokio::test]
 async fn foreign_host_headers_are_refused() {
-    let server = Server::start(&["--hud-extract", "false"]);
+    let server = InProcess::start(&["--hud-extract", "false"]).await;
     let port = server.url("").rsplit(':').next().unwrap().to_owned();
     for host in [
         "evil.example",
@@ -170,7 +171,7 @@ fn the_token_never_shows_in_debug_output() {
 
 /// A POST as a web page sends it: with `Origin`, `Sec-Fetch-Site`, and a
 /// content type a page may send without a CORS preflight.
-async fn post_as(server: &Server, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, serde_json::Value) {
+async fn post_as(server: &impl Base, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, serde_json::Value) {
     let mut request = client().post(server.url(path)).body(body.to_owned());
     for (k, v) in headers {
         request = request.header(*k, *v);
@@ -183,7 +184,7 @@ const PLANT: &str = r#"{"session_id":"evil-1","messages":[{"info":{"id":"m1","se
 
 #[tokio::test]
 async fn web_pages_are_refused_and_plant_nothing() {
-    let server = Server::start(&["--hud-extract", "false"]);
+    let server = InProcess::start(&["--hud-extract", "false"]).await;
     let json = ("content-type", "application/json");
     for (what, headers, want) in [
         (
@@ -234,7 +235,7 @@ async fn web_pages_are_refused_and_plant_nothing() {
 
 #[tokio::test]
 async fn an_allowed_origin_is_served() {
-    let server = Server::start(&["--hud-extract", "false", "--allow-origin", "http://localhost:3000"]);
+    let server = InProcess::start(&["--hud-extract", "false", "--allow-origin", "http://localhost:3000"]).await;
     let headers = [
         ("content-type", "application/json"),
         ("origin", "http://localhost:3000"),

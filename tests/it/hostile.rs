@@ -3,9 +3,9 @@
 //! prompt injection in the HUD's sources. The HUD must stay one HUD, every
 //! fact line clean, and no injected text may come back as the model's claim.
 
-mod common;
+use crate::common;
 
-#[path = "../fuzz/checks.rs"]
+#[path = "../../fuzz/checks.rs"]
 mod checks;
 
 use common::{client, post_json, Server};

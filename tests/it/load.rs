@@ -8,7 +8,7 @@
 //! `EVOLVE_HUD_LOAD_KV_SLOTS=N` serves with `--kv-slots N` instead of the
 //! default, to compare the prompt cache's hit rate (printed per kind of work).
 
-mod common;
+use crate::common;
 
 use common::{chat, client, Server};
 use serde_json::{json, Value};

@@ -3,144 +3,23 @@
 //! (checked and shown, refused, or not taken and asked again) and how the
 //! chat API maps engine errors.
 
-mod common;
+use crate::common;
 
+use common::fake::{InProcess, Script};
 use common::hud::failed_call;
-use evolve_hud::engine::{
-    Backend, ChatMessage, Completion, Engine, EngineDetails, EngineError, EngineInfo, Event, FinishReason,
-    GenerateRequest, HealthState, Prompt,
-};
-use evolve_hud::hud::{Hud, HudConfig, TokenCounter};
+use evolve_hud::engine::EngineError;
 use serde_json::{json, Value};
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::mpsc;
 
-/// Answers scripted one per request; with none left, "unavailable". The
-/// HUD's warm-up (one token, no schema) is answered at once and kept apart.
-/// A held answer sends its start, then waits for `release` before it sends
-/// its end.
-#[derive(Default)]
-struct Script {
-    answers: Mutex<VecDeque<Result<String, EngineError>>>,
-    held: Mutex<Option<(String, Result<String, EngineError>)>>,
-    release: tokio::sync::Notify,
-    calls: AtomicUsize,
-    /// The prompts of the warm-ups and of the questions, in order.
-    warmups: Mutex<Vec<Vec<ChatMessage>>>,
-    questions: Mutex<Vec<Vec<ChatMessage>>>,
-}
-
-impl Script {
-    fn push(&self, answer: Result<&str, EngineError>) {
-        self.answers.lock().unwrap().push_back(answer.map(str::to_owned));
-    }
-
-    /// The next answer: `start`, then `end` once released.
-    fn hold(&self, start: &str, end: Result<&str, EngineError>) {
-        *self.held.lock().unwrap() = Some((start.to_owned(), end.map(str::to_owned)));
-    }
-}
-
-fn done() -> Event {
-    Event::Done(Completion {
-        prompt_tokens: 10,
-        cached_tokens: 0,
-        completion_tokens: 5,
-        forced_tokens: 0,
-        finish_reason: FinishReason::Stop,
-        prompt_ms: 1.0,
-        generation_ms: 1.0,
-    })
-}
-
-struct Fake(Arc<Script>);
-
-impl Backend for Fake {
-    fn generate(&self, request: GenerateRequest) -> Result<mpsc::UnboundedReceiver<Event>, EngineError> {
-        let warmup = request.params.json_schema.is_none() && request.params.max_tokens == 1;
-        if let Prompt::Chat(messages) = request.prompt {
-            let asked = if warmup { &self.0.warmups } else { &self.0.questions };
-            asked.lock().unwrap().push(messages);
-        }
-        let (tx, rx) = mpsc::unbounded_channel();
-        if !warmup {
-            self.0.calls.fetch_add(1, Ordering::SeqCst);
-        }
-        let held = (!warmup).then(|| self.0.held.lock().unwrap().take()).flatten();
-        if let Some((start, end)) = held {
-            let script = self.0.clone();
-            tokio::spawn(async move {
-                let _ = tx.send(Event::Text(start));
-                script.release.notified().await;
-                let _ = tx.send(match end {
-                    Ok(text) => Event::Text(text),
-                    Err(e) => Event::Failed(e),
-                });
-                let _ = tx.send(done());
-            });
-            return Ok(rx);
-        }
-        let text = if warmup {
-            "{".to_owned()
-        } else {
-            let answer = self.0.answers.lock().unwrap().pop_front();
-            answer.unwrap_or_else(|| Err(EngineError::Unavailable("nothing scripted".into())))?
-        };
-        let _ = tx.send(Event::Text(text));
-        let _ = tx.send(done());
-        Ok(rx)
-    }
-    fn health(&self) -> HealthState {
-        HealthState::Ready
-    }
-    fn watch_health(&self) -> tokio::sync::watch::Receiver<HealthState> {
-        tokio::sync::watch::channel(HealthState::Ready).1
-    }
-    fn info(&self) -> EngineInfo {
-        EngineInfo {
-            kind: "fake",
-            model: "fake".into(),
-            ctx: Some(4096),
-        }
-    }
-    fn details(&self) -> EngineDetails {
-        EngineDetails::default()
-    }
-    fn count_tokens(&self, _text: &str) -> Option<usize> {
-        None
-    }
-    fn queued(&self) -> usize {
-        0
-    }
-    fn begin_shutdown(&self) {}
-}
-
-/// Serves the router in-process on a free port; returns its base URL.
-async fn serve(script: &Arc<Script>) -> String {
-    let engine = Engine::new(Fake(script.clone()));
-    let config = HudConfig {
-        debounce: Duration::from_millis(10),
-        ..HudConfig::default()
-    };
-    let state = evolve_hud::server::AppState {
-        hud: Hud::new(config, TokenCounter::words(), Some(engine.clone())),
-        engine,
-        access: Default::default(),
-        model_name: None,
-        metrics: metrics_exporter_prometheus::PrometheusBuilder::new()
-            .build_recorder()
-            .handle(),
-        started: 0,
-        queue_timeout: Duration::from_secs(5),
-        shutdown: Default::default(),
-    };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, evolve_hud::server::router(state, 1 << 20)).await });
-    base
+/// The API in-process on `script`, asking about a change after 10 ms.
+async fn serve(script: &Arc<Script>) -> InProcess {
+    InProcess::start_with(
+        script.clone(),
+        &["--hud-debounce-ms", "10", "--queue-timeout-ms", "5000"],
+    )
+    .await
 }
 
 async fn post(url: String, body: &Value) -> (u16, reqwest::header::HeaderMap, Value) {
@@ -183,7 +62,8 @@ async fn sync(base: &str, id: &str, messages: Vec<Value>, full: bool) -> Value {
 #[tokio::test]
 async fn a_checked_answer_is_shown_and_an_unchecked_one_refused() {
     let script = Arc::new(Script::default());
-    let base = serve(&script).await;
+    let server = serve(&script).await;
+    let base = server.base.clone();
 
     script.push(Ok(
         r#"{"failures":[{"name":"check_avg","quote":"avg.c:3: expected 2.5 got 2"}]}"#,
@@ -232,7 +112,8 @@ async fn a_checked_answer_is_shown_and_an_unchecked_one_refused() {
 #[tokio::test]
 async fn an_item_is_shown_as_soon_as_it_is_written_and_checked() {
     let script = Arc::new(Script::default());
-    let base = serve(&script).await;
+    let server = serve(&script).await;
+    let base = server.base.clone();
     let div = "check_div: \"div.c:7: expected 2 got 3\"";
     let avg = "check_avg: \"avg.c:3: expected 2.5 got 2\"";
     let hud = |v: &Value| v["hud"].as_str().unwrap().to_owned();
@@ -273,7 +154,8 @@ async fn an_item_is_shown_as_soon_as_it_is_written_and_checked() {
 #[tokio::test]
 async fn a_question_the_engine_cannot_take_is_asked_again() {
     let script = Arc::new(Script::default());
-    let base = serve(&script).await;
+    let server = serve(&script).await;
+    let base = server.base.clone();
     // Refused once (engine down), then answered: with no new sync, the
     // question is asked again after a pause, not dropped or rejected.
     script.push(Err(EngineError::Unavailable("engine: cannot connect".into())));
@@ -290,7 +172,8 @@ async fn a_question_the_engine_cannot_take_is_asked_again() {
 #[tokio::test]
 async fn the_chat_api_maps_engine_errors() {
     let script = Arc::new(Script::default());
-    let base = serve(&script).await;
+    let server = serve(&script).await;
+    let base = server.base.clone();
     let chat = json!({ "messages": [{ "role": "user", "content": "hi" }] });
     let url = || format!("{base}/v1/chat/completions");
 
@@ -340,7 +223,8 @@ async fn the_chat_api_maps_engine_errors() {
 #[tokio::test]
 async fn a_sync_may_wait_for_the_findings_within_its_bound() {
     let script = Arc::new(Script::default());
-    let base = serve(&script).await;
+    let server = serve(&script).await;
+    let base = server.base.clone();
     let url = format!("{base}/v1/hud/sync");
 
     script.hold(

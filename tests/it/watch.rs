@@ -2,7 +2,7 @@
 //! `evolve-hud watch` driven in a real terminal (tmux) against the real
 //! sidecar and model, with sessions from real OpenCode captures.
 
-mod common;
+use crate::common;
 
 use common::hud::sync;
 use common::{binary, client, free_port, transform, Server};

@@ -2,7 +2,7 @@
 //! the Hugging Face Hub (`HF_ENDPOINT` on 127.0.0.1) serving the real test
 //! model, each test with its own `HF_HOME`.
 
-mod common;
+use crate::common;
 
 use axum::body::Body;
 use axum::extract::{Path, State};

@@ -6,7 +6,7 @@
 //! The llama-server binary is named by `EVOLVE_HUD_LLAMA_SERVER`
 //! (`scripts/llama-cpp.sh llama-server` builds it; `scripts/test.sh` sets it).
 
-mod common;
+use crate::common;
 
 use common::hud::{failed_make, get, quoted_findings, sync, wait_model};
 use common::{assert_compaction_sections, chat, client, post_json, LlamaServer, Server};

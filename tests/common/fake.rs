@@ -1,0 +1,164 @@
+//! A scripted fake engine, and the whole API served in-process on it: for
+//! tests where the model is not the subject (HTTP behaviour, limits,
+//! security, error mapping, how the HUD treats an answer). They run in
+//! milliseconds; the real model is kept for the tests where it matters.
+
+use evolve_hud::engine::{
+    Backend, ChatMessage, Completion, Engine, EngineDetails, EngineError, EngineInfo, Event, FinishReason,
+    GenerateRequest, HealthState, Prompt,
+};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
+
+/// Answers scripted one per request; with none left, "unavailable". The
+/// HUD's warm-up (one token, no schema) is answered at once and kept apart.
+/// A held answer sends its start, then waits for `release` before it sends
+/// its end.
+#[derive(Default)]
+pub struct Script {
+    pub answers: Mutex<VecDeque<Result<String, EngineError>>>,
+    pub held: Mutex<Option<(String, Result<String, EngineError>)>>,
+    pub release: tokio::sync::Notify,
+    pub calls: AtomicUsize,
+    /// The prompts of the warm-ups and of the questions, in order.
+    pub warmups: Mutex<Vec<Vec<ChatMessage>>>,
+    pub questions: Mutex<Vec<Vec<ChatMessage>>>,
+}
+
+impl Script {
+    pub fn push(&self, answer: Result<&str, EngineError>) {
+        self.answers.lock().unwrap().push_back(answer.map(str::to_owned));
+    }
+
+    /// The next answer: `start`, then `end` once released.
+    pub fn hold(&self, start: &str, end: Result<&str, EngineError>) {
+        *self.held.lock().unwrap() = Some((start.to_owned(), end.map(str::to_owned)));
+    }
+}
+
+pub fn done() -> Event {
+    Event::Done(Completion {
+        prompt_tokens: 10,
+        cached_tokens: 0,
+        completion_tokens: 5,
+        forced_tokens: 0,
+        finish_reason: FinishReason::Stop,
+        prompt_ms: 1.0,
+        generation_ms: 1.0,
+    })
+}
+
+pub struct Fake(pub Arc<Script>);
+
+impl Backend for Fake {
+    fn generate(&self, request: GenerateRequest) -> Result<mpsc::UnboundedReceiver<Event>, EngineError> {
+        let warmup = request.params.json_schema.is_none() && request.params.max_tokens == 1;
+        if let Prompt::Chat(messages) = request.prompt {
+            let asked = if warmup { &self.0.warmups } else { &self.0.questions };
+            asked.lock().unwrap().push(messages);
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        if !warmup {
+            self.0.calls.fetch_add(1, Ordering::SeqCst);
+        }
+        let held = (!warmup).then(|| self.0.held.lock().unwrap().take()).flatten();
+        if let Some((start, end)) = held {
+            let script = self.0.clone();
+            tokio::spawn(async move {
+                let _ = tx.send(Event::Text(start));
+                script.release.notified().await;
+                let _ = tx.send(match end {
+                    Ok(text) => Event::Text(text),
+                    Err(e) => Event::Failed(e),
+                });
+                let _ = tx.send(done());
+            });
+            return Ok(rx);
+        }
+        let text = if warmup {
+            "{".to_owned()
+        } else {
+            let answer = self.0.answers.lock().unwrap().pop_front();
+            answer.unwrap_or_else(|| Err(EngineError::Unavailable("nothing scripted".into())))?
+        };
+        let _ = tx.send(Event::Text(text));
+        let _ = tx.send(done());
+        Ok(rx)
+    }
+    fn health(&self) -> HealthState {
+        HealthState::Ready
+    }
+    fn watch_health(&self) -> tokio::sync::watch::Receiver<HealthState> {
+        tokio::sync::watch::channel(HealthState::Ready).1
+    }
+    fn info(&self) -> EngineInfo {
+        EngineInfo {
+            kind: "fake",
+            model: "fake".into(),
+            ctx: Some(4096),
+        }
+    }
+    fn details(&self) -> EngineDetails {
+        EngineDetails::default()
+    }
+    fn count_tokens(&self, _text: &str) -> Option<usize> {
+        None
+    }
+    fn queued(&self) -> usize {
+        0
+    }
+    fn begin_shutdown(&self) {}
+}
+
+/// The API on the scripted engine, in this process on a free port, built
+/// by the same code and from the same flags as `evolve-hud serve`.
+pub struct InProcess {
+    pub base: String,
+    pub script: Arc<Script>,
+    shutdown: tokio_util::sync::CancellationToken,
+}
+
+impl InProcess {
+    /// Serves with `serve`'s flags (`--model` and engine flags aside).
+    pub async fn start(flags: &[&str]) -> InProcess {
+        InProcess::start_with(Arc::default(), flags).await
+    }
+
+    /// [`InProcess::start`] on a given script.
+    pub async fn start_with(script: Arc<Script>, flags: &[&str]) -> InProcess {
+        let args = ["evolve-hud", "serve"].iter().chain(flags);
+        let cli = <evolve_hud::cli::Cli as clap::Parser>::try_parse_from(args).expect("serve's flags");
+        let evolve_hud::cli::Command::Serve(config) = cli.command else {
+            unreachable!("serve was given")
+        };
+        let access = evolve_hud::server::access::Access::of(&config.server).expect("access rules");
+        let metrics = metrics_exporter_prometheus::PrometheusBuilder::new()
+            .build_recorder()
+            .handle();
+        let engine = Engine::new(Fake(script.clone()));
+        let (app, shutdown) = evolve_hud::server::app(&config, access, metrics, engine).expect("the app");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a free port");
+        let base = format!("http://{}", listener.local_addr().expect("bound"));
+        let ended = shutdown.clone();
+        tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(ended.cancelled_owned())
+                .await
+        });
+        InProcess { base, script, shutdown }
+    }
+}
+
+impl Drop for InProcess {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+impl super::Base for InProcess {
+    fn base(&self) -> &str {
+        &self.base
+    }
+}

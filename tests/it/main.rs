@@ -1,0 +1,26 @@
+//! The integration tests, one crate so that llama.cpp is linked into one
+//! test binary. Each module is what a test file used to be: the real
+//! binary, model, OpenCode, llama-server and browser where they matter
+//! (see docs/testing.md), the API in-process on a scripted engine where
+//! they do not (`common::fake`).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod checks;
+mod engine;
+mod evolve_hook;
+mod faults;
+mod fuzz_regressions;
+mod gguf_mutations;
+mod hostile;
+mod hud_api;
+mod hud_facts;
+mod hud_quality;
+mod in_process;
+mod install_shim;
+mod load;
+mod pull;
+mod security;
+mod serve;
+mod watch;

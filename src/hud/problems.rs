@@ -9,7 +9,7 @@
 //! filters). Within a test run's problem each failing test is tracked: a
 //! later passing run that selected it by name or file passed it.
 
-use super::checks::Report;
+use super::checks::{Counted, Report};
 use super::command;
 use super::session::{SessionState, ToolCall};
 use std::collections::{BTreeSet, HashMap};
@@ -117,7 +117,11 @@ impl Problems {
                     continue;
                 };
                 let failing = &calls[failed];
-                let Some(f) = failing.report.as_ref().filter(|f| f.tool == report.tool && !f.errors) else {
+                let Some(f) = failing
+                    .report
+                    .as_ref()
+                    .filter(|f| f.tool == report.tool && f.counted == Counted::Tests)
+                else {
                     continue;
                 };
                 if failing.command.as_deref().map(command::check_dirs) != Some(dir.clone()) {
@@ -191,7 +195,7 @@ fn pass(tracks: &mut HashMap<(&str, Option<String>), Track>, call: &ToolCall, ke
 /// A run that ran no test (`no tests ran`, a selection of none) passed
 /// nothing.
 fn ran_nothing(report: &Report) -> bool {
-    !report.errors && report.failed == 0 && report.passed == Some(0)
+    report.counted == Counted::Tests && report.failed == 0 && report.passed == Some(0)
 }
 
 /// Whether a passing test listed as `passed` is the failing test `name`:

@@ -4,7 +4,7 @@
 //! spec reporters), jest 29, vitest 3, mocha 12, bats 1.8 (TAP), tsc 5.9, mypy, eslint 9, ruff,
 //! shellcheck 0.9 and go vet.
 
-use evolve_hud::hud::checks::{read, Failure, Report};
+use evolve_hud::hud::checks::{read, Counted, Failure, Report};
 
 fn fixture(name: &str) -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -60,7 +60,7 @@ fn pytest_runs() {
 
     // A collection error: no test ran, and the cause is the import error.
     let r = report("pytest-collection-error.txt");
-    assert_eq!((r.passed, r.failed, r.errors), (Some(0), 1, true));
+    assert_eq!((r.passed, r.failed, r.counted), (Some(0), 1, Counted::Errors));
     assert_eq!(r.counts(), "1 error");
     assert_eq!(
         r.failures,
@@ -115,7 +115,7 @@ fn node_test_runs() {
 #[test]
 fn build_and_type_errors() {
     let r = report("cargo-build-error.txt");
-    assert_eq!((r.tool, r.failed, r.errors), ("rustc", 2, true));
+    assert_eq!((r.tool, r.failed, r.counted), ("rustc", 2, Counted::Errors));
     assert_eq!(r.failures[0], failure("src/lib.rs:1", "E0308 mismatched types"));
     assert_eq!(r.counts(), "2 errors");
     let r = report("tsc-2-errors.txt");
@@ -136,7 +136,7 @@ fn build_and_type_errors() {
 fn go_test_runs() {
     for name in ["go-test-2-failed.txt", "go-test-2-failed-verbose.txt"] {
         let r = report(name);
-        assert_eq!((r.tool, r.failed, r.errors), ("go test", 2, false), "{name}");
+        assert_eq!((r.tool, r.failed, r.counted), ("go test", 2, Counted::Tests), "{name}");
         assert_eq!(
             r.failures,
             [
@@ -153,7 +153,7 @@ fn go_test_runs() {
     assert!(ok.ok(), "{ok:?}");
     assert_eq!(ok.counts(), "passed");
     let r = report("go-test-build-failed.txt");
-    assert_eq!((r.failed, r.errors), (1, true));
+    assert_eq!((r.failed, r.counted), (1, Counted::Errors));
     assert_eq!(r.failures, [failure("calc.go:14", "undefined: undefinedName")]);
 }
 
@@ -196,7 +196,7 @@ fn jest_and_vitest_runs() {
 #[test]
 fn eslint_errors() {
     let r = report("eslint-2-errors.txt");
-    assert_eq!((r.tool, r.failed, r.errors), ("eslint", 2, true));
+    assert_eq!((r.tool, r.failed, r.counted), ("eslint", 2, Counted::Errors));
     assert_eq!(
         r.failures,
         [
@@ -212,7 +212,7 @@ fn eslint_errors() {
 #[test]
 fn ruff_checks() {
     let r = report("ruff-4-errors.txt");
-    assert_eq!((r.tool, r.failed, r.errors), ("ruff", 4, true));
+    assert_eq!((r.tool, r.failed, r.counted), ("ruff", 4, Counted::Errors));
     assert_eq!(
         r.failures[3],
         failure("report.py:21", "Undefined name `summarise` (F821)")
@@ -277,7 +277,11 @@ fn mocha_runs() {
 fn shellcheck_and_go_vet_findings() {
     for name in ["shellcheck-4-findings.txt", "shellcheck-gcc-4-findings.txt"] {
         let r = report(name);
-        assert_eq!((r.tool, r.failed, r.errors), ("shellcheck", 4, true), "{name}");
+        assert_eq!(
+            (r.tool, r.failed, r.counted),
+            ("shellcheck", 4, Counted::Errors),
+            "{name}"
+        );
         assert_eq!(r.failures[0].name, "deploy.sh:7", "{name}");
         assert!(
             r.failures[0]

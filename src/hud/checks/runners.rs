@@ -1,119 +1,11 @@
-//! Test runs and checks understood: the result summaries of common test
-//! runners and checkers (unittest, pytest, cargo test, go test, node's test
-//! runner, jest, vitest, mocha, TAP producers such as bats, rustc through cargo, tsc, mypy, eslint, ruff,
-//! shellcheck, go vet and the Go compiler), read from the kept head and tail of a
-//! command's output. Every count, name and line in a [`Report`] is text of
-//! that output; nothing is guessed.
+//! Test runners' summaries: unittest, pytest, cargo test, go test, node's
+//! test runner, jest, vitest, mocha and TAP producers such as bats.
 
-use regex::Regex;
-use std::sync::LazyLock;
-
-/// Failures kept per report.
-const MAX_FAILURES: usize = 12;
-
-/// What one run of a test runner or checker said.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Report {
-    /// The runner or checker: `unittest`, `pytest`, `cargo test`, `go test`, `node test`, `jest`, `vitest`,
-    /// `rustc`, `tsc`, `mypy`, `eslint`, `ruff`.
-    pub tool: &'static str,
-    /// Tests that passed, where the runner says.
-    pub passed: Option<usize>,
-    /// Failed tests, or errors of a checker.
-    pub failed: usize,
-    /// Whether `failed` counts errors (a checker or a build) rather than tests.
-    pub errors: bool,
-    /// What failed, in output order: a test name or `file:line`, and its key line.
-    pub failures: Vec<Failure>,
-    /// Tests the runner listed as passed, where it lists them (TAP's `ok`,
-    /// mocha's `✔`), up to [`MAX_PASSES`].
-    pub passes: Vec<String>,
-}
-
-/// Passed tests kept per report.
-const MAX_PASSES: usize = 200;
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
-    pub name: String,
-    pub detail: Option<String>,
-}
-
-impl Report {
-    pub fn ok(&self) -> bool {
-        self.failed == 0
-    }
-
-    /// `2 of 4 failed`, `4 passed`, `no tests ran`, `2 errors`, `no errors`.
-    pub fn counts(&self) -> String {
-        match (self.errors, self.passed) {
-            (true, _) if self.failed == 0 => "no errors".to_owned(),
-            (true, _) => format!("{} error{}", self.failed, if self.failed == 1 { "" } else { "s" }),
-            (false, Some(0)) if self.failed == 0 => "no tests ran".to_owned(),
-            (false, Some(passed)) if self.failed == 0 => format!("{passed} passed"),
-            (false, Some(passed)) => format!("{} of {} failed", self.failed, self.failed + passed),
-            (false, None) if self.failed == 0 => "passed".to_owned(),
-            (false, None) => format!("{} failed", self.failed),
-        }
-    }
-}
-
-/// The report of the first runner or checker whose summary `text` holds.
-pub fn read(text: &str) -> Option<Report> {
-    let lines: Vec<&str> = text.lines().map(|l| l.trim_end_matches('\r')).collect();
-    [
-        unittest, pytest, cargo_test, go_test, node_test, jest, vitest, mocha, rustc, tsc, mypy, eslint, ruff,
-        shellcheck, go_vet, tap,
-    ]
-    .iter()
-    .find_map(|parse| parse(&lines))
-}
-
-fn re(pattern: &str) -> Regex {
-    Regex::new(pattern).expect("a valid pattern: this is a bug")
-}
-
-fn num(s: &str) -> usize {
-    s.parse().unwrap_or(0)
-}
-
-/// The first non-empty line at or after `from` that `keep` accepts, trimmed.
-fn first_line<'a>(
-    lines: &[&'a str],
-    from: usize,
-    stop: impl Fn(&str) -> bool,
-    keep: impl Fn(&str) -> bool,
-) -> Option<&'a str> {
-    lines[from.min(lines.len())..]
-        .iter()
-        .take_while(|l| !stop(l))
-        .map(|l| l.trim())
-        .find(|l| !l.is_empty() && keep(l))
-}
-
-/// A checker's finding: two on one line (`report.py:6`) are two findings.
-fn push_finding(failures: &mut Vec<Failure>, at: &str, detail: Option<&str>) {
-    let seen = failures.iter().any(|f| f.name == at && f.detail.as_deref() == detail);
-    if failures.len() < MAX_FAILURES && !seen {
-        failures.push(Failure {
-            name: at.to_owned(),
-            detail: detail.map(str::to_owned),
-        });
-    }
-}
-
-fn push(failures: &mut Vec<Failure>, name: &str, detail: Option<&str>) {
-    if failures.len() < MAX_FAILURES && !failures.iter().any(|f| f.name == name) {
-        failures.push(Failure {
-            name: name.to_owned(),
-            detail: detail.map(str::to_owned),
-        });
-    }
-}
+use super::*;
 
 /// `Ran 4 tests in 0.005s`, then `OK` or `FAILED (failures=2, errors=1)`;
 /// `FAIL: test_div (test_calc.TestCalc.test_div)` blocks with their exception line.
-fn unittest(lines: &[&str]) -> Option<Report> {
+pub(super) fn unittest(lines: &[&str]) -> Option<Report> {
     static RAN: LazyLock<Regex> = LazyLock::new(|| re(r"^Ran (\d+) tests? in "));
     static STATUS: LazyLock<Regex> = LazyLock::new(|| re(r"^(OK|FAILED)(?: \((.*)\))?$"));
     static COUNT: LazyLock<Regex> =
@@ -146,15 +38,14 @@ fn unittest(lines: &[&str]) -> Option<Report> {
         tool: "unittest",
         passed: Some(total.saturating_sub(failed + skipped)),
         failed,
-        errors: false,
+        counted: Counted::Tests,
         failures,
         passes: Vec::new(),
     })
 }
-
 /// `=== 1 failed, 3 passed in 0.03s ===` (or bare, with `-q`), and
 /// `FAILED test_calc.py::TestCalc::test_average - AssertionError: 1.5 != 2`.
-fn pytest(lines: &[&str]) -> Option<Report> {
+pub(super) fn pytest(lines: &[&str]) -> Option<Report> {
     static SUMMARY: LazyLock<Regex> = LazyLock::new(|| {
         re(r"^=*\s*((?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|deselected|warnings?),? ?)+) in [\d.]+s\b")
     });
@@ -208,16 +99,16 @@ fn pytest(lines: &[&str]) -> Option<Report> {
         tool: "pytest",
         passed: Some(passed),
         failed,
-        errors: collection,
+        // A collection error: the run stopped before any test ran.
+        counted: if collection { Counted::Errors } else { Counted::Tests },
         failures,
         passes: Vec::new(),
     })
 }
-
 /// `test result: FAILED. 1 passed; 2 failed; …` per test binary (summed),
 /// `test tests::averages ... FAILED`, and the panic message after
 /// `---- tests::averages stdout ----`.
-fn cargo_test(lines: &[&str]) -> Option<Report> {
+pub(super) fn cargo_test(lines: &[&str]) -> Option<Report> {
     static RESULT: LazyLock<Regex> = LazyLock::new(|| re(r"^test result: (?:ok|FAILED)\. (\d+) passed; (\d+) failed;"));
     static FAILED: LazyLock<Regex> = LazyLock::new(|| re(r"^test (\S+) \.\.\. FAILED$"));
     static STDOUT: LazyLock<Regex> = LazyLock::new(|| re(r"^---- (\S+) stdout ----$"));
@@ -246,17 +137,16 @@ fn cargo_test(lines: &[&str]) -> Option<Report> {
         tool: "cargo test",
         passed: Some(passed),
         failed,
-        errors: false,
+        counted: Counted::Tests,
         failures,
         passes: Vec::new(),
     })
 }
-
 /// `ok  \tpkg\t0.01s` or `FAIL\tpkg\t0.01s` per package; `--- FAIL: TestMax
 /// (0.00s)` per failed test with its `calc_test.go:19: …` log line (after it,
 /// or before it with `-v`, which also lists `--- PASS:`); a package that
 /// does not build is `FAIL\tpkg [build failed]` after `./calc.go:14:15: …`.
-fn go_test(lines: &[&str]) -> Option<Report> {
+pub(super) fn go_test(lines: &[&str]) -> Option<Report> {
     static PACKAGE: LazyLock<Regex> =
         LazyLock::new(|| re(r"^(ok|FAIL)\s+\S+\s+(?:[\d.]+s|\(cached\)|\[(build|setup) failed\])"));
     static RESULT: LazyLock<Regex> = LazyLock::new(|| re(r"^--- (PASS|FAIL): (\S+) \([\d.]+s\)$"));
@@ -275,7 +165,7 @@ fn go_test(lines: &[&str]) -> Option<Report> {
             tool: "go test",
             passed: None,
             failed: failures.len().max(1),
-            errors: true,
+            counted: Counted::Errors,
             failures,
             passes: Vec::new(),
         });
@@ -307,15 +197,14 @@ fn go_test(lines: &[&str]) -> Option<Report> {
         tool: "go test",
         passed: verbose.then_some(passed),
         failed: failed.max(failed_packages),
-        errors: false,
+        counted: Counted::Tests,
         failures,
         passes: Vec::new(),
     })
 }
-
 /// TAP (`# pass 2`, `# fail 1`, `not ok 2 - averages` with its `error:`) or
 /// the spec reporter (`ℹ pass 2`, `✖ averages (10ms)` and the next line).
-fn node_test(lines: &[&str]) -> Option<Report> {
+pub(super) fn node_test(lines: &[&str]) -> Option<Report> {
     static COUNT: LazyLock<Regex> = LazyLock::new(|| re(r"^(?:#|ℹ) (pass|fail) (\d+)$"));
     static TAP_FAIL: LazyLock<Regex> = LazyLock::new(|| re(r"^not ok \d+ - (.+)$"));
     static SPEC_FAIL: LazyLock<Regex> = LazyLock::new(|| re(r"^✖ (.+?) \([\d.]+m?s\)$"));
@@ -363,12 +252,11 @@ fn node_test(lines: &[&str]) -> Option<Report> {
         tool: "node test",
         passed: Some(passed),
         failed,
-        errors: false,
+        counted: Counted::Tests,
         failures,
         passes: Vec::new(),
     })
 }
-
 /// `passed` and `failed` from counts such as `2 failed, 2 passed` or `2 failed | 2 passed`.
 fn tally(counts: &str) -> (usize, usize) {
     static COUNT: LazyLock<Regex> = LazyLock::new(|| re(r"(\d+) (failed|passed)\b"));
@@ -382,10 +270,9 @@ fn tally(counts: &str) -> (usize, usize) {
     }
     (passed, failed)
 }
-
 /// `Tests:       2 failed, 2 passed, 4 total`, and `● calc › averages`
 /// blocks with their `Expected:` and `Received:` lines.
-fn jest(lines: &[&str]) -> Option<Report> {
+pub(super) fn jest(lines: &[&str]) -> Option<Report> {
     static SUMMARY: LazyLock<Regex> = LazyLock::new(|| re(r"^Tests:\s+(.*\d+ total)$"));
     static FAIL: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*● (.+)$"));
     let summary = lines.iter().rev().find_map(|l| SUMMARY.captures(l))?;
@@ -409,15 +296,14 @@ fn jest(lines: &[&str]) -> Option<Report> {
         tool: "jest",
         passed: Some(passed),
         failed,
-        errors: false,
+        counted: Counted::Tests,
         failures,
         passes: Vec::new(),
     })
 }
-
 /// `Tests  2 failed | 2 passed (4)`, and ` FAIL  file > calc > averages`
 /// followed by its error line.
-fn vitest(lines: &[&str]) -> Option<Report> {
+pub(super) fn vitest(lines: &[&str]) -> Option<Report> {
     static SUMMARY: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*Tests\s+(.+) \(\d+\)$"));
     static FAIL: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*FAIL\s+\S+ > (.+)$"));
     let summary = lines.iter().rev().find_map(|l| SUMMARY.captures(l))?;
@@ -433,179 +319,16 @@ fn vitest(lines: &[&str]) -> Option<Report> {
         tool: "vitest",
         passed: Some(passed),
         failed,
-        errors: false,
+        counted: Counted::Tests,
         failures,
         passes: Vec::new(),
     })
 }
-
-/// `error[E0308]: mismatched types` and its ` --> src/lib.rs:1:41`, from
-/// cargo build, check or a test build that did not compile.
-fn rustc(lines: &[&str]) -> Option<Report> {
-    static ERROR: LazyLock<Regex> = LazyLock::new(|| re(r"^error(?:\[(E\d+)\])?: (.+)$"));
-    static AT: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*--> ([^:]+):(\d+):\d+$"));
-    static COULD_NOT: LazyLock<Regex> =
-        LazyLock::new(|| re(r"^error: could not compile `[^`]+`(?:.*due to (\d+) previous errors?)?"));
-    let summary = lines.iter().find_map(|l| COULD_NOT.captures(l))?;
-    let mut failures = Vec::new();
-    let mut counted = 0;
-    for (i, l) in lines.iter().enumerate() {
-        let Some(c) = ERROR.captures(l) else { continue };
-        if COULD_NOT.is_match(l) || l.starts_with("error: aborting") {
-            continue;
-        }
-        counted += 1;
-        let at = lines[i + 1..].iter().take(3).find_map(|l| AT.captures(l));
-        let name = at.map_or_else(|| "build".to_owned(), |a| format!("{}:{}", &a[1], &a[2]));
-        let detail = match c.get(1) {
-            Some(code) => format!("{} {}", code.as_str(), &c[2]),
-            None => c[2].to_owned(),
-        };
-        push_finding(&mut failures, &name, Some(&detail));
-    }
-    Some(Report {
-        tool: "rustc",
-        passed: None,
-        failed: summary.get(1).map_or(counted.max(1), |n| num(n.as_str())),
-        errors: true,
-        failures,
-        passes: Vec::new(),
-    })
-}
-
-/// `a.ts(4,7): error TS2322: Type 'number' is not assignable to type 'string'.`
-fn tsc(lines: &[&str]) -> Option<Report> {
-    static ERROR: LazyLock<Regex> = LazyLock::new(|| re(r"^(.+?)\((\d+),\d+\): error (TS\d+): (.+)$"));
-    static FOUND: LazyLock<Regex> = LazyLock::new(|| re(r"^Found (\d+) errors?"));
-    let mut failures = Vec::new();
-    let mut counted = 0;
-    for c in lines.iter().filter_map(|l| ERROR.captures(l)) {
-        counted += 1;
-        push(
-            &mut failures,
-            &format!("{}:{}", &c[1], &c[2]),
-            Some(&format!("error {}: {}", &c[3], &c[4])),
-        );
-    }
-    let found = lines.iter().find_map(|l| FOUND.captures(l)).map(|c| num(&c[1]));
-    (counted > 0).then(|| Report {
-        tool: "tsc",
-        passed: None,
-        failed: found.unwrap_or(counted),
-        errors: true,
-        failures,
-        passes: Vec::new(),
-    })
-}
-
-/// `m.py:4: error: Incompatible types … [assignment]`, then
-/// `Found 2 errors in 1 file` or `Success: no issues found`.
-fn mypy(lines: &[&str]) -> Option<Report> {
-    static ERROR: LazyLock<Regex> = LazyLock::new(|| re(r"^(.+?):(\d+): error: (.+)$"));
-    static FOUND: LazyLock<Regex> = LazyLock::new(|| re(r"^Found (\d+) errors? in \d+ files?"));
-    static SUCCESS: LazyLock<Regex> = LazyLock::new(|| re(r"^Success: no issues found in \d+ source files?$"));
-    let found = lines.iter().find_map(|l| FOUND.captures(l)).map(|c| num(&c[1]));
-    let success = lines.iter().any(|l| SUCCESS.is_match(l));
-    if found.is_none() && !success {
-        return None;
-    }
-    let mut failures = Vec::new();
-    for c in lines.iter().filter_map(|l| ERROR.captures(l)) {
-        push_finding(&mut failures, &format!("{}:{}", &c[1], &c[2]), Some(&c[3]));
-    }
-    Some(Report {
-        tool: "mypy",
-        passed: None,
-        failed: found.unwrap_or(0),
-        errors: true,
-        failures,
-        passes: Vec::new(),
-    })
-}
-
-/// `Found 4 errors.`, `Found 4 errors (2 fixed, 2 remaining).` or `All
-/// checks passed!`; each error as `F841 Local variable … never used` over
-/// ` --> report.py:10:5` (full format) or `report.py:9:5: F841 Local …`
-/// (concise).
-fn ruff(lines: &[&str]) -> Option<Report> {
-    static FOUND: LazyLock<Regex> =
-        LazyLock::new(|| re(r"^Found (\d+) errors?(?: \((\d+) fixed, (\d+) remaining\))?\.$"));
-    static CODE: LazyLock<Regex> = LazyLock::new(|| re(r"^([A-Z]+\d+) (?:\[\*\] )?(.+)$"));
-    static AT: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*--> (\S+?):(\d+):\d+$"));
-    static CONCISE: LazyLock<Regex> = LazyLock::new(|| re(r"^(\S+?):(\d+):\d+: ([A-Z]+\d+) (?:\[\*\] )?(.+)$"));
-    let failed = match lines.iter().rev().find_map(|l| FOUND.captures(l)) {
-        Some(c) => c.get(3).map_or_else(|| num(&c[1]), |m| num(m.as_str())),
-        None if lines.iter().any(|l| *l == "All checks passed!") => 0,
-        None => return None,
-    };
-    let mut failures = Vec::new();
-    for (i, l) in lines.iter().enumerate() {
-        if let Some(c) = CONCISE.captures(l) {
-            let file = c[1].rsplit('/').next().unwrap_or(&c[1]);
-            push(
-                &mut failures,
-                &format!("{file}:{}", &c[2]),
-                Some(&format!("{} ({})", &c[4], &c[3])),
-            );
-        } else if let (Some(c), Some(at)) = (CODE.captures(l), lines.get(i + 1).and_then(|n| AT.captures(n))) {
-            let file = at[1].rsplit('/').next().unwrap_or(&at[1]);
-            push(
-                &mut failures,
-                &format!("{file}:{}", &at[2]),
-                Some(&format!("{} ({})", &c[2], &c[1])),
-            );
-        }
-    }
-    // After `--fix`, only the remaining errors are printed.
-    failures.truncate(failed);
-    Some(Report {
-        tool: "ruff",
-        passed: None,
-        failed,
-        errors: true,
-        failures,
-        passes: Vec::new(),
-    })
-}
-
-/// A file's path line, then `  1:7  error  'unused' is assigned …  no-unused-vars`
-/// lines, and `✖ 3 problems (2 errors, 1 warning)`. Errors count; warnings do not.
-fn eslint(lines: &[&str]) -> Option<Report> {
-    static SUMMARY: LazyLock<Regex> = LazyLock::new(|| re(r"^✖ \d+ problems? \((\d+) errors?, \d+ warnings?\)"));
-    static PROBLEM: LazyLock<Regex> = LazyLock::new(|| re(r"^\s+(\d+):\d+\s+error\s+(.+?)\s{2,}(\S+)$"));
-    let errors = lines
-        .iter()
-        .rev()
-        .find_map(|l| SUMMARY.captures(l))
-        .map(|c| num(&c[1]))?;
-    let mut failures = Vec::new();
-    let mut file = "";
-    for l in lines {
-        if !l.is_empty() && !l.starts_with(char::is_whitespace) && !l.starts_with('✖') {
-            file = l.trim();
-        } else if let Some(c) = PROBLEM.captures(l) {
-            push(
-                &mut failures,
-                &format!("{file}:{}", &c[1]),
-                Some(&format!("{} ({})", &c[2], &c[3])),
-            );
-        }
-    }
-    Some(Report {
-        tool: "eslint",
-        passed: None,
-        failed: errors,
-        errors: true,
-        failures,
-        passes: Vec::new(),
-    })
-}
-
 /// TAP (bats, prove, `node --test --test-reporter=tap` when node's own
 /// summary is cut): `1..5`, `ok 1 name`, `not ok 2 name` with `#` lines
 /// under it; the first `#` line that is not bats' location is the detail.
 /// Without the plan line (a cut output) the passed count is unknown.
-fn tap(lines: &[&str]) -> Option<Report> {
+pub(super) fn tap(lines: &[&str]) -> Option<Report> {
     static PLAN: LazyLock<Regex> = LazyLock::new(|| re(r"^1\.\.(\d+)$"));
     static RESULT: LazyLock<Regex> = LazyLock::new(|| re(r"^(not ok|ok) \d+(?: -)? (.+?)(?: # (?i:skip|todo)\b.*)?$"));
     let plan = lines.iter().find_map(|l| PLAN.captures(l.trim())).map(|c| num(&c[1]));
@@ -634,16 +357,15 @@ fn tap(lines: &[&str]) -> Option<Report> {
         tool: "tap",
         passed: plan.filter(|&p| p == passed + failed).map(|_| passed),
         failed,
-        errors: false,
+        counted: Counted::Tests,
         failures,
         passes,
     })
 }
-
 /// mocha: `5 passing (8ms)`, `2 failing`, and each failure as `1) Suite`,
 /// its nested titles over lines ending in `:`, then the error line; the
 /// spec reporter lists passed tests as `✔ name`.
-fn mocha(lines: &[&str]) -> Option<Report> {
+pub(super) fn mocha(lines: &[&str]) -> Option<Report> {
     static PASSING: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*(\d+) passing \(\d+(?:\.\d+)?m?s\)$"));
     static FAILING: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*(\d+) failing$"));
     static HEADER: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*(\d+)\) (.+)$"));
@@ -687,70 +409,8 @@ fn mocha(lines: &[&str]) -> Option<Report> {
         tool: "mocha",
         passed: Some(passed),
         failed,
-        errors: false,
+        counted: Counted::Tests,
         failures,
         passes,
-    })
-}
-
-/// shellcheck's findings, in its default form (`In deploy.sh line 7:`, the
-/// code line, then `^-- SC2034 (warning): …`) or `-f gcc`
-/// (`deploy.sh:7:1: warning: … [SC2034]`). Every finding makes it exit 1.
-fn shellcheck(lines: &[&str]) -> Option<Report> {
-    static AT: LazyLock<Regex> = LazyLock::new(|| re(r"^In (.+) line (\d+):$"));
-    static FINDING: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*\^-*\^?\s+(SC\d{4}) \((\w+)\): (.+)$"));
-    static GCC: LazyLock<Regex> = LazyLock::new(|| re(r"^(.+?):(\d+):\d+: (\w+): (.+) \[(SC\d{4})\]$"));
-    let mut failures = Vec::new();
-    let mut count = 0;
-    let mut at: Option<(String, String)> = None;
-    for l in lines {
-        if let Some(c) = AT.captures(l) {
-            at = Some((c[1].to_owned(), c[2].to_owned()));
-        } else if let (Some(c), Some((file, line))) = (FINDING.captures(l), &at) {
-            count += 1;
-            push(
-                &mut failures,
-                &format!("{file}:{line}"),
-                Some(&format!("{} ({}): {}", &c[1], &c[2], &c[3])),
-            );
-        } else if let Some(c) = GCC.captures(l) {
-            count += 1;
-            push(
-                &mut failures,
-                &format!("{}:{}", &c[1], &c[2]),
-                Some(&format!("{} ({}): {}", &c[5], &c[3], &c[4])),
-            );
-        }
-    }
-    (count > 0).then(|| Report {
-        tool: "shellcheck",
-        passed: None,
-        failed: count,
-        errors: true,
-        failures,
-        passes: Vec::new(),
-    })
-}
-
-/// go vet, and the Go compiler outside go test: a `# package` line, then
-/// `./hits.go:30:9: message` lines.
-fn go_vet(lines: &[&str]) -> Option<Report> {
-    static FINDING: LazyLock<Regex> = LazyLock::new(|| re(r"^(?:\./)?(\S+\.go):(\d+):\d+: (.+)$"));
-    let package = lines
-        .iter()
-        .position(|l| l.starts_with("# ") && l.split_whitespace().count() == 2)?;
-    let mut failures = Vec::new();
-    let mut count = 0;
-    for c in lines[package + 1..].iter().filter_map(|l| FINDING.captures(l)) {
-        count += 1;
-        push_finding(&mut failures, &format!("{}:{}", &c[1], &c[2]), Some(&c[3]));
-    }
-    (count > 0).then(|| Report {
-        tool: "go",
-        passed: None,
-        failed: count,
-        errors: true,
-        failures,
-        passes: Vec::new(),
     })
 }

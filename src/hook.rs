@@ -81,10 +81,7 @@ pub fn handle(args: &HookArgs, ctx: &Value) -> anyhow::Result<Output> {
         }
         "heartbeat" => {
             let reply = sidecar(slow).ok("/v1/heartbeat", Some(&json!({ "deadline_ms": args.deadline_ms })))?;
-            out.log(format!(
-                "heartbeat: model {}",
-                reply["model_status"].as_str().unwrap_or("?")
-            ));
+            out.log(format!("heartbeat: model {}", model_words(&reply["model_status"])));
             out.set("system", reply["system"].clone());
             out.set("user", reply["user"].clone());
         }
@@ -101,10 +98,7 @@ pub fn handle(args: &HookArgs, ctx: &Value) -> anyhow::Result<Output> {
             }
             let path = crate::client::session_path(id, "/compaction");
             let reply = sidecar.ok(&path, Some(&json!({ "deadline_ms": args.deadline_ms })))?;
-            out.log(format!(
-                "compacting: model {}",
-                reply["model_status"].as_str().unwrap_or("?")
-            ));
+            out.log(format!("compacting: model {}", model_words(&reply["model_status"])));
             out.set("prompt", reply["prompt"].clone());
         }
         "tool_before" => {
@@ -192,6 +186,14 @@ pub fn handle(args: &HookArgs, ctx: &Value) -> anyhow::Result<Output> {
         other => out.log(format!("hook {other} is not handled by evolve-hud")),
     }
     Ok(out)
+}
+
+/// A model status from the sidecar in a log line's words.
+fn model_words(status: &Value) -> String {
+    match serde_json::from_value::<crate::hud::ModelStatus>(status.clone()) {
+        Ok(status) => status.to_string(),
+        Err(_) => "?".to_owned(),
+    }
 }
 
 /// Syncs tool parts as one assistant message; a session the sidecar does

@@ -6,7 +6,7 @@
 
 use super::extract::Findings;
 use super::render::{call_line, file_lines, open_problems};
-use super::session::SessionState;
+use super::session::{SessionState, TodoStatus};
 use super::text::clean_line;
 
 /// Completed calls listed under "Accomplished".
@@ -26,12 +26,7 @@ pub fn compaction(state: &SessionState, findings: &Findings) -> String {
     }
 
     out.push_str("\n## Instructions\n");
-    let remaining: Vec<_> = state
-        .todos
-        .iter()
-        .flatten()
-        .filter(|t| t.status != "completed" && t.status != "cancelled")
-        .collect();
+    let remaining: Vec<_> = state.todos.iter().flatten().filter(|t| !t.status.closed()).collect();
     let problems = open_problems(&state.problems(), findings);
     if problems.is_empty() && remaining.is_empty() {
         out.push_str("- Continue toward the goal; nothing is recorded as open.\n");
@@ -71,7 +66,12 @@ pub fn compaction(state: &SessionState, findings: &Findings) -> String {
             String::new()
         }
     ));
-    for todo in state.todos.iter().flatten().filter(|t| t.status == "completed") {
+    for todo in state
+        .todos
+        .iter()
+        .flatten()
+        .filter(|t| t.status == TodoStatus::Completed)
+    {
         out.push_str(&format!("- Todo done: {}\n", clean_line(&todo.content, 200)));
     }
     let succeeded: Vec<_> = finished.iter().filter(|c| !c.failed()).collect();
@@ -192,7 +192,7 @@ fn session_record(s: &Quiet) -> serde_json::Value {
         "open_problems": open_problems(&s.state.problems(), s.findings),
     });
     if let Some(todos) = &s.state.todos {
-        let done = todos.iter().filter(|t| t.status == "completed").count();
+        let done = todos.iter().filter(|t| t.status == TodoStatus::Completed).count();
         record["todos_done"] = format!("{done}/{}", todos.len()).into();
     }
     record

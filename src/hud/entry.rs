@@ -4,12 +4,13 @@
 use super::extract::{self, Finding, Findings};
 use super::problems::MAX_PROBLEMS;
 use super::session::{self, SessionState};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
-/// What the model answered about one call's output.
-#[derive(Debug, Clone)]
+/// What the model answered about one call's output: the outcome of one
+/// question, and what the session keeps of it.
+#[derive(Debug, Clone, PartialEq)]
 pub(super) enum Reading {
     /// Verified findings.
     Found(Vec<Finding>),
@@ -17,8 +18,11 @@ pub(super) enum Reading {
     Rejected(String),
 }
 
-/// Where the model's part of a session stands.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where the model's part of a session stands. On the wire:
+/// `{"state": "none" | "pending" | "ready"}`, or
+/// `{"state": "rejected", "reason": "…"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
 pub enum ModelStatus {
     /// Nothing to ask the model (or no model, or the model part is off).
     None,
@@ -27,7 +31,7 @@ pub enum ModelStatus {
     /// Verified findings are shown.
     Ready,
     /// The latest answer held nothing verifiable, failed or timed out.
-    Rejected(String),
+    Rejected { reason: String },
 }
 
 impl std::fmt::Display for ModelStatus {
@@ -36,29 +40,8 @@ impl std::fmt::Display for ModelStatus {
             ModelStatus::None => f.write_str("none"),
             ModelStatus::Pending => f.write_str("pending"),
             ModelStatus::Ready => f.write_str("ready"),
-            ModelStatus::Rejected(why) => write!(f, "rejected: {why}"),
+            ModelStatus::Rejected { reason } => write!(f, "rejected: {reason}"),
         }
-    }
-}
-
-impl Serialize for ModelStatus {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for ModelStatus {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
-        Ok(match text.as_str() {
-            "none" => ModelStatus::None,
-            "pending" => ModelStatus::Pending,
-            "ready" => ModelStatus::Ready,
-            other => match other.strip_prefix("rejected: ") {
-                Some(why) => ModelStatus::Rejected(why.to_owned()),
-                None => return Err(serde::de::Error::custom(format!("unknown model status {other:?}"))),
-            },
-        })
     }
 }
 
@@ -172,7 +155,7 @@ impl Entry {
             return ModelStatus::Ready;
         }
         match readings.first() {
-            Some(Reading::Rejected(why)) => ModelStatus::Rejected(why.clone()),
+            Some(Reading::Rejected(why)) => ModelStatus::Rejected { reason: why.clone() },
             _ => ModelStatus::None,
         }
     }
@@ -189,11 +172,7 @@ impl Entry {
     /// why there are none). Returns whether the refresh loop is done; it goes
     /// on when a change came in meanwhile, another call awaits a question,
     /// or the engine did not take the question (`retry`: it is asked again).
-    pub(super) fn finish_refresh(
-        &mut self,
-        outcome: Option<(String, Result<Vec<Finding>, String>)>,
-        retry: bool,
-    ) -> bool {
+    pub(super) fn finish_refresh(&mut self, outcome: Option<(String, Reading)>, retry: bool) -> bool {
         let answered = outcome.is_some() || retry;
         if let Some((call, result)) = outcome {
             self.record(&call, result);
@@ -225,20 +204,20 @@ impl Entry {
     /// Takes the model's whole answer about `call`. The items verified
     /// while it was written stay when the rest fails; answers about calls
     /// no longer held are dropped with them.
-    pub(super) fn record(&mut self, call: &str, result: Result<Vec<Finding>, String>) {
+    pub(super) fn record(&mut self, call: &str, result: Reading) {
         let written = self.written.remove(call);
         if !self.state.calls.contains_key(call) {
             return;
         }
         let reading = match (result, written) {
-            (Ok(found), written) => {
+            (Reading::Found(found), written) => {
                 if written.as_ref() != Some(&found) {
                     self.accepted += 1;
                 }
                 Reading::Found(found)
             }
-            (Err(_), Some(written)) => Reading::Found(written),
-            (Err(why), None) => Reading::Rejected(why),
+            (Reading::Rejected(_), Some(written)) => Reading::Found(written),
+            (rejected @ Reading::Rejected(_), None) => rejected,
         };
         self.readings.insert(call.to_owned(), reading);
     }

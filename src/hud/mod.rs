@@ -14,7 +14,8 @@
 //! - the model's part: [`extract`] (the question and the check of its
 //!   answer) and `refresh` (asking in the background or within a deadline);
 //! - output: [`render`] (the HUD), [`compose`] (compaction and heartbeat
-//!   texts), `tokens` (the budget's token count).
+//!   texts), `tokens` (the budget's token count), `view` (what the API
+//!   answers).
 
 pub mod checks;
 pub mod command;
@@ -28,6 +29,7 @@ pub mod render;
 pub mod session;
 pub mod text;
 mod tokens;
+mod view;
 
 use crate::engine::Engine;
 pub use entry::ModelStatus;
@@ -35,13 +37,13 @@ use entry::{Entry, Snapshot};
 use extract::Findings;
 use opencode::SessionEvent;
 use render::Budget;
-use serde::{Deserialize, Serialize};
 use session::{Limits, SessionState};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 pub use tokens::TokenCounter;
+pub use view::{CompactionView, HeartbeatView, HudView, SessionListing, GOAL_CHARS};
 
 /// Milliseconds since the Unix epoch, OpenCode's clock.
 fn epoch_ms() -> f64 {
@@ -84,66 +86,6 @@ impl Default for HudConfig {
     }
 }
 
-/// What a sync or a GET returns.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct HudView {
-    pub session_id: String,
-    pub version: u64,
-    pub hud: String,
-    pub tokens: usize,
-    /// `none`, `pending`, `ready` or `rejected: why`.
-    pub model_status: ModelStatus,
-    /// Entries that were not OpenCode messages and were skipped.
-    #[serde(default)]
-    pub skipped: usize,
-}
-
-/// What `POST /v1/hud/{session}/compaction` returns.
-#[derive(Debug, Clone, Serialize)]
-pub struct CompactionView {
-    pub session_id: String,
-    /// The facts (and the model's verified findings) in the template's
-    /// sections, to add to a prompt.
-    pub text: String,
-    /// A complete compaction prompt holding `text`, to replace one.
-    pub prompt: String,
-    /// The model's part: `none`, `ready`, `rejected: why` (see [`ModelStatus`]).
-    pub model_status: ModelStatus,
-    pub ms: u64,
-}
-
-/// What `POST /v1/heartbeat` returns.
-#[derive(Debug, Clone, Serialize)]
-pub struct HeartbeatView {
-    pub system: Vec<String>,
-    pub user: String,
-    /// The sessions it describes, the one needing attention first.
-    pub sessions: Vec<String>,
-    /// The model's part, for the lead session.
-    pub model_status: ModelStatus,
-    pub ms: u64,
-}
-
-/// A session as listed.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SessionListing {
-    pub session_id: String,
-    pub version: u64,
-    /// The user's latest request, clipped to [`GOAL_CHARS`].
-    pub goal: Option<String>,
-    pub tool_calls: usize,
-    /// Of them, the failed ones (failed commands, tool errors).
-    pub failed_calls: usize,
-    /// Failures not yet followed by a pass, as the HUD lists them.
-    pub open_problems: usize,
-    pub model_status: ModelStatus,
-    pub bytes: usize,
-    /// Since the last sync or event.
-    pub idle_ms: u64,
-    /// Since the agent went idle (`session.idle`), while it stays idle.
-    pub agent_idle_ms: Option<u64>,
-}
-
 #[derive(Debug, thiserror::Error)]
 pub enum HudError {
     #[error(
@@ -153,9 +95,6 @@ pub enum HudError {
     #[error("no session {0}")]
     NotFound(String),
 }
-
-/// Longest goal in a [`SessionListing`].
-pub const GOAL_CHARS: usize = 120;
 
 /// A session whose HUD may have changed, or that is gone. Sent to every
 /// [`Hud::subscribe`]r; they render and compare, so a change that leaves
@@ -555,7 +494,7 @@ impl Hud {
 
 #[cfg(test)]
 mod tests {
-    use super::entry::Refresh;
+    use super::entry::{Reading, Refresh};
     use super::extract::Finding;
     use super::*;
     use serde_json::json;
@@ -632,9 +571,12 @@ mod tests {
             assert_eq!(entry.unasked().len(), 1, "the failed make is worth a question");
             entry.refresh = Refresh::Busy { dirty: true };
             // A change came in meanwhile: the loop goes on.
-            assert!(!entry.finish_refresh(Some(("gone".into(), Ok(found.clone()))), false));
+            assert!(!entry.finish_refresh(Some(("gone".into(), Reading::Found(found.clone()))), false));
             assert!(entry.readings.is_empty(), "an answer about an unknown call is dropped");
-            assert!(!entry.finish_refresh(Some(("c1".into(), Ok(found.clone()))), false) || entry.unasked().is_empty());
+            assert!(
+                !entry.finish_refresh(Some(("c1".into(), Reading::Found(found.clone()))), false)
+                    || entry.unasked().is_empty()
+            );
             assert!(entry.unasked().is_empty(), "each call is asked about once");
             entry.refresh = Refresh::Idle;
         })

@@ -18,7 +18,7 @@ pub struct Info {
     pub id: String,
     #[serde(default, rename = "sessionID")]
     pub session_id: Option<String>,
-    pub role: String,
+    pub role: Role,
     #[serde(default)]
     pub time: Option<Time>,
     /// Assistant messages: the working directory and project root.
@@ -27,6 +27,17 @@ pub struct Info {
     /// Assistant messages written by compaction.
     #[serde(default)]
     pub summary: Option<Value>,
+}
+
+/// Who wrote a message; the HUD reads the user's requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+    /// A role this side does not know.
+    #[serde(other)]
+    Other,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -11,15 +11,12 @@
 
 use super::checks::{Counted, Report};
 use super::command;
-use super::session::{SessionState, ToolCall};
+use super::session::{SessionState, ToolCall, ToolKind};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 /// Open problems listed at most, and asked about at most.
 pub const MAX_PROBLEMS: usize = 3;
-
-/// The tools that act on one file.
-pub const FILE_TOOLS: [&str; 5] = ["read", "write", "edit", "patch", "multiedit"];
 
 /// One open problem: the check's last failing run, and what is known since.
 #[derive(Debug, Clone)]
@@ -250,11 +247,7 @@ impl SessionState {
 
     /// The open problems computed afresh (while the facts are changing).
     pub(super) fn compute_problems(&self) -> Problems {
-        let mut calls: Vec<&Arc<ToolCall>> = self
-            .calls
-            .values()
-            .filter(|c| !matches!(c.tool.as_str(), "todowrite" | "todoread"))
-            .collect();
+        let mut calls: Vec<&Arc<ToolCall>> = self.calls.values().filter(|c| c.kind != ToolKind::Todo).collect();
         calls.sort_by(|a, b| a.start.total_cmp(&b.start).then(a.seen.cmp(&b.seen)));
         Problems::of(&calls)
     }

@@ -3,9 +3,8 @@
 //! asks the engine, checks the answer, and records it on the session. The
 //! compaction and heartbeat texts ask at once, within their deadline.
 
-use super::entry::Entry;
-use super::entry::{ModelStatus, Refresh};
-use super::extract::{self, Finding, Findings};
+use super::entry::{Entry, ModelStatus, Reading, Refresh};
+use super::extract::{self, Findings};
 use super::session::SessionState;
 use super::Hud;
 use crate::engine::{EngineError, Event};
@@ -24,7 +23,7 @@ fn not_taken(e: &EngineError) -> bool {
 /// What came of asking a question.
 enum Asked {
     /// The model's verified findings, or why there are none.
-    Answered(Result<Vec<Finding>, String>),
+    Answered(Reading),
     /// The engine did not take it (busy, down, stopping, or it was still
     /// waiting at its deadline): it is asked again.
     NotTaken,
@@ -128,7 +127,7 @@ impl Hud {
             tokio::time::sleep(pause).await;
             let (outcome, retry) = match self.refresh_once(&id, epoch).await {
                 Some((call, Asked::Answered(answer))) => {
-                    crate::activity::note(answer.is_ok());
+                    crate::activity::note(matches!(answer, Reading::Found(_)));
                     (Some((call, answer)), false)
                 }
                 Some((_, Asked::NotTaken)) => {
@@ -234,7 +233,7 @@ impl Hud {
                     );
                     return Asked::NotTaken;
                 }
-                Err(_) => return Asked::Answered(Err("timed out".into())),
+                Err(_) => return Asked::Answered(Reading::Rejected("timed out".into())),
             };
             match event {
                 Event::Text(t) => {
@@ -267,23 +266,26 @@ impl Hud {
                     tracing::debug!(session = id, error = %e, "the engine did not answer the question");
                     return Asked::NotTaken;
                 }
-                Event::Failed(e) => return Asked::Answered(Err(e.to_string())),
+                Event::Failed(e) => return Asked::Answered(Reading::Rejected(e.to_string())),
             }
             if gone() {
                 return Asked::Gone;
             }
         }
-        let verdict = extract::verify(&text, question).map_err(|r| r.to_string());
-        if let Err(why) = &verdict {
-            tracing::debug!(
-                session = id,
-                call = question.call_id,
-                answer = text,
-                why,
-                "answer refused"
-            );
+        match extract::verify(&text, question) {
+            Ok(found) => Asked::Answered(Reading::Found(found)),
+            Err(why) => {
+                let why = why.to_string();
+                tracing::debug!(
+                    session = id,
+                    call = question.call_id,
+                    answer = text,
+                    why,
+                    "answer refused"
+                );
+                Asked::Answered(Reading::Rejected(why))
+            }
         }
-        Asked::Answered(verdict)
     }
 
     /// Answers, before `until`, the questions about the session's open

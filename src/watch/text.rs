@@ -67,7 +67,7 @@ pub fn model_words(status: &ModelStatus) -> String {
         ModelStatus::None => "no questions for the model".to_owned(),
         ModelStatus::Pending => "model reading output…".to_owned(),
         ModelStatus::Ready => "model findings shown".to_owned(),
-        ModelStatus::Rejected(why) => format!("model answer refused: {why}"),
+        ModelStatus::Rejected { reason } => format!("model answer refused: {reason}"),
     }
 }
 
@@ -153,7 +153,9 @@ mod tests {
         assert_eq!(model_words(&ModelStatus::Pending), "model reading output…");
         assert_eq!(model_words(&ModelStatus::Ready), "model findings shown");
         assert_eq!(
-            model_words(&ModelStatus::Rejected("the line is not in the output".into())),
+            model_words(&ModelStatus::Rejected {
+                reason: "the line is not in the output".into()
+            }),
             "model answer refused: the line is not in the output"
         );
     }

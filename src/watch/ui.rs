@@ -400,8 +400,9 @@ mod tests {
         let Some(view) = app.huds.get_mut("ses_1") else {
             panic!("hud")
         };
-        view.model_status =
-            crate::hud::ModelStatus::Rejected("the line \"x\" is not in the output at all, or anywhere".into());
+        view.model_status = crate::hud::ModelStatus::Rejected {
+            reason: "the line \"x\" is not in the output at all, or anywhere".into(),
+        };
         let text = screen(&mut app, 80, 24);
         assert!(text.contains("model answer refused: the line"), "{text}");
         assert!(text.contains("…┐"), "a long title is cut to the pane:\n{text}");

@@ -920,13 +920,13 @@ pub async fn run_case(server: &Server, case: &Case) -> Outcome {
         let started = Instant::now();
         let (status, mut view) = post_json(server, "/v1/hud/sync", &body).await;
         assert_eq!(status, 200, "{}: {view}", case.name);
-        if view["model_status"] == "pending" {
+        if view["model_status"]["state"] == "pending" {
             out.asked += 1;
             // The answer's first verified item is shown while the model
             // writes the rest; the question settles once the whole is in.
             let mut shown = None;
             let deadline = Instant::now() + Duration::from_secs(120);
-            while view["model_status"] == "pending" && Instant::now() < deadline {
+            while view["model_status"]["state"] == "pending" && Instant::now() < deadline {
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 let r = client()
                     .get(server.url(&format!("/v1/hud/{id}")))
@@ -938,13 +938,13 @@ pub async fn run_case(server: &Server, case: &Case) -> Outcome {
                     shown = Some(started.elapsed());
                 }
             }
-            match view["model_status"].as_str() {
+            match view["model_status"]["state"].as_str() {
                 Some("ready") => {
                     out.shown += 1;
                     let shown = shown.unwrap_or_else(|| started.elapsed());
                     out.latencies.push(shown.as_secs_f64());
                 }
-                Some(s) if s.starts_with("rejected") => out.rejected += 1,
+                Some("rejected") => out.rejected += 1,
                 _ => {}
             }
         }

@@ -19,7 +19,7 @@ pub async fn wait_model(server: &Server, session: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let (_, v) = get(server, &format!("/v1/hud/{session}")).await;
-        if v["model_status"] != "pending" || Instant::now() > deadline {
+        if v["model_status"]["state"] != "pending" || Instant::now() > deadline {
             return v;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;

@@ -349,6 +349,16 @@ pub async fn post_json(server: &impl Base, path: &str, body: &serde_json::Value)
     (status, r.json().await.unwrap_or(serde_json::Value::Null))
 }
 
+/// A view's `model_status` in words: `ready`, `rejected: why`, ….
+pub fn model_status_text(view: &serde_json::Value) -> String {
+    let status = &view["model_status"];
+    match (status["state"].as_str(), status["reason"].as_str()) {
+        (Some(state), Some(reason)) => format!("{state}: {reason}"),
+        (Some(state), None) => state.to_owned(),
+        _ => panic!("no model status in {view}"),
+    }
+}
+
 /// Asserts that a compaction text has every section of OpenCode's template.
 pub fn assert_compaction_sections(text: &str) {
     for section in [

@@ -97,11 +97,11 @@ async fn real_model_findings_are_grammar_json_and_quoted_from_the_output() {
     .await;
     assert_eq!(status, 200);
     // The sync answered with facts at once, before the model.
-    assert_eq!(first["model_status"], "pending", "{first}");
+    assert_eq!(first["model_status"]["state"], "pending", "{first}");
     let first_hud = first["hud"].as_str().unwrap();
     assert!(first_hud.contains("bash `make` exited 2; no pass since"), "{first_hud}");
     let v = wait_model(&server, id).await;
-    let status = v["model_status"].as_str().unwrap();
+    let status = common::model_status_text(&v);
     // The grammar holds the answer to the schema: never a parse failure.
     assert!(!status.contains("not an answer of the schema"), "{v}");
     assert!(status == "ready" || status.starts_with("rejected: "), "{v}");
@@ -168,7 +168,7 @@ async fn a_question_not_answered_in_time_leaves_the_facts_only_hud_and_is_asked_
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let v = common::get_json(&server.url(&format!("/v1/hud/{id}"))).await;
-    assert_eq!(v["model_status"], "pending", "{v}");
+    assert_eq!(v["model_status"]["state"], "pending", "{v}");
     assert_eq!(v["hud"], first["hud"], "{v}");
 }
 
@@ -185,7 +185,7 @@ async fn no_question_without_an_unknown_failed_output() {
     )
     .await;
     assert_eq!(status, 200);
-    assert_eq!(v["model_status"], "none", "{v}");
+    assert_eq!(v["model_status"]["state"], "none", "{v}");
 }
 
 #[tokio::test]
@@ -369,7 +369,7 @@ async fn compaction_text_has_the_sections_and_the_facts_within_the_deadline() {
     );
     assert!(text.contains("✓ bash `echo hello && ls`"), "{text}");
     // Nothing in this session is for the model to read.
-    assert_eq!(v["model_status"], "none", "{v}");
+    assert_eq!(v["model_status"]["state"], "none", "{v}");
 
     // A deadline that has passed gives the facts alone, at once.
     let (status, v) = post_json(
@@ -379,7 +379,7 @@ async fn compaction_text_has_the_sections_and_the_facts_within_the_deadline() {
     )
     .await;
     assert_eq!(status, 200);
-    assert_eq!(v["model_status"], "none", "{v}");
+    assert_eq!(v["model_status"]["state"], "none", "{v}");
     assert!(v["text"]
         .as_str()
         .unwrap()

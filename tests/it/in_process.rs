@@ -30,7 +30,7 @@ async fn post(url: String, body: &Value) -> (u16, reqwest::header::HeaderMap, Va
 
 /// The session's HUD once its question has been settled.
 async fn settled(base: &str, id: &str) -> Value {
-    when(base, id, |v| v["model_status"] != "pending").await
+    when(base, id, |v| v["model_status"]["state"] != "pending").await
 }
 
 /// The session's HUD once `until` holds of it.
@@ -70,7 +70,7 @@ async fn a_checked_answer_is_shown_and_an_unchecked_one_refused() {
     ));
     sync(&base, "good", failed_call("good", "./checks.sh", OUTPUT, 1), true).await;
     let v = settled(&base, "good").await;
-    assert_eq!(v["model_status"], "ready", "{v}");
+    assert_eq!(v["model_status"]["state"], "ready", "{v}");
     assert!(
         v["hud"]
             .as_str()
@@ -85,7 +85,7 @@ async fn a_checked_answer_is_shown_and_an_unchecked_one_refused() {
     ));
     sync(&base, "bad", failed_call("bad", "./checks.sh", OUTPUT, 1), true).await;
     let v = settled(&base, "bad").await;
-    assert!(v["model_status"].as_str().unwrap().starts_with("rejected: "), "{v}");
+    assert!(common::model_status_text(&v).starts_with("rejected: "), "{v}");
     assert!(!v["hud"].as_str().unwrap().contains("local model"), "{v}");
     assert_eq!(script.calls.load(Ordering::SeqCst), 2);
 
@@ -127,11 +127,11 @@ async fn an_item_is_shown_as_soon_as_it_is_written_and_checked() {
     sync(&base, "s", failed_call("s", "./checks.sh", OUTPUT, 1), true).await;
     let v = when(&base, "s", |v| hud(v).contains(div)).await;
     assert!(!hud(&v).contains(avg), "{v}");
-    assert_eq!(v["model_status"], "pending", "{v}");
+    assert_eq!(v["model_status"]["state"], "pending", "{v}");
     script.release.notify_one();
     let v = settled(&base, "s").await;
     assert!(hud(&v).contains(div) && hud(&v).contains(avg), "{v}");
-    assert_eq!(v["model_status"], "ready", "{v}");
+    assert_eq!(v["model_status"]["state"], "ready", "{v}");
 
     // An item once checked stays when the answer then fails.
     script.hold(
@@ -140,12 +140,12 @@ async fn an_item_is_shown_as_soon_as_it_is_written_and_checked() {
     );
     sync(&base, "t", failed_call("t", "./checks.sh", OUTPUT, 1), true).await;
     let v = when(&base, "t", |v| hud(v).contains(avg)).await;
-    assert_eq!(v["model_status"], "pending", "{v}");
+    assert_eq!(v["model_status"]["state"], "pending", "{v}");
     let version = v["version"].clone();
     assert!(version.is_u64(), "{v}");
     script.release.notify_one();
     let v = settled(&base, "t").await;
-    assert_eq!(v["model_status"], "ready", "{v}");
+    assert_eq!(v["model_status"]["state"], "ready", "{v}");
     assert!(hud(&v).contains(avg), "{v}");
     assert_eq!(v["version"], version, "{v}");
     assert_eq!(script.calls.load(Ordering::SeqCst), 2);
@@ -165,7 +165,7 @@ async fn a_question_the_engine_cannot_take_is_asked_again() {
     let messages = failed_call("s", "./checks.sh", OUTPUT, 1);
     sync(&base, "s", messages.clone(), true).await;
     let v = settled(&base, "s").await;
-    assert_eq!(v["model_status"], "ready", "{v}");
+    assert_eq!(v["model_status"]["state"], "ready", "{v}");
     assert_eq!(script.calls.load(Ordering::SeqCst), 2);
 }
 
@@ -248,14 +248,14 @@ async fn a_sync_may_wait_for_the_findings_within_its_bound() {
         started.elapsed()
     );
     script.release.notify_one();
-    assert_eq!(settled(&base, "w").await["model_status"], "ready");
+    assert_eq!(settled(&base, "w").await["model_status"]["state"], "ready");
 
     // No answer comes: the sync returns at its bound, still pending.
     script.hold("{", Ok("]}"));
     let body = json!({ "session_id": "x", "messages": failed_call("x", "./checks.sh", OUTPUT, 1), "full": true, "wait_ms": 300 });
     let started = Instant::now();
     let (_, _, v) = post(url.clone(), &body).await;
-    assert_eq!(v["model_status"], "pending", "{v}");
+    assert_eq!(v["model_status"]["state"], "pending", "{v}");
     assert!(started.elapsed() >= Duration::from_millis(300) && started.elapsed() < Duration::from_secs(2));
     script.release.notify_one();
 

@@ -1,9 +1,15 @@
 //! Per-session state: the tool calls and the goal taken from OpenCode's
 //! messages, merged idempotently and kept within byte limits.
 
+mod call;
+mod todo;
+
+pub use call::{Said, ToolCall, ToolKind};
+pub use todo::{Todo, TodoStatus};
+
 use super::checks::Report;
-use super::opencode::{Message, Part, ToolState, ToolStatus};
-use super::problems::{check_of, FILE_TOOLS};
+use super::opencode::{Message, Part, Role, ToolState, ToolStatus};
+use super::problems::check_of;
 use super::text::{clean_line, Clipped};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -26,176 +32,6 @@ impl Default for Limits {
             output_head: 2048,
             output_tail: 2048,
         }
-    }
-}
-
-/// One tool call, as far as it has got.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolCall {
-    pub call_id: String,
-    pub tool: String,
-    pub status: ToolStatus,
-    /// The shell command, for bash.
-    pub command: Option<String>,
-    /// The file path, for file tools (relative to the project root when inside it).
-    pub path: Option<String>,
-    /// A one-line gist of the input for other tools.
-    pub detail: Option<String>,
-    /// Exit code of a shell command.
-    pub exit: Option<i64>,
-    pub output: Option<Clipped>,
-    /// What a test runner or checker said in the output, when one did.
-    pub report: Option<Report>,
-    pub error: Option<String>,
-    /// When the call started (ms since the epoch), and the order it was first seen.
-    pub start: f64,
-    pub seen: u64,
-    /// Made before the session's last compaction, and kept because it is
-    /// still true and open (see [`SessionState::set_compacted`]).
-    pub before_compaction: bool,
-    /// What the output and the command say beyond the exit status.
-    pub said: Said,
-}
-
-/// What a call's output and command say beyond its exit status, read once
-/// per change of the call (see `ToolCall::read_what_is_said`).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Said {
-    /// The shell tool killed the command at this timeout (OpenCode: "shell
-    /// tool terminated command after exceeding timeout N ms").
-    pub timeout_secs: Option<u64>,
-    /// A non-zero exit that is not a failure, named.
-    pub benign: Option<&'static str>,
-    /// A crash report in the output of a command whose exit status is an
-    /// output filter's (`python3 app.py 2>&1 | tail -3` exits 0 over a
-    /// traceback).
-    pub crashed_behind_a_filter: bool,
-}
-
-impl ToolCall {
-    /// Finished and failed, by what the tool and the output say: an error
-    /// part; a command the tool killed at its timeout; a runner or checker
-    /// whose summary reports failures, whatever the exit status (a pipe into
-    /// `tail` exits 0); else a non-zero exit that is not [`Self::benign`].
-    pub fn failed(&self) -> bool {
-        match self.status {
-            ToolStatus::Error => true,
-            ToolStatus::Completed => {
-                self.said.timeout_secs.is_some()
-                    || self.report.as_ref().is_some_and(|r| !r.ok())
-                    || self.exit.is_some_and(|e| e != 0) && self.said.benign.is_none()
-                    || self.said.crashed_behind_a_filter
-            }
-            _ => false,
-        }
-    }
-
-    /// The timeout, in seconds, at which the shell tool killed the command.
-    pub fn timed_out(&self) -> Option<u64> {
-        self.said.timeout_secs
-    }
-
-    /// What a non-zero exit says when it is not a failure: `no match`
-    /// (`grep`), `files differ` (`diff`), `no tests selected` (`pytest`).
-    pub fn benign(&self) -> Option<&'static str> {
-        self.said.benign
-    }
-
-    /// Reads [`Said`] from the command, exit and output; called whenever
-    /// one of them changes, so every reader of a call (each render, each
-    /// open-problem pass) only looks it up.
-    fn read_what_is_said(&mut self) {
-        static KILLED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-            regex::Regex::new(r"terminated command after exceeding timeout (\d+) ?ms").expect("a valid pattern")
-        });
-        let command = self.command.as_deref();
-        let timeout_secs = self.output.as_ref().and_then(|o| {
-            let text = if o.tail.is_empty() { &o.head } else { &o.tail };
-            let ms: u64 = KILLED.captures(text)?[1].parse().ok()?;
-            Some(ms.div_ceil(1000))
-        });
-        let benign = match (command, self.exit.filter(|&e| e != 0)) {
-            (Some(command), Some(exit)) if !self.report.as_ref().is_some_and(|r| !r.ok()) => {
-                super::command::benign_exit(command, exit)
-            }
-            _ => None,
-        };
-        let crashed_behind_a_filter = command.is_some_and(super::command::exit_is_a_filters)
-            && self.output.as_ref().is_some_and(|o| {
-                let lines: Vec<&str> = o.kept_lines().collect();
-                super::text::crash_line(&lines).is_some()
-            });
-        self.said = Said {
-            timeout_secs,
-            benign,
-            crashed_behind_a_filter,
-        };
-    }
-
-    pub fn finished(&self) -> bool {
-        matches!(self.status, ToolStatus::Completed | ToolStatus::Error)
-    }
-
-    /// What the call acted on: the command, the path or the detail.
-    pub fn subject(&self) -> Option<&str> {
-        self.command
-            .as_deref()
-            .or(self.path.as_deref())
-            .or(self.detail.as_deref())
-    }
-
-    /// Fills what this record lacks from `other`, a record of the same call.
-    fn fill_from(&mut self, other: &ToolCall) {
-        if self.subject().is_none() {
-            self.command.clone_from(&other.command);
-            self.path.clone_from(&other.path);
-            self.detail.clone_from(&other.detail);
-        }
-        self.exit = self.exit.or(other.exit);
-        if self.output.is_none() {
-            self.output.clone_from(&other.output);
-            self.report.clone_from(&other.report);
-        }
-        if self.error.is_none() {
-            self.error.clone_from(&other.error);
-        }
-        self.read_what_is_said();
-    }
-
-    fn bytes(&self) -> usize {
-        self.call_id.len()
-            + self.tool.len()
-            + self.subject().map_or(0, str::len)
-            + self.output.as_ref().map_or(0, Clipped::bytes)
-            + self.error.as_ref().map_or(0, String::len)
-            + 128
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Todo {
-    pub content: String,
-    pub status: String,
-}
-
-impl Todo {
-    /// Parses OpenCode's todo array (`[{content, status, …}]`), skipping
-    /// entries without content.
-    pub fn list(items: &Value) -> Vec<Todo> {
-        items
-            .as_array()
-            .map(|items| {
-                items
-                    .iter()
-                    .filter_map(|t| {
-                        Some(Todo {
-                            content: t.get("content")?.as_str()?.to_owned(),
-                            status: clean_line(t.get("status").and_then(Value::as_str).unwrap_or("pending"), 24),
-                        })
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
     }
 }
 
@@ -294,7 +130,7 @@ impl SessionState {
             let before = self.calls.values().filter(|c| c.start < at);
             before.map(|c| c.call_id.clone()).partition(|id| {
                 let c = &self.calls[id];
-                !(open.contains(&check_of(c)) || FILE_TOOLS.contains(&c.tool.as_str()))
+                !(open.contains(&check_of(c)) || c.kind == ToolKind::File)
             })
         };
         for id in drop {
@@ -322,7 +158,7 @@ impl SessionState {
     /// shows instead.
     pub fn work_calls(&self) -> Vec<&ToolCall> {
         let mut calls = self.ordered_calls();
-        calls.retain(|c| !matches!(c.tool.as_str(), "todowrite" | "todoread"));
+        calls.retain(|c| c.kind != ToolKind::Todo);
         calls
     }
 
@@ -353,7 +189,7 @@ impl SessionState {
                     changed |= self.rebase_calls();
                 }
             }
-            if message.info.role == "user" {
+            if message.info.role == Role::User {
                 changed |= self.merge_user(message, created);
             }
             for part in &message.parts {
@@ -434,7 +270,8 @@ impl SessionState {
         let input = &state.input;
         let field = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_owned);
         let path = field("filePath").or_else(|| field("path")).map(|p| self.relative(&p));
-        let command = if tool == "bash" {
+        let kind = ToolKind::of(tool);
+        let command = if kind == ToolKind::Shell {
             field("command").map(|c| self.without_cd_root(&c))
         } else {
             None
@@ -486,6 +323,7 @@ impl SessionState {
         let mut call = ToolCall {
             call_id: call_id.to_owned(),
             tool: clean_line(tool, 40),
+            kind,
             status: state.status,
             command: command.map(|c| clean_line(&c, 400)),
             path: path.map(|p| clean_line(&p, 400)),

@@ -9,8 +9,13 @@
 //! Items that are not are dropped; the HUD line is composed by code from what
 //! is left. The model never writes free text into the HUD.
 
+mod verify;
+
+use verify::tells_a_failure;
+pub use verify::{verify, verify_written, Rejected};
+
 use super::session::{SessionState, ToolCall};
-use super::text::{clean_line, says_failure};
+use super::text::clean_line;
 use crate::engine::{ChatMessage, GenerateRequest, Prompt, SamplingParams};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -315,176 +320,9 @@ fn ends(text: &str) -> String {
     format!("{head}…\n{}", tail.join("\n"))
 }
 
-/// Why an answer gave nothing to show.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Rejected {
-    #[error("not an answer of the schema: {0}")]
-    NotJson(String),
-    #[error("named no failures")]
-    Nothing,
-    #[error("{0}")]
-    Unverified(String),
-}
-
-/// The items of the answer `raw` to `question` that are grounded in its
-/// source and add to what the facts show, in order, without repeats; an
-/// error when none is.
-pub fn verify(raw: &str, question: &Question) -> Result<Vec<Finding>, Rejected> {
-    #[derive(Deserialize)]
-    struct Answer {
-        failures: Vec<Finding>,
-    }
-    let answer: Answer = serde_json::from_str(raw.trim()).map_err(|e| Rejected::NotJson(e.to_string()))?;
-    if answer.failures.is_empty() {
-        return Err(Rejected::Nothing);
-    }
-    let lines: Vec<&str> = question.source.lines().map(str::trim).collect();
-    let mut kept: Vec<Finding> = Vec::new();
-    let mut first_error = None;
-    for item in answer.failures.into_iter().take(MAX_ITEMS) {
-        match ground(&item, &lines) {
-            Ok(found)
-                if question
-                    .shown
-                    .as_deref()
-                    .is_some_and(|s| s.contains(found.line.as_str())) =>
-            {
-                first_error.get_or_insert_with(|| "quotes only the line the facts already show".to_owned());
-            }
-            // One finding per quoted line.
-            Ok(found) if !kept.iter().any(|k| k.line == found.line) => kept.push(found),
-            Ok(_) => {}
-            Err(why) => {
-                first_error.get_or_insert(why);
-            }
-        }
-    }
-    if kept.is_empty() {
-        return Err(Rejected::Unverified(first_error.unwrap_or_default()));
-    }
-    Ok(kept)
-}
-
-/// The verified items among those an answer still being written has
-/// completed, so that the first can be shown before the last is written:
-/// `partial` closed after its last `}` and checked as [`verify`] checks a
-/// whole answer. Empty while no complete item is verified.
-pub fn verify_written(partial: &str, question: &Question) -> Vec<Finding> {
-    let Some(end) = partial.rfind('}') else {
-        return Vec::new();
-    };
-    verify(&format!("{}]}}", &partial[..=end]), question).unwrap_or_default()
-}
-
-/// `item` with its text trimmed, if it is grounded in `lines`.
-fn ground(item: &Finding, lines: &[&str]) -> Result<Finding, String> {
-    let name = item.name.trim();
-    let line = item.line.trim();
-    if !name.chars().any(char::is_alphanumeric) {
-        return Err("a name with no letters or digits".into());
-    }
-    if name.contains(line) || line.len() < name.len() && line.contains(name) && name.len() > MAX_NAME / 2 {
-        return Err("the name is the quoted line itself".into());
-    }
-    if !long_enough(line) {
-        return Err(format!("the line {line:?} is too short to say anything"));
-    }
-    let Some(at) = lines.iter().position(|l| l.contains(line)) else {
-        return Err(format!("the line {:?} is not in the output", clean_line(line, 80)));
-    };
-    if !says_what_failed(line) {
-        return Err(format!(
-            "the line {:?} does not say that anything failed",
-            clean_line(line, 80)
-        ));
-    }
-    if !owns(name, lines, at) {
-        return Err(format!(
-            "the name {:?} is not at its line in the output",
-            clean_line(name, 80)
-        ));
-    }
-    Ok(Finding {
-        name: name.to_owned(),
-        line: line.to_owned(),
-    })
-}
-
-/// Whether `name` belongs to the line `at`: it stands on that line, or on
-/// the line that heads its block (a test's header up to [`NAME_REACH`] lines
-/// above, or a panic's first line just below). A line that reports a pass
-/// of its own (`ok 1 …`, `PASS …`) heads no failure, and a header of the same
-/// shape between the two (`In x.sh line 8:` below `In x.sh line 5:`) starts
-/// another block.
-fn owns(name: &str, lines: &[&str], at: usize) -> bool {
-    if lines[at].contains(name) {
-        return true;
-    }
-    let above = (at.saturating_sub(NAME_REACH)..at).rev();
-    let below = at + 1..(at + 3).min(lines.len());
-    let Some(head) = above.chain(below).find(|&i| lines[i].contains(name)) else {
-        return false;
-    };
-    if reports_a_pass(lines[head]) {
-        return false;
-    }
-    let head_shape = shape(lines[head]);
-    let between = if head < at { head + 1..at } else { at + 1..head };
-    !lines[between].iter().any(|l| shape(l) == head_shape)
-}
-
-/// A line that states that one test or check passed: it heads no failure.
-fn reports_a_pass(line: &str) -> bool {
-    let l = line.trim();
-    ["ok ", "PASS ", "PASSED ", "✓", "✔"].iter().any(|p| l.starts_with(p))
-        || [" ok", " PASSED", " passed", "... ok"].iter().any(|s| l.ends_with(s))
-}
-
-/// A line's form without its words: `In check.sh line 8:` and `In
-/// check.sh line 5:` are alike, as are two pytest test headers.
-fn shape(line: &str) -> String {
-    let mut out = String::new();
-    let mut in_word = false;
-    for c in line.trim().chars() {
-        if c.is_alphanumeric() {
-            if !in_word {
-                out.push('w');
-            }
-            in_word = true;
-        } else {
-            in_word = false;
-            if !out.ends_with(c) {
-                out.push(c);
-            }
-        }
-    }
-    out
-}
-
-/// Whether `line` says what failed in words enough to quote: a line an
-/// answer may quote, and one a long output is shown around.
-fn tells_a_failure(line: &str) -> bool {
-    long_enough(line) && says_what_failed(line)
-}
-
-/// Whether `line` has letters or digits enough to say anything.
-fn long_enough(line: &str) -> bool {
-    line.chars().filter(|c| c.is_alphanumeric()).count() >= 4
-}
-
-/// Whether `line` says that something failed, and is not a compiler's remark.
-fn says_what_failed(line: &str) -> bool {
-    says_failure(line) && !is_remark(line)
-}
-
-/// A compiler's note, warning or hint: not itself a failure.
-fn is_remark(line: &str) -> bool {
-    let l = line.to_ascii_lowercase();
-    ["note:", "warning:", "hint:", "help:"].iter().any(|k| l.contains(k)) && !l.contains("error")
-}
-
 #[cfg(test)]
 mod tests {
+    use super::verify::ground;
     use super::*;
 
     const OUTPUT: &str = "gcc -Wall -c calc.c\n\
@@ -593,7 +431,7 @@ make: *** [Makefile:4: calc.o] Error 1";
     }
 
     /// A real `ctest --output-on-failure` of 24 tests, 2 failing.
-    const CTEST_MANY: &str = include_str!("../../tests/fixtures/outputs/ctest-many.txt");
+    const CTEST_MANY: &str = include_str!("../../../tests/fixtures/outputs/ctest-many.txt");
 
     #[test]
     fn a_name_must_belong_to_its_quote() {

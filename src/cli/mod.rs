@@ -1,0 +1,339 @@
+//! The command line. Each flag has an `EVOLVE_HUD_*` environment fallback, and
+//! the structs here are the configuration the rest of the crate receives.
+
+mod serve;
+
+pub use crate::engine::local::FlashAttn;
+pub use crate::secret::Secret;
+pub use serve::{EngineArgs, HudArgs, LogFormat, ModelConfig, ServeConfig, ServerConfig};
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Local-model companion for the OpenCode coding agent.
+#[derive(Debug, Parser)]
+#[command(name = "evolve-hud", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the HTTP API on localhost, with a GGUF model loaded here or a
+    /// remote engine (--engine).
+    Serve(Box<ServeConfig>),
+    /// Install the OpenCode plugin that shows the HUD to the agent.
+    InstallShim(InstallShimArgs),
+    /// Download a registry model (or hf:owner/repo/file.gguf) into the
+    /// Hugging Face cache, resuming a partial download, and check its sha256.
+    Pull(PullArgs),
+    /// List the registry's models and which are on disk.
+    Models(ModelsArgs),
+    /// Measure token throughput (llama-bench's pp and tg) and the chat API's
+    /// time to first token.
+    Bench(BenchArgs),
+    /// Answer an opencode-evolve hook (JSON on stdin, JSONL on stdout) by
+    /// asking the running sidecar.
+    Hook(HookArgs),
+    /// Watch the running sidecar in the terminal: every session's HUD as the
+    /// agent gets it, live, with the model's state.
+    Watch(WatchArgs),
+    /// Print the running sidecar's health and sessions once (exit 1 when it
+    /// cannot be reached), for scripts and status lines.
+    Status(StatusArgs),
+    /// Stop the sidecar serving on a port of this machine (SIGTERM, then
+    /// wait for it to end).
+    Stop(StopArgs),
+    /// Check everything a HUD needs (binary, model, sidecar, plugin, port
+    /// and token), each with its fix.
+    Doctor(DoctorArgs),
+    /// Run the sidecar as a user service: a systemd user unit (Linux) or a
+    /// launchd agent (macOS).
+    Service(ServiceArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub sidecar: SidecarArgs,
+    /// The project whose `.opencode/plugins/` is checked.
+    #[arg(long, default_value = ".")]
+    pub project: PathBuf,
+    /// Registry file to use instead of the built-in models.toml.
+    #[arg(long, env = "EVOLVE_HUD_REGISTRY")]
+    pub registry: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ServiceArgs {
+    #[command(subcommand)]
+    pub action: ServiceAction,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum ServiceAction {
+    /// Write the unit (or agent) that runs `evolve-hud serve` at login, and
+    /// say how to enable it.
+    Install {
+        /// The model to serve (a GGUF file or a registry name); by default
+        /// the registry's default model.
+        #[arg(long, short = 'm')]
+        model: Option<String>,
+        /// The port to serve on.
+        #[arg(long, default_value_t = 8377)]
+        port: u16,
+    },
+    /// Remove the unit (or agent).
+    Uninstall,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct StopArgs {
+    /// The port the sidecar serves on.
+    #[arg(long, env = "EVOLVE_HUD_PORT", default_value_t = 8377)]
+    pub port: u16,
+}
+
+/// Where the running sidecar is, for the commands that talk to it.
+#[derive(Debug, Clone, Args)]
+pub struct SidecarArgs {
+    /// The sidecar. Defaults to http://127.0.0.1:$EVOLVE_HUD_PORT, else :8377.
+    #[arg(long, env = "EVOLVE_HUD_URL")]
+    pub url: Option<String>,
+
+    /// Bearer token for the sidecar.
+    #[arg(long, env = "EVOLVE_HUD_AUTH_TOKEN", hide_env_values = true, value_parser = Secret::parse)]
+    pub token: Option<Secret>,
+
+    /// File holding the sidecar's bearer token (read before --token).
+    #[arg(long, env = "EVOLVE_HUD_AUTH_TOKEN_FILE")]
+    pub auth_token_file: Option<PathBuf>,
+}
+
+impl SidecarArgs {
+    /// The sidecar's base URL, without a trailing slash.
+    pub fn url(&self) -> String {
+        let url = self.url.clone().unwrap_or_else(|| {
+            let port = std::env::var("EVOLVE_HUD_PORT")
+                .ok()
+                .filter(|p| p.parse::<u16>().is_ok());
+            format!("http://127.0.0.1:{}", port.as_deref().unwrap_or("8377"))
+        });
+        url.trim_end_matches('/').to_owned()
+    }
+
+    /// The token from `--auth-token-file`, else `--token`.
+    pub fn token(&self) -> anyhow::Result<Option<Secret>> {
+        match (&self.auth_token_file, &self.token) {
+            (Some(path), _) => Secret::from_file(path).map(Some),
+            (None, token) => Ok(token.clone()),
+        }
+    }
+}
+
+/// `evolve-hud watch`.
+#[derive(Debug, Clone, Args)]
+pub struct WatchArgs {
+    #[command(flatten)]
+    pub sidecar: SidecarArgs,
+}
+
+/// `evolve-hud status`.
+#[derive(Debug, Clone, Args)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub sidecar: SidecarArgs,
+
+    /// Print `GET /v1/status` as JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `evolve-hud pull`.
+#[derive(Debug, Clone, Args)]
+pub struct PullArgs {
+    /// Registry name, or hf:owner/repo/file.gguf[@revision].
+    pub name: String,
+
+    /// Download even when the registry pins no sha256 (it is printed).
+    #[arg(long)]
+    pub allow_unpinned: bool,
+
+    /// Use only the cache (also HF_HUB_OFFLINE=1).
+    #[arg(long)]
+    pub offline: bool,
+
+    /// Registry file to use instead of the built-in models.toml.
+    #[arg(long, env = "EVOLVE_HUD_REGISTRY")]
+    pub registry: Option<PathBuf>,
+}
+
+/// `evolve-hud models`.
+#[derive(Debug, Clone, Args)]
+pub struct ModelsArgs {
+    /// Registry file to use instead of the built-in models.toml.
+    #[arg(long, env = "EVOLVE_HUD_REGISTRY")]
+    pub registry: Option<PathBuf>,
+}
+
+/// `evolve-hud bench`.
+#[derive(Debug, Clone, Args)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub model: ModelConfig,
+
+    /// Prompt tokens per pp test (0 skips it).
+    #[arg(short = 'p', long = "n-prompt", default_value_t = 512)]
+    pub prompt: u32,
+
+    /// Generated tokens per tg test (0 skips it).
+    #[arg(short = 'n', long = "n-gen", default_value_t = 128)]
+    pub gen: u32,
+
+    /// Measured runs per test.
+    #[arg(short = 'r', long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub reps: u32,
+
+    /// Unmeasured runs before them.
+    #[arg(long, default_value_t = 1)]
+    pub warmup: u32,
+
+    /// Streamed chat requests for the end-to-end numbers (0 skips them).
+    #[arg(long, default_value_t = 3)]
+    pub e2e_requests: u32,
+
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `evolve-hud hook <name>`.
+#[derive(Debug, Clone, Args)]
+pub struct HookArgs {
+    /// The hook: discover, heartbeat, compacting, tool_after,
+    /// observe_message or execute_tool (others answer nothing).
+    pub hook: String,
+
+    #[command(flatten)]
+    pub sidecar: SidecarArgs,
+
+    /// Longest the sidecar's model may work on a heartbeat or compaction text.
+    #[arg(long, env = "EVOLVE_HUD_DEADLINE_MS", default_value_t = 8000)]
+    pub deadline_ms: u64,
+}
+
+/// Where `install-shim` puts the plugin.
+#[derive(Debug, Clone, Args)]
+pub struct InstallShimArgs {
+    /// Project whose `.opencode/plugins/` gets the plugin.
+    #[arg(long, default_value = ".", conflicts_with = "global")]
+    pub project: PathBuf,
+
+    /// Install for every project: `$XDG_CONFIG_HOME/opencode/plugins/`
+    /// (`~/.config/opencode/plugins/`).
+    #[arg(long)]
+    pub global: bool,
+
+    /// Write the plugin's entry file to stdout instead of installing it. It
+    /// imports its modules from an `evolve-hud/` folder beside it, which this
+    /// does not write: install, or copy `plugin-shim/evolve-hud/` too.
+    #[arg(long, conflicts_with = "uninstall")]
+    pub print: bool,
+
+    /// Remove an installed plugin.
+    #[arg(long)]
+    pub uninstall: bool,
+
+    /// The model the plugin has the sidecar serve when it starts one (a GGUF
+    /// file or a registry name); by default the registry's default model.
+    #[arg(long, short = 'm')]
+    pub model: Option<String>,
+}
+/// llama.cpp's multi-letter short flags (`-ngl 99`, `-np 4`, `-fa on`),
+/// which clap cannot declare, as the long flags they stand for.
+pub const LLAMA_FLAGS: [(&str, &str); 3] = [("-ngl", "--gpu-layers"), ("-np", "--kv-slots"), ("-fa", "--flash-attn")];
+
+/// The command line with [`LLAMA_FLAGS`] spelled as our long flags
+/// (`-ngl=99` too). Only whole words change; values are left alone.
+pub fn with_llama_flags(args: impl IntoIterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    args.into_iter()
+        .map(|arg| {
+            let Some(text) = arg.to_str() else { return arg };
+            for (short, long) in LLAMA_FLAGS {
+                if text == short {
+                    return long.into();
+                }
+                if let Some(value) = text.strip_prefix(short).and_then(|r| r.strip_prefix('=')) {
+                    return format!("{long}={value}").into();
+                }
+            }
+            arg
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::local::LocalConfig;
+
+    fn serve(args: &[&str]) -> ServeConfig {
+        let cli = Cli::try_parse_from(["evolve-hud", "serve", "--model", "m.gguf"].iter().chain(args)).expect("parses");
+        match cli.command {
+            Command::Serve(config) => *config,
+            _ => unreachable!("serve was given"),
+        }
+    }
+
+    #[test]
+    fn switches_and_counts_read_as_users_write_them() {
+        for (word, on) in [
+            ("on", true),
+            ("off", false),
+            ("true", true),
+            ("false", false),
+            ("yes", true),
+            ("0", false),
+        ] {
+            assert_eq!(serve(&["--hud-extract", word]).hud.hud_extract, on, "{word}");
+        }
+        assert_eq!(
+            serve(&["--threads", "0"]).model.local().unwrap().threads,
+            LocalConfig::all_cores()
+        );
+        assert_eq!(serve(&["--threads", "3"]).model.local().unwrap().threads, 3);
+    }
+
+    #[test]
+    fn llama_cpp_short_flags_are_understood() {
+        let args = [
+            "evolve-hud",
+            "serve",
+            "--model",
+            "m.gguf",
+            "-c",
+            "2048",
+            "-t",
+            "3",
+            "-ngl",
+            "99",
+            "-np=2",
+            "-fa",
+            "off",
+        ];
+        let cli = Cli::try_parse_from(with_llama_flags(args.iter().map(Into::into))).expect("parses");
+        let Command::Serve(config) = cli.command else {
+            unreachable!("serve was given")
+        };
+        let m = &config.model;
+        assert_eq!(
+            (m.ctx, m.threads, m.gpu_layers, m.kv_slots),
+            (Some(2048), Some(3), 99, 2)
+        );
+        assert_eq!(m.flash_attn, FlashAttn::Off);
+        // `-p` is bench's prompt size, as in llama-bench; serve's port is --port.
+        assert!(Cli::try_parse_from(["evolve-hud", "serve", "-p", "9000"]).is_err());
+        assert!(Cli::try_parse_from(["evolve-hud", "bench", "-p", "64"]).is_ok());
+    }
+}

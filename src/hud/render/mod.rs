@@ -1,0 +1,259 @@
+//! Rendering a session into the HUD text. Every line is composed by the code
+//! here: facts from the session's events, and, labelled, the failures the
+//! model found in an output that code then checked against that output.
+
+mod lines;
+
+pub(super) use lines::{call_line, file_lines, open_problems};
+
+use super::extract::Findings;
+use super::problems::MAX_PROBLEMS;
+use super::session::{SessionState, TodoStatus, ToolCall};
+use super::text::{attribute, clean_line, TAG};
+use lines::run_traces;
+
+/// A rendered HUD.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rendered {
+    pub text: String,
+    pub tokens: usize,
+}
+
+/// How much detail one render may use.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    /// Tokens the whole HUD may take.
+    pub tokens: usize,
+    /// Tool calls listed at most.
+    pub calls: usize,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget { tokens: 300, calls: 8 }
+    }
+}
+
+/// Repeated test or check commands whose runs are traced, and runs per trace.
+pub(super) const MAX_TRACES: usize = 2;
+pub(super) const TRACE_RUNS: usize = 4;
+const MAX_FILES: usize = 8;
+
+/// Renders the HUD within `budget.tokens` as counted by `count`: the oldest
+/// tool calls go first, then the least used files, then the model's
+/// findings, then the goal is shortened. `findings` are shown with the open
+/// problem of the call they were read from, and only while it is open.
+///
+/// Each trial is first estimated from per-line counts, which are cached
+/// (most lines stay the same from one trial to the next); the whole text is
+/// counted only once an estimate comes near the budget, so `tokens` is exact
+/// and a render tokenises little more than the text it returns.
+pub fn render(state: &SessionState, findings: &Findings, budget: Budget, count: &dyn Fn(&str) -> usize) -> Rendered {
+    let calls = state.work_calls();
+    let analysis = state.problems();
+    let problems = open_problems(&analysis, findings);
+    let bare_problems = if findings.is_empty() {
+        None
+    } else {
+        Some(open_problems(&analysis, &Findings::new()))
+    };
+    let traces = run_traces(&calls);
+    let mut lines = LineCounts::default();
+    let mut first = true;
+    // Calls carried over a compaction count in the problems, traces and
+    // files, but are not listed as calls since it.
+    let mut shown_calls = calls.iter().filter(|c| !c.before_compaction).count().min(budget.calls);
+    let files = file_lines(&calls);
+    let mut shown_files = files.len().min(MAX_FILES);
+    let mut shown_traces = traces.len();
+    let mut with_findings = bare_problems.is_some();
+    let mut shown_problems = MAX_PROBLEMS;
+    let mut goal_chars = 300;
+    loop {
+        let shown = Shown {
+            calls: shown_calls,
+            files: shown_files,
+            problems: shown_problems,
+            traces: shown_traces,
+            goal_chars,
+        };
+        let text = compose(
+            state,
+            &calls,
+            &files,
+            match (&bare_problems, with_findings) {
+                (Some(bare), false) => bare,
+                _ => &problems,
+            },
+            &traces,
+            shown,
+        );
+        // The first trial is counted whole (most HUDs fit at once). Later
+        // ones are estimated from line sums, which run a little above
+        // whole-text counts: past the margin a trial is over budget without
+        // counting it whole.
+        let exact = if first || lines.estimate(&text, count) <= budget.tokens + budget.tokens / 8 + 8 {
+            Some(count(&text))
+        } else {
+            None
+        };
+        first = false;
+        if let Some(tokens) = exact.filter(|&t| t <= budget.tokens) {
+            return Rendered { text, tokens };
+        }
+        if shown_calls > 1 {
+            shown_calls -= 1;
+        } else if shown_files > 0 {
+            shown_files -= 1;
+        } else if shown_traces > 0 {
+            shown_traces -= 1;
+        } else if shown_problems > 1 {
+            shown_problems -= 1;
+        } else if with_findings {
+            with_findings = false;
+        } else if goal_chars > 40 {
+            goal_chars /= 2;
+        } else if shown_calls > 0 {
+            shown_calls = 0;
+        } else if shown_problems > 0 {
+            shown_problems = 0;
+        } else {
+            // Nothing left to trim: the bare frame, whatever it costs.
+            let tokens = exact.unwrap_or_else(|| count(&text));
+            return Rendered { text, tokens };
+        }
+    }
+}
+
+/// Token counts of single lines, cached over the trials of one render.
+#[derive(Default)]
+struct LineCounts(std::collections::HashMap<String, usize>);
+
+impl LineCounts {
+    /// The sum of the counts of `text`'s lines (each with its newline).
+    fn estimate(&mut self, text: &str, count: &dyn Fn(&str) -> usize) -> usize {
+        text.split_inclusive('\n')
+            .map(|line| match self.0.get(line) {
+                Some(&n) => n,
+                None => {
+                    let n = count(line);
+                    self.0.insert(line.to_owned(), n);
+                    n
+                }
+            })
+            .sum()
+    }
+}
+
+/// How much of each section a render shows.
+#[derive(Clone, Copy)]
+struct Shown {
+    calls: usize,
+    files: usize,
+    problems: usize,
+    traces: usize,
+    goal_chars: usize,
+}
+
+fn compose(
+    state: &SessionState,
+    calls: &[&ToolCall],
+    files: &[String],
+    problems: &[String],
+    traces: &[String],
+    shown: Shown,
+) -> String {
+    let Shown {
+        calls: shown_calls,
+        files: shown_files,
+        problems: shown_problems,
+        traces: shown_traces,
+        goal_chars,
+    } = shown;
+    let all = calls;
+    let calls: Vec<&ToolCall> = all.iter().filter(|c| !c.before_compaction).copied().collect();
+    // No counter or clock in the text: the same facts give the same bytes,
+    // which keeps the agent's prompt cache warm. The version is in the JSON.
+    let mut out = format!("<{TAG} session=\"{}\">\n", attribute(&state.id, 64));
+    match &state.goal {
+        Some((_, goal)) => out.push_str(&format!(
+            "Goal (latest user request): {}\n",
+            clean_line(goal, goal_chars)
+        )),
+        None if state.compacted_at.is_some() => out.push_str("Goal: (stated before the last compaction)\n"),
+        None => out.push_str("Goal: (no user request seen yet)\n"),
+    }
+    let since = if state.compacted_at.is_some() {
+        " since the last compaction"
+    } else {
+        ""
+    };
+    if calls.is_empty() {
+        out.push_str(&format!("Tool calls{since}: none yet\n"));
+    } else {
+        let earlier = calls.len() - shown_calls + state.dropped_calls;
+        if shown_calls == 0 {
+            out.push_str(&format!("Tool calls{since}: {earlier} (not shown)\n"));
+        } else if earlier > 0 {
+            out.push_str(&format!(
+                "Last {shown_calls} tool calls{since} ({earlier} earlier not shown):\n"
+            ));
+        } else {
+            out.push_str(&format!("Tool calls{since} ({}):\n", calls.len()));
+        }
+        // The same call line in a row (a command retried with the same
+        // result) is listed once, with its count.
+        let mut listed: Vec<(String, usize)> = Vec::new();
+        for call in &calls[calls.len() - shown_calls..] {
+            let line = call_line(call);
+            match listed.last_mut() {
+                Some((last, n)) if *last == line => *n += 1,
+                _ => listed.push((line, 1)),
+            }
+        }
+        for (line, n) in listed {
+            if n > 1 {
+                out.push_str(&format!("  {line} ×{n}\n"));
+            } else {
+                out.push_str(&format!("  {line}\n"));
+            }
+        }
+    }
+    if shown_files > 0 {
+        let more = files.len() - shown_files;
+        out.push_str(&format!("Files: {}", files[files.len() - shown_files..].join("; ")));
+        if more > 0 {
+            out.push_str(&format!("; +{more} more"));
+        }
+        out.push('\n');
+    }
+    for trace in &traces[traces.len() - shown_traces..] {
+        out.push_str(trace);
+        out.push('\n');
+    }
+    if shown_problems == 0 && !problems.is_empty() {
+        out.push_str(&format!("Open problems: {}\n", problems.len()));
+    } else if problems.is_empty() {
+        if all.iter().any(|c| c.failed()) {
+            out.push_str("Open problems: none (every failure has passed since)\n");
+        }
+    } else {
+        out.push_str("Open problems:\n");
+        for p in problems.iter().take(shown_problems) {
+            out.push_str(&format!("  - {p}\n"));
+        }
+    }
+    if let Some(todos) = &state.todos {
+        let done = todos.iter().filter(|t| t.status == TodoStatus::Completed).count();
+        let mut line = format!("Todos: {done}/{} done", todos.len());
+        if let Some(now) = todos.iter().find(|t| t.status == TodoStatus::InProgress) {
+            line.push_str(&format!("; in progress: {}", clean_line(&now.content, 80)));
+        } else if let Some(next) = todos.iter().find(|t| t.status == TodoStatus::Pending) {
+            line.push_str(&format!("; next: {}", clean_line(&next.content, 80)));
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out.push_str(&format!("</{TAG}>"));
+    out
+}

@@ -1,0 +1,176 @@
+//! One tool call as the session holds it: what it ran, how it ended, and
+//! what its output says beyond the exit status.
+
+use crate::hud::checks::Report;
+use crate::hud::opencode::ToolStatus;
+use crate::hud::text::Clipped;
+
+/// What a tool does, by OpenCode's tool names. Tools of MCP servers and
+/// plugins are `Other`: their calls are listed, and their errors are
+/// failures like any other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolKind {
+    /// `bash`: a command, its exit code and output.
+    Shell,
+    /// `read`, `write`, `edit`, `patch`, `multiedit`: one file.
+    File,
+    /// `todowrite` and `todoread`: the todo list, never a call to list.
+    Todo,
+    Other,
+}
+
+impl ToolKind {
+    pub fn of(tool: &str) -> ToolKind {
+        match tool {
+            "bash" => ToolKind::Shell,
+            "read" | "write" | "edit" | "patch" | "multiedit" => ToolKind::File,
+            "todowrite" | "todoread" => ToolKind::Todo,
+            _ => ToolKind::Other,
+        }
+    }
+}
+
+/// One tool call, as far as it has got.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    pub call_id: String,
+    /// The tool's name, as the agent knows it.
+    pub tool: String,
+    pub kind: ToolKind,
+    pub status: ToolStatus,
+    /// The shell command, for bash.
+    pub command: Option<String>,
+    /// The file path, for file tools (relative to the project root when inside it).
+    pub path: Option<String>,
+    /// A one-line gist of the input for other tools.
+    pub detail: Option<String>,
+    /// Exit code of a shell command.
+    pub exit: Option<i64>,
+    pub output: Option<Clipped>,
+    /// What a test runner or checker said in the output, when one did.
+    pub report: Option<Report>,
+    pub error: Option<String>,
+    /// When the call started (ms since the epoch), and the order it was first seen.
+    pub start: f64,
+    pub seen: u64,
+    /// Made before the session's last compaction, and kept because it is
+    /// still true and open (see [`SessionState::set_compacted`]).
+    pub before_compaction: bool,
+    /// What the output and the command say beyond the exit status.
+    pub said: Said,
+}
+
+/// What a call's output and command say beyond its exit status, read once
+/// per change of the call (see `ToolCall::read_what_is_said`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Said {
+    /// The shell tool killed the command at this timeout (OpenCode: "shell
+    /// tool terminated command after exceeding timeout N ms").
+    pub timeout_secs: Option<u64>,
+    /// A non-zero exit that is not a failure, named.
+    pub benign: Option<&'static str>,
+    /// A crash report in the output of a command whose exit status is an
+    /// output filter's (`python3 app.py 2>&1 | tail -3` exits 0 over a
+    /// traceback).
+    pub crashed_behind_a_filter: bool,
+}
+
+impl ToolCall {
+    /// Finished and failed, by what the tool and the output say: an error
+    /// part; a command the tool killed at its timeout; a runner or checker
+    /// whose summary reports failures, whatever the exit status (a pipe into
+    /// `tail` exits 0); else a non-zero exit that is not [`Self::benign`].
+    pub fn failed(&self) -> bool {
+        match self.status {
+            ToolStatus::Error => true,
+            ToolStatus::Completed => {
+                self.said.timeout_secs.is_some()
+                    || self.report.as_ref().is_some_and(|r| !r.ok())
+                    || self.exit.is_some_and(|e| e != 0) && self.said.benign.is_none()
+                    || self.said.crashed_behind_a_filter
+            }
+            _ => false,
+        }
+    }
+
+    /// The timeout, in seconds, at which the shell tool killed the command.
+    pub fn timed_out(&self) -> Option<u64> {
+        self.said.timeout_secs
+    }
+
+    /// What a non-zero exit says when it is not a failure: `no match`
+    /// (`grep`), `files differ` (`diff`), `no tests selected` (`pytest`).
+    pub fn benign(&self) -> Option<&'static str> {
+        self.said.benign
+    }
+
+    /// Reads [`Said`] from the command, exit and output; called whenever
+    /// one of them changes, so every reader of a call (each render, each
+    /// open-problem pass) only looks it up.
+    pub(super) fn read_what_is_said(&mut self) {
+        static KILLED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+            regex::Regex::new(r"terminated command after exceeding timeout (\d+) ?ms").expect("a valid pattern")
+        });
+        let command = self.command.as_deref();
+        let timeout_secs = self.output.as_ref().and_then(|o| {
+            let text = if o.tail.is_empty() { &o.head } else { &o.tail };
+            let ms: u64 = KILLED.captures(text)?[1].parse().ok()?;
+            Some(ms.div_ceil(1000))
+        });
+        let benign = match (command, self.exit.filter(|&e| e != 0)) {
+            (Some(command), Some(exit)) if !self.report.as_ref().is_some_and(|r| !r.ok()) => {
+                crate::hud::command::benign_exit(command, exit)
+            }
+            _ => None,
+        };
+        let crashed_behind_a_filter = command.is_some_and(crate::hud::command::exit_is_a_filters)
+            && self.output.as_ref().is_some_and(|o| {
+                let lines: Vec<&str> = o.kept_lines().collect();
+                crate::hud::text::crash_line(&lines).is_some()
+            });
+        self.said = Said {
+            timeout_secs,
+            benign,
+            crashed_behind_a_filter,
+        };
+    }
+
+    pub fn finished(&self) -> bool {
+        matches!(self.status, ToolStatus::Completed | ToolStatus::Error)
+    }
+
+    /// What the call acted on: the command, the path or the detail.
+    pub fn subject(&self) -> Option<&str> {
+        self.command
+            .as_deref()
+            .or(self.path.as_deref())
+            .or(self.detail.as_deref())
+    }
+
+    /// Fills what this record lacks from `other`, a record of the same call.
+    pub(super) fn fill_from(&mut self, other: &ToolCall) {
+        if self.subject().is_none() {
+            self.command.clone_from(&other.command);
+            self.path.clone_from(&other.path);
+            self.detail.clone_from(&other.detail);
+        }
+        self.exit = self.exit.or(other.exit);
+        if self.output.is_none() {
+            self.output.clone_from(&other.output);
+            self.report.clone_from(&other.report);
+        }
+        if self.error.is_none() {
+            self.error.clone_from(&other.error);
+        }
+        self.read_what_is_said();
+    }
+
+    pub(super) fn bytes(&self) -> usize {
+        self.call_id.len()
+            + self.tool.len()
+            + self.subject().map_or(0, str::len)
+            + self.output.as_ref().map_or(0, Clipped::bytes)
+            + self.error.as_ref().map_or(0, String::len)
+            + 128
+    }
+}

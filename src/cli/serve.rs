@@ -1,10 +1,10 @@
 //! `serve`'s flags: the model and how it runs, or a remote engine; the
 //! HTTP server; the HUD.
 
-use crate::secret::Secret;
 use crate::engine::local::{FlashAttn, LocalConfig};
 use crate::engine::remote::RemoteConfig;
 use crate::hud::HudConfig;
+use crate::secret::Secret;
 use clap::{Args, ValueEnum};
 use std::net::IpAddr;
 use std::path::PathBuf;

@@ -1,6 +1,6 @@
 //! Open problems: the session's one analysis of which failures no later run
 //! has fixed. It is computed once per version of the facts (see
-//! [`SessionState::problems`]) and every reader (render, compose, entry,
+//! [`SessionState::problems`](super::session::SessionState::problems)) and every reader (render, compose, entry,
 //! refresh, listing, compaction, watch) uses it.
 //!
 //! A problem is keyed by what was checked, not by the command's text: the
@@ -11,7 +11,7 @@
 
 use super::checks::{Counted, Report};
 use super::command;
-use super::session::{SessionState, ToolCall, ToolKind};
+use super::session::call::ToolCall;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -56,16 +56,6 @@ pub struct Problems {
     pub open: Vec<Problem>,
 }
 
-/// What a call checks: its tool, and for a command the
-/// [`command::check_key`], else its subject.
-pub fn check_of(call: &ToolCall) -> (&str, Option<String>) {
-    let checks = match &call.command {
-        Some(command) => Some(command::check_key(command)),
-        None => call.subject().map(str::to_owned),
-    };
-    (call.tool.as_str(), checks)
-}
-
 impl Problems {
     /// Whether `call_id`'s failure is one of the open problems.
     pub fn is_open(&self, call_id: &str) -> bool {
@@ -79,7 +69,7 @@ impl Problems {
         let mut tracks: HashMap<(&str, Option<String>), Track> = HashMap::new();
         for (i, call) in calls.iter().enumerate() {
             if call.failed() {
-                let track = tracks.entry(check_of(call)).or_default();
+                let track = tracks.entry(call.check()).or_default();
                 // Failures since the last pass.
                 if track.last_pass > track.last_failure {
                     track.failures = 0;
@@ -100,7 +90,7 @@ impl Problems {
             // A passing chain passed each of its steps (`make && ./app`).
             match &call.command {
                 Some(command) => pass(&mut tracks, call, &command::checks_passed(command), i),
-                None => tracks.entry(check_of(call)).or_default().last_pass = Some(i),
+                None => tracks.entry(call.check()).or_default().last_pass = Some(i),
             }
             let (Some(report), Some(command)) = (call.report.as_ref(), &call.command) else {
                 continue;
@@ -237,20 +227,6 @@ fn stands_in(text: &str, word: &str) -> bool {
         let after = text[at + word.len()..].chars().next();
         !before.is_some_and(joins) && !after.is_some_and(joins)
     })
-}
-
-impl SessionState {
-    /// The open problems of this version of the facts, computed once.
-    pub fn problems(&self) -> Arc<Problems> {
-        Arc::clone(self.analysis.get_or_init(|| Arc::new(self.compute_problems())))
-    }
-
-    /// The open problems computed afresh (while the facts are changing).
-    pub(super) fn compute_problems(&self) -> Problems {
-        let mut calls: Vec<&Arc<ToolCall>> = self.calls.values().filter(|c| c.kind != ToolKind::Todo).collect();
-        calls.sort_by(|a, b| a.start.total_cmp(&b.start).then(a.seen.cmp(&b.seen)));
-        Problems::of(&calls)
-    }
 }
 
 #[cfg(test)]

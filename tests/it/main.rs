@@ -19,6 +19,7 @@ mod hud_facts;
 mod hud_quality;
 mod in_process;
 mod install_shim;
+mod layout;
 mod load;
 mod pull;
 mod security;

@@ -165,6 +165,17 @@ impl ToolCall {
         self.read_what_is_said();
     }
 
+    /// What the call checks: its tool, and for a command the
+    /// [`command::check_key`](crate::hud::command::check_key), else its
+    /// subject. A later run of the same check can fix its failure.
+    pub fn check(&self) -> (&str, Option<String>) {
+        let checks = match &self.command {
+            Some(command) => Some(crate::hud::command::check_key(command)),
+            None => self.subject().map(str::to_owned),
+        };
+        (self.tool.as_str(), checks)
+    }
+
     pub(super) fn bytes(&self) -> usize {
         self.call_id.len()
             + self.tool.len()

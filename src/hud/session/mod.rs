@@ -1,15 +1,15 @@
 //! Per-session state: the tool calls and the goal taken from OpenCode's
 //! messages, merged idempotently and kept within byte limits.
 
-mod call;
-mod todo;
+pub mod call;
+pub mod todo;
 
 pub use call::{Said, ToolCall, ToolKind};
 pub use todo::{Todo, TodoStatus};
 
 use super::checks::Report;
 use super::opencode::{Message, Part, Role, ToolState, ToolStatus};
-use super::problems::check_of;
+use super::problems::Problems;
 use super::text::{clean_line, Clipped};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -58,7 +58,7 @@ pub struct SessionState {
     /// Bumped whenever the facts change (see [`SessionState::changed`]).
     pub version: u64,
     /// The open problems of this version, computed on first use.
-    pub(super) analysis: std::sync::OnceLock<Arc<super::problems::Problems>>,
+    pub(super) analysis: std::sync::OnceLock<Arc<Problems>>,
     seen: u64,
     bytes: usize,
 }
@@ -126,11 +126,11 @@ impl SessionState {
         let (drop, keep): (Vec<String>, Vec<String>) = {
             // The facts are changing: computed afresh, not from the cache.
             let problems = self.compute_problems();
-            let open: std::collections::HashSet<_> = problems.open.iter().map(|p| check_of(&p.call)).collect();
+            let open: std::collections::HashSet<_> = problems.open.iter().map(|p| p.call.check()).collect();
             let before = self.calls.values().filter(|c| c.start < at);
             before.map(|c| c.call_id.clone()).partition(|id| {
                 let c = &self.calls[id];
-                !(open.contains(&check_of(c)) || c.kind == ToolKind::File)
+                !(open.contains(&c.check()) || c.kind == ToolKind::File)
             })
         };
         for id in drop {
@@ -465,5 +465,19 @@ impl SessionState {
                 .map_or_else(|| path.to_owned(), str::to_owned),
             None => path.to_owned(),
         }
+    }
+}
+
+impl SessionState {
+    /// The open problems of this version of the facts, computed once.
+    pub fn problems(&self) -> Arc<Problems> {
+        Arc::clone(self.analysis.get_or_init(|| Arc::new(self.compute_problems())))
+    }
+
+    /// The open problems computed afresh (while the facts are changing).
+    fn compute_problems(&self) -> Problems {
+        let mut calls: Vec<&Arc<ToolCall>> = self.calls.values().filter(|c| c.kind != ToolKind::Todo).collect();
+        calls.sort_by(|a, b| a.start.total_cmp(&b.start).then(a.seen.cmp(&b.seen)));
+        Problems::of(&calls)
     }
 }

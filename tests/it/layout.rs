@@ -1,0 +1,124 @@
+//! The source layout keeps telling the architecture: no two files of `src/`
+//! depend on each other, directly or around a loop. A file depends on
+//! another when it names a path into it (`crate::a::b`, `super::x`, a child
+//! module's items); comments and `#[cfg(test)]` modules do not count.
+
+use regex::Regex;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Every `.rs` file under `dir`.
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("src/ is readable") {
+        let path = entry.expect("a directory entry").path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The module path of a file: `src/hud/session/mod.rs` is `hud::session`.
+fn module_of(src: &Path, file: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = file
+        .strip_prefix(src)
+        .expect("under src/")
+        .with_extension("")
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    if matches!(parts.last().map(String::as_str), Some("mod" | "lib" | "main")) {
+        parts.pop();
+    }
+    parts
+}
+
+/// The code of a file that counts: no comments, no test module.
+fn code(text: &str) -> String {
+    let text = text.split("#[cfg(test)]").next().unwrap_or_default();
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The file that `path`, written in the module `at`, leads into: the
+/// deepest module file the path names.
+fn target(modules: &BTreeMap<Vec<String>, PathBuf>, at: &[String], path: &str) -> Option<PathBuf> {
+    let mut parts: Vec<&str> = path.split("::").collect();
+    let mut base: Vec<String> = at.to_vec();
+    match parts[0] {
+        "crate" => {
+            base.clear();
+            parts.remove(0);
+        }
+        "super" => {
+            while parts.first() == Some(&"super") {
+                base.pop();
+                parts.remove(0);
+            }
+        }
+        "self" => {
+            parts.remove(0);
+        }
+        _ => {}
+    }
+    (0..=parts.len()).rev().find_map(|n| {
+        let mut module = base.clone();
+        module.extend(parts[..n].iter().map(|p| p.to_string()));
+        modules.get(&module).cloned()
+    })
+}
+
+#[test]
+fn no_two_files_of_src_depend_on_each_other() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let modules: BTreeMap<Vec<String>, PathBuf> = files.iter().map(|f| (module_of(&src, f), f.clone())).collect();
+    let rooted = Regex::new(r"\b((?:crate|super|self)(?:::\w+)+)").expect("a valid pattern");
+    let child = Regex::new(r"\buse (\w+)::").expect("a valid pattern");
+    let mut edges: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
+    for file in &files {
+        let at = module_of(&src, file);
+        let code = code(&std::fs::read_to_string(file).expect("a readable source"));
+        let paths = rooted
+            .captures_iter(&code)
+            .map(|c| c[1].to_owned())
+            .chain(child.captures_iter(&code).map(|c| format!("self::{}", &c[1])));
+        let out = edges.entry(file.clone()).or_default();
+        for path in paths {
+            if let Some(to) = target(&modules, &at, &path).filter(|t| t != file) {
+                out.insert(to);
+            }
+        }
+    }
+    // A file that reaches itself again through the others is in a loop.
+    let reaches = |from: &PathBuf| -> BTreeSet<PathBuf> {
+        let mut seen = BTreeSet::new();
+        let mut todo: Vec<&PathBuf> = edges[from].iter().collect();
+        while let Some(next) = todo.pop() {
+            if seen.insert(next.clone()) {
+                todo.extend(edges.get(next).into_iter().flatten());
+            }
+        }
+        seen
+    };
+    let looped: Vec<String> = files
+        .iter()
+        .filter(|f| reaches(f).contains(*f))
+        .map(|f| f.strip_prefix(&src).unwrap_or(f).display().to_string())
+        .collect();
+    assert!(
+        looped.is_empty(),
+        "files of src/ that depend on themselves through others: {looped:?}"
+    );
+    // The check sees dependencies at all: the server uses the engine.
+    let server = src.join("server/mod.rs");
+    assert!(
+        reaches(&server).contains(&src.join("engine/mod.rs")),
+        "{:?}",
+        edges[&server]
+    );
+}

@@ -104,7 +104,7 @@ pub fn defuse_tags(text: &str) -> String {
 }
 
 /// A tool output kept as its head and tail, with its full size, and the
-/// lines of the part between that say something failed ([`says_failure`]),
+/// lines of the part between that say something failed ([`LineSays::anything`]),
 /// up to [`MIDDLE_LINES`] lines and [`MIDDLE_BYTES`] bytes: a failure deep
 /// inside a long output is seen without the whole.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,7 +133,7 @@ pub fn middle_lines<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<String> {
         if kept.len() >= MIDDLE_LINES {
             break;
         }
-        if line.len() > MIDDLE_LINE_BYTES || !says_failure(line) || line.chars().any(char::is_control) {
+        if line.len() > MIDDLE_LINE_BYTES || !LineSays::of(line).anything() || line.chars().any(char::is_control) {
             continue;
         }
         if bytes + line.len() > MIDDLE_BYTES {
@@ -255,7 +255,7 @@ impl Clipped {
     pub fn key_line(&self) -> Option<&str> {
         let lines: Vec<&str> = self.kept_lines().collect();
         crash_line(&lines)
-            .or_else(|| self.kept_lines().find(|l| looks_like_error(l)))
+            .or_else(|| self.kept_lines().find(|l| LineSays::of(l).error_word()))
             .or_else(|| {
                 self.tail
                     .lines()
@@ -280,7 +280,7 @@ impl Clipped {
         let warns = |l: &str| l.to_ascii_lowercase().contains("warning");
         self.kept_lines()
             .find(|l| warns(l) && l.contains(" generated ") && l.chars().any(|c| c.is_ascii_digit()))
-            .or_else(|| self.kept_lines().find(|l| looks_like_error(l) || warns(l)))
+            .or_else(|| self.kept_lines().find(|l| LineSays::of(l).error_word() || warns(l)))
     }
 }
 
@@ -321,11 +321,54 @@ pub const FAILURE_WORDS: &[&str] = &[
     "segmentation",
 ];
 
-/// Whether a line says that something went wrong: an error word, or the
-/// wording of a failed assertion or a missing name.
-pub fn says_failure(line: &str) -> bool {
-    let l = line.to_ascii_lowercase();
-    ERROR_WORDS.iter().chain(FAILURE_WORDS).any(|k| l.contains(k))
+/// What one line of output says about failure, by its words. The one
+/// classifier every reader uses: the kept middle of an output, a call's key
+/// line, the lines the model may quote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineSays {
+    /// No word of [`ERROR_WORDS`] or [`FAILURE_WORDS`].
+    Nothing,
+    /// A compiler's note, warning, hint or help that uses such words, and
+    /// not the word "error": not itself a failure.
+    Remark {
+        /// Whether one of its words is an [`ERROR_WORDS`] one.
+        error_word: bool,
+    },
+    /// The wording of a failed assertion, a missing name, a timeout.
+    Failure,
+    /// An error: a word of [`ERROR_WORDS`].
+    Error,
+}
+
+impl LineSays {
+    pub fn of(line: &str) -> LineSays {
+        let l = line.to_ascii_lowercase();
+        let error_word = ERROR_WORDS.iter().any(|k| l.contains(k));
+        if !error_word && !FAILURE_WORDS.iter().any(|k| l.contains(k)) {
+            return LineSays::Nothing;
+        }
+        let remark = ["note:", "warning:", "hint:", "help:"].iter().any(|k| l.contains(k)) && !l.contains("error");
+        match (remark, error_word) {
+            (true, error_word) => LineSays::Remark { error_word },
+            (false, true) => LineSays::Error,
+            (false, false) => LineSays::Failure,
+        }
+    }
+
+    /// Whether the line says that something went wrong, in a remark or not.
+    pub fn anything(self) -> bool {
+        self != LineSays::Nothing
+    }
+
+    /// Whether the line has an error word, in a remark or not.
+    pub fn error_word(self) -> bool {
+        matches!(self, LineSays::Error | LineSays::Remark { error_word: true })
+    }
+
+    /// Whether the line says that something failed, and is not a remark.
+    pub fn failed(self) -> bool {
+        matches!(self, LineSays::Error | LineSays::Failure)
+    }
 }
 
 /// The message of a crash report a runtime printed: the exception of
@@ -376,14 +419,28 @@ pub fn crash_line<'a>(lines: &[&'a str]) -> Option<&'a str> {
     })
 }
 
-fn looks_like_error(line: &str) -> bool {
-    let l = line.to_ascii_lowercase();
-    ERROR_WORDS.iter().any(|k| l.contains(k))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_classifier_tells_errors_failures_and_remarks_apart() {
+        assert_eq!(LineSays::of("building 3 crates"), LineSays::Nothing);
+        assert_eq!(
+            LineSays::of("src/a.rs:3: error[E0425]: cannot find value"),
+            LineSays::Error
+        );
+        assert!(LineSays::of("AssertionError: 1 != 2").failed());
+        assert_eq!(LineSays::of("expected 3, got 4"), LineSays::Failure);
+        let remark = LineSays::of("warning: unused variable `failed`");
+        assert_eq!(remark, LineSays::Remark { error_word: true });
+        assert!(remark.anything() && remark.error_word() && !remark.failed());
+        let note = LineSays::of("note: expected type `u32`");
+        assert_eq!(note, LineSays::Remark { error_word: false });
+        assert!(!note.error_word());
+        // A remark that names an error is an error.
+        assert_eq!(LineSays::of("note: this error originates in a macro"), LineSays::Error);
+    }
 
     #[test]
     fn crash_reports_give_their_message() {

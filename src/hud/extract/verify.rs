@@ -2,7 +2,7 @@
 //! model was shown, or it is dropped.
 
 use super::{Finding, Question, MAX_ITEMS, MAX_NAME, NAME_REACH};
-use crate::hud::text::{clean_line, says_failure};
+use crate::hud::text::{clean_line, LineSays};
 use serde::Deserialize;
 
 /// Why an answer gave nothing to show.
@@ -82,7 +82,7 @@ pub(super) fn ground(item: &Finding, lines: &[&str]) -> Result<Finding, String> 
     let Some(at) = lines.iter().position(|l| l.contains(line)) else {
         return Err(format!("the line {:?} is not in the output", clean_line(line, 80)));
     };
-    if !says_what_failed(line) {
+    if !LineSays::of(line).failed() {
         return Err(format!(
             "the line {:?} does not say that anything failed",
             clean_line(line, 80)
@@ -154,21 +154,10 @@ fn shape(line: &str) -> String {
 /// Whether `line` says what failed in words enough to quote: a line an
 /// answer may quote, and one a long output is shown around.
 pub(super) fn tells_a_failure(line: &str) -> bool {
-    long_enough(line) && says_what_failed(line)
+    long_enough(line) && LineSays::of(line).failed()
 }
 
 /// Whether `line` has letters or digits enough to say anything.
 fn long_enough(line: &str) -> bool {
     line.chars().filter(|c| c.is_alphanumeric()).count() >= 4
-}
-
-/// Whether `line` says that something failed, and is not a compiler's remark.
-fn says_what_failed(line: &str) -> bool {
-    says_failure(line) && !is_remark(line)
-}
-
-/// A compiler's note, warning or hint: not itself a failure.
-fn is_remark(line: &str) -> bool {
-    let l = line.to_ascii_lowercase();
-    ["note:", "warning:", "hint:", "help:"].iter().any(|k| l.contains(k)) && !l.contains("error")
 }

@@ -1,47 +1,48 @@
 //! Turning token bytes into text: UTF-8 reassembly across tokens, and stop
 //! strings that may span several tokens.
 
-/// Reassembles UTF-8 from token pieces that may split a character.
-#[derive(Debug, Default)]
+/// Reassembles UTF-8 from token pieces that may split a character:
+/// encoding_rs's streaming decoder.
 pub struct Utf8Stream {
-    pending: Vec<u8>,
+    decoder: encoding_rs::Decoder,
+}
+
+impl Default for Utf8Stream {
+    fn default() -> Self {
+        Utf8Stream {
+            decoder: encoding_rs::UTF_8.new_decoder_without_bom_handling(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Utf8Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Utf8Stream")
+    }
 }
 
 impl Utf8Stream {
     /// Adds bytes and returns the text that is complete so far. Invalid bytes
     /// become U+FFFD; an incomplete character at the end waits for more.
     pub fn push(&mut self, bytes: &[u8]) -> String {
-        self.pending.extend_from_slice(bytes);
-        let mut out = String::new();
-        loop {
-            match std::str::from_utf8(&self.pending) {
-                Ok(s) => {
-                    out.push_str(s);
-                    self.pending.clear();
-                    return out;
-                }
-                Err(e) => {
-                    let valid = e.valid_up_to();
-                    out.push_str(std::str::from_utf8(&self.pending[..valid]).expect("checked prefix"));
-                    match e.error_len() {
-                        Some(bad) => {
-                            out.push(char::REPLACEMENT_CHARACTER);
-                            self.pending.drain(..valid + bad);
-                        }
-                        None => {
-                            self.pending.drain(..valid);
-                            return out;
-                        }
-                    }
-                }
-            }
-        }
+        self.decode(bytes, false)
     }
 
     /// Whatever is left, lossily.
     pub fn finish(&mut self) -> String {
-        let out = String::from_utf8_lossy(&self.pending).into_owned();
-        self.pending.clear();
+        let out = self.decode(&[], true);
+        self.decoder = encoding_rs::UTF_8.new_decoder_without_bom_handling();
+        out
+    }
+
+    fn decode(&mut self, bytes: &[u8], last: bool) -> String {
+        let room = self
+            .decoder
+            .max_utf8_buffer_length(bytes.len())
+            .unwrap_or(bytes.len() * 3 + 4);
+        let mut out = String::with_capacity(room);
+        // With room for the worst case, all input is read in one call.
+        let _ = self.decoder.decode_to_string(bytes, &mut out, last);
         out
     }
 }

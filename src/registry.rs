@@ -163,39 +163,82 @@ pub enum ModelSpec {
     },
 }
 
-/// Resolves `--model`: an existing path, `hf:owner/repo/file`, or a name.
-pub fn resolve(spec: &str, registry: &Registry) -> anyhow::Result<ModelSpec> {
-    if let Some(rest) = spec.strip_prefix("hf:") {
-        let (path, revision) = rest.split_once('@').unwrap_or((rest, "main"));
-        let mut parts = path.splitn(3, '/');
-        match (parts.next(), parts.next(), parts.next()) {
-            (Some(owner), Some(name), Some(file))
-                if !owner.is_empty() && !name.is_empty() && file.ends_with(".gguf") =>
-            {
-                return Ok(ModelSpec::Hub {
-                    repo: format!("{owner}/{name}"),
-                    file: file.to_owned(),
-                    revision: revision.to_owned(),
-                })
+/// What `--model` says, read from its text alone (clap parses it): a hub
+/// file, a path, or a name for the registry to resolve.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelArg {
+    /// `hf:owner/repo/path/file.gguf[@revision]`.
+    Hub {
+        repo: String,
+        file: String,
+        revision: String,
+    },
+    /// An existing file, or text that can only be a path (a `/`, `.gguf`).
+    Path(PathBuf),
+    /// A registry name.
+    Name(String),
+}
+
+impl std::str::FromStr for ModelArg {
+    type Err = String;
+
+    fn from_str(spec: &str) -> Result<ModelArg, String> {
+        if let Some(rest) = spec.strip_prefix("hf:") {
+            let (path, revision) = rest.split_once('@').unwrap_or((rest, "main"));
+            let mut parts = path.splitn(3, '/');
+            return match (parts.next(), parts.next(), parts.next()) {
+                (Some(owner), Some(name), Some(file))
+                    if !owner.is_empty() && !name.is_empty() && file.ends_with(".gguf") =>
+                {
+                    Ok(ModelArg::Hub {
+                        repo: format!("{owner}/{name}"),
+                        file: file.to_owned(),
+                        revision: revision.to_owned(),
+                    })
+                }
+                _ => Err(format!(
+                    "`{spec}` is not a hub file; write hf:owner/repo/file.gguf (optionally @revision)"
+                )),
+            };
+        }
+        let path = Path::new(spec);
+        if path.exists() || spec.contains('/') || spec.ends_with(".gguf") {
+            return Ok(ModelArg::Path(path.to_owned()));
+        }
+        Ok(ModelArg::Name(spec.to_owned()))
+    }
+}
+
+impl ModelArg {
+    /// What it names in `registry`: a name must be one of its entries.
+    pub fn resolve(&self, registry: &Registry) -> anyhow::Result<ModelSpec> {
+        match self {
+            ModelArg::Hub { repo, file, revision } => Ok(ModelSpec::Hub {
+                repo: repo.clone(),
+                file: file.clone(),
+                revision: revision.clone(),
+            }),
+            ModelArg::Path(path) => Ok(ModelSpec::Path(path.clone())),
+            ModelArg::Name(name) => {
+                if let Some(entry) = registry.get(name) {
+                    return Ok(ModelSpec::Entry(entry.clone()));
+                }
+                let near = registry.near(name);
+                if near.is_empty() {
+                    bail!("unknown model `{name}`: not a file and not in the registry (`evolve-hud models` lists it)");
+                }
+                bail!(
+                    "unknown model `{name}`: not a file and not in the registry; did you mean {}?",
+                    near.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(" or ")
+                )
             }
-            _ => bail!("`{spec}` is not a hub file; write hf:owner/repo/file.gguf (optionally @revision)"),
         }
     }
-    let path = Path::new(spec);
-    if path.exists() || spec.contains('/') || spec.ends_with(".gguf") {
-        return Ok(ModelSpec::Path(path.to_owned()));
-    }
-    if let Some(entry) = registry.get(spec) {
-        return Ok(ModelSpec::Entry(entry.clone()));
-    }
-    let near = registry.near(spec);
-    if near.is_empty() {
-        bail!("unknown model `{spec}`: not a file and not in the registry (`evolve-hud models` lists it)");
-    }
-    bail!(
-        "unknown model `{spec}`: not a file and not in the registry; did you mean {}?",
-        near.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(" or ")
-    )
+}
+
+/// Resolves a model's text: an existing path, `hf:owner/repo/file`, or a name.
+pub fn resolve(spec: &str, registry: &Registry) -> anyhow::Result<ModelSpec> {
+    spec.parse::<ModelArg>().map_err(anyhow::Error::msg)?.resolve(registry)
 }
 
 #[cfg(test)]

@@ -281,9 +281,30 @@ mod tests {
     fn serve(args: &[&str]) -> ServeConfig {
         let cli = Cli::try_parse_from(["evolve-hud", "serve", "--model", "m.gguf"].iter().chain(args)).expect("parses");
         match cli.command {
-            Command::Serve(config) => *config,
+            Command::Serve(mut config) => {
+                config.model.resolve_model().expect("a path resolves to itself");
+                *config
+            }
             _ => unreachable!("serve was given"),
         }
+    }
+
+    #[test]
+    fn model_is_read_as_a_hub_file_a_path_or_a_name() {
+        use crate::registry::ModelArg;
+        let model = |spec: &str| -> Result<ModelArg, String> {
+            let cli = Cli::try_parse_from(["evolve-hud", "serve", "--model", spec]).map_err(|e| e.to_string())?;
+            match cli.command {
+                Command::Serve(config) => Ok(config.model.model.expect("given")),
+                _ => unreachable!("serve was given"),
+            }
+        };
+        assert_eq!(model("qwen-coder"), Ok(ModelArg::Name("qwen-coder".into())));
+        assert_eq!(model("./q.gguf"), Ok(ModelArg::Path("./q.gguf".into())));
+        assert!(matches!(model("hf:o/r/f.gguf@v1"), Ok(ModelArg::Hub { revision, .. }) if revision == "v1"));
+        let refused = model("hf:owner/file.gguf").expect_err("not a hub file");
+        assert!(refused.contains("hf:owner/repo/file.gguf"), "{refused}");
+        assert_eq!(serve(&[]).model.path().unwrap(), std::path::Path::new("m.gguf"));
     }
 
     #[test]

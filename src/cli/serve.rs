@@ -4,6 +4,7 @@
 use crate::engine::local::{FlashAttn, LocalConfig};
 use crate::engine::remote::RemoteConfig;
 use crate::hud::HudConfig;
+use crate::registry::ModelArg;
 use crate::secret::Secret;
 use clap::{Args, ValueEnum};
 use std::net::IpAddr;
@@ -135,7 +136,12 @@ pub struct ModelConfig {
     /// hf:owner/repo/file.gguf[@revision]. Names and hub files are downloaded
     /// into the Hugging Face cache when missing.
     #[arg(long, short = 'm', env = "EVOLVE_HUD_MODEL")]
-    pub model: Option<PathBuf>,
+    pub model: Option<ModelArg>,
+
+    /// The GGUF file to load, once [`ModelConfig::resolve_model`] has found
+    /// or fetched what `--model` names.
+    #[arg(skip)]
+    pub file: Option<PathBuf>,
 
     /// Context tokens per prompt (each KV slot holds this many). 0 uses the
     /// model's training context. Default: the registry entry's, else 4096.
@@ -220,7 +226,7 @@ impl ModelConfig {
     pub fn resolve_model(&mut self) -> anyhow::Result<()> {
         let registry = crate::registry::Registry::load(self.registry.as_deref())?;
         let spec = match &self.model {
-            Some(model) => crate::registry::resolve(&model.to_string_lossy(), &registry)?,
+            Some(model) => model.resolve(&registry)?,
             None => {
                 let default = registry
                     .models
@@ -249,13 +255,14 @@ or --engine URL to use a running engine",
             self.ctx = Some(e.ctx);
         }
         let options = crate::pull::Options::from_env(self.offline, self.allow_unpinned);
-        self.model = Some(crate::pull::fetch(&spec, &options)?.path().to_owned());
+        self.file = Some(crate::pull::fetch(&spec, &options)?.path().to_owned());
         Ok(())
     }
 
-    /// `--model`, which is required unless a remote engine serves.
+    /// The file `--model` resolved to; a model is required unless a remote
+    /// engine serves.
     pub fn path(&self) -> anyhow::Result<&std::path::Path> {
-        self.model.as_deref().ok_or_else(|| {
+        self.file.as_deref().ok_or_else(|| {
             anyhow::anyhow!(
                 "no model: give --model (a GGUF file or a registry name), or --engine URL to use a running engine"
             )

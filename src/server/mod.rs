@@ -109,7 +109,7 @@ pub fn app(
     engine: Engine,
 ) -> anyhow::Result<(Router, CancellationToken)> {
     let model_name = config.server.model_name.clone().or_else(|| {
-        let path = config.model.model.as_ref().filter(|_| config.engine.engine.is_none())?;
+        let path = config.model.file.as_ref().filter(|_| config.engine.engine.is_none())?;
         Some(path.file_stem().map_or_else(
             || "model".into(),
             |s| s.to_string_lossy().trim_end_matches(".gguf").to_owned(),

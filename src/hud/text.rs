@@ -369,6 +369,17 @@ impl LineSays {
     pub fn failed(self) -> bool {
         matches!(self, LineSays::Error | LineSays::Failure)
     }
+
+    /// Whether `line` says what failed in words enough to quote: a line an
+    /// answer may quote, and one a long output is shown around.
+    pub fn quotable(line: &str) -> bool {
+        has_words(line) && LineSays::of(line).failed()
+    }
+}
+
+/// Whether `line` has letters or digits enough to say anything.
+pub fn has_words(line: &str) -> bool {
+    line.chars().filter(|c| c.is_alphanumeric()).count() >= 4
 }
 
 /// The message of a crash report a runtime printed: the exception of

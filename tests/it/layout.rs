@@ -1,7 +1,8 @@
 //! The source layout keeps telling the architecture: no two files of `src/`
 //! depend on each other, directly or around a loop. A file depends on
-//! another when it names a path into it (`crate::a::b`, `super::x`, a child
-//! module's items); comments and `#[cfg(test)]` modules do not count.
+//! another when it names a path into it (`crate::a::b`, `super::x`,
+//! `super::{x, y}`, `super::*`, a child module's items); comments and
+//! `#[cfg(test)]` modules do not count.
 
 use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};
@@ -47,6 +48,9 @@ fn code(text: &str) -> String {
 /// deepest module file the path names.
 fn target(modules: &BTreeMap<Vec<String>, PathBuf>, at: &[String], path: &str) -> Option<PathBuf> {
     let mut parts: Vec<&str> = path.split("::").collect();
+    if parts.is_empty() {
+        return None;
+    }
     let mut base: Vec<String> = at.to_vec();
     match parts[0] {
         "crate" => {
@@ -78,14 +82,38 @@ fn no_two_files_of_src_depend_on_each_other() {
     sources(&src, &mut files);
     let modules: BTreeMap<Vec<String>, PathBuf> = files.iter().map(|f| (module_of(&src, f), f.clone())).collect();
     let rooted = Regex::new(r"\b((?:crate|super|self)(?:::\w+)+)").expect("a valid pattern");
+    let grouped = Regex::new(r"\b((?:crate|super|self)(?:::\w+)*)::(?:\{([^}]*)\}|\*)").expect("a valid pattern");
     let child = Regex::new(r"\buse (\w+)::").expect("a valid pattern");
     let mut edges: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
     for file in &files {
         let at = module_of(&src, file);
         let code = code(&std::fs::read_to_string(file).expect("a readable source"));
+        // `super::{a, b::c}` names `super::a` and `super::b::c`; `super::*`
+        // and `super::{self}` name `super`.
+        let groups = grouped.captures_iter(&code).flat_map(|c| {
+            let base = c[1].to_owned();
+            let items: Vec<String> = match c.get(2) {
+                Some(items) => items
+                    .as_str()
+                    .split(',')
+                    .map(|i| i.split(" as ").next().unwrap_or_default().trim().to_owned())
+                    .filter(|i| !i.is_empty())
+                    .map(|i| {
+                        if i == "self" {
+                            base.clone()
+                        } else {
+                            format!("{base}::{i}")
+                        }
+                    })
+                    .collect(),
+                None => vec![base],
+            };
+            items
+        });
         let paths = rooted
             .captures_iter(&code)
             .map(|c| c[1].to_owned())
+            .chain(groups)
             .chain(child.captures_iter(&code).map(|c| format!("self::{}", &c[1])));
         let out = edges.entry(file.clone()).or_default();
         for path in paths {

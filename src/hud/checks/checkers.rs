@@ -1,7 +1,9 @@
 //! Compilers, type checkers and linters: rustc through cargo, tsc, mypy,
 //! ruff, eslint, shellcheck, go vet and the Go compiler.
 
-use super::*;
+use super::report::*;
+use regex::Regex;
+use std::sync::LazyLock;
 
 /// `error[E0308]: mismatched types` and its ` --> src/lib.rs:1:41`, from
 /// cargo build, check or a test build that did not compile.

@@ -1,7 +1,9 @@
 //! Test runners' summaries: unittest, pytest, cargo test, go test, node's
 //! test runner, jest, vitest, mocha and TAP producers such as bats.
 
-use super::*;
+use super::report::*;
+use regex::Regex;
+use std::sync::LazyLock;
 
 /// `Ran 4 tests in 0.005s`, then `OK` or `FAILED (failures=2, errors=1)`;
 /// `FAIL: test_div (test_calc.TestCalc.test_div)` blocks with their exception line.

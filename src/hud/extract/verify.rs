@@ -1,8 +1,8 @@
 //! The check of an answer: every item must be grounded in the output the
 //! model was shown, or it is dropped.
 
-use super::{Finding, Question, MAX_ITEMS, MAX_NAME, NAME_REACH};
-use crate::hud::text::{clean_line, LineSays};
+use super::question::{Finding, Question, MAX_ITEMS, MAX_NAME, NAME_REACH};
+use crate::hud::text::{clean_line, has_words, LineSays};
 use serde::Deserialize;
 
 /// Why an answer gave nothing to show.
@@ -76,7 +76,7 @@ pub(super) fn ground(item: &Finding, lines: &[&str]) -> Result<Finding, String> 
     if name.contains(line) || line.len() < name.len() && line.contains(name) && name.len() > MAX_NAME / 2 {
         return Err("the name is the quoted line itself".into());
     }
-    if !long_enough(line) {
+    if !has_words(line) {
         return Err(format!("the line {line:?} is too short to say anything"));
     }
     let Some(at) = lines.iter().position(|l| l.contains(line)) else {
@@ -149,15 +149,4 @@ fn shape(line: &str) -> String {
         }
     }
     out
-}
-
-/// Whether `line` says what failed in words enough to quote: a line an
-/// answer may quote, and one a long output is shown around.
-pub(super) fn tells_a_failure(line: &str) -> bool {
-    long_enough(line) && LineSays::of(line).failed()
-}
-
-/// Whether `line` has letters or digits enough to say anything.
-fn long_enough(line: &str) -> bool {
-    line.chars().filter(|c| c.is_alphanumeric()).count() >= 4
 }

@@ -2,7 +2,6 @@
 //! traces of repeated runs, the files touched, the open problems and the
 //! model's checked findings.
 
-use super::{MAX_TRACES, TRACE_RUNS};
 use crate::hud::checks::{Failure, Report};
 use crate::hud::command;
 use crate::hud::extract::{Finding, Findings};
@@ -11,6 +10,10 @@ use crate::hud::problems::Problems;
 use crate::hud::session::{ToolCall, ToolKind};
 use crate::hud::text::clean_line;
 use std::collections::BTreeMap;
+
+/// Repeated test or check commands whose runs are traced, and runs per trace.
+const MAX_TRACES: usize = 2;
+const TRACE_RUNS: usize = 4;
 
 /// `✓ bash `cargo test` (exit 0, 120 lines)`, `✗ edit src/a.rs: oldString not found`.
 pub(crate) fn call_line(call: &ToolCall) -> String {

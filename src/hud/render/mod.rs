@@ -34,9 +34,6 @@ impl Default for Budget {
     }
 }
 
-/// Repeated test or check commands whose runs are traced, and runs per trace.
-pub(super) const MAX_TRACES: usize = 2;
-pub(super) const TRACE_RUNS: usize = 4;
 const MAX_FILES: usize = 8;
 
 /// Renders the HUD within `budget.tokens` as counted by `count`: the oldest

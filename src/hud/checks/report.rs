@@ -1,0 +1,103 @@
+//! What one run of a test runner or checker said, and the helpers every
+//! parser shares to read it.
+
+use regex::Regex;
+
+/// Failures kept per report.
+pub(super) const MAX_FAILURES: usize = 12;
+
+/// What one run of a test runner or checker said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// The runner or checker: `unittest`, `pytest`, `cargo test`, `go test`, `node test`, `jest`, `vitest`,
+    /// `rustc`, `tsc`, `mypy`, `eslint`, `ruff`.
+    pub tool: &'static str,
+    /// Tests that passed, where the runner says.
+    pub passed: Option<usize>,
+    /// Failed tests, or errors of a checker.
+    pub failed: usize,
+    /// What `failed` counts.
+    pub counted: Counted,
+    /// What failed, in output order: a test name or `file:line`, and its key line.
+    pub failures: Vec<Failure>,
+    /// Tests the runner listed as passed, where it lists them (TAP's `ok`,
+    /// mocha's `✔`), up to [`MAX_PASSES`].
+    pub passes: Vec<String>,
+}
+
+/// Passed tests kept per report.
+pub(super) const MAX_PASSES: usize = 200;
+
+/// What a report counts: tests (a runner), or errors (a checker, a build).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counted {
+    Tests,
+    Errors,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub name: String,
+    pub detail: Option<String>,
+}
+
+pub(super) fn re(pattern: &str) -> Regex {
+    Regex::new(pattern).expect("a valid pattern: this is a bug")
+}
+
+pub(super) fn num(s: &str) -> usize {
+    s.parse().unwrap_or(0)
+}
+
+/// The first non-empty line at or after `from` that `keep` accepts, trimmed.
+pub(super) fn first_line<'a>(
+    lines: &[&'a str],
+    from: usize,
+    stop: impl Fn(&str) -> bool,
+    keep: impl Fn(&str) -> bool,
+) -> Option<&'a str> {
+    lines[from.min(lines.len())..]
+        .iter()
+        .take_while(|l| !stop(l))
+        .map(|l| l.trim())
+        .find(|l| !l.is_empty() && keep(l))
+}
+
+/// A checker's finding: two on one line (`report.py:6`) are two findings.
+pub(super) fn push_finding(failures: &mut Vec<Failure>, at: &str, detail: Option<&str>) {
+    let seen = failures.iter().any(|f| f.name == at && f.detail.as_deref() == detail);
+    if failures.len() < MAX_FAILURES && !seen {
+        failures.push(Failure {
+            name: at.to_owned(),
+            detail: detail.map(str::to_owned),
+        });
+    }
+}
+
+pub(super) fn push(failures: &mut Vec<Failure>, name: &str, detail: Option<&str>) {
+    if failures.len() < MAX_FAILURES && !failures.iter().any(|f| f.name == name) {
+        failures.push(Failure {
+            name: name.to_owned(),
+            detail: detail.map(str::to_owned),
+        });
+    }
+}
+
+impl Report {
+    pub fn ok(&self) -> bool {
+        self.failed == 0
+    }
+
+    /// `2 of 4 failed`, `4 passed`, `no tests ran`, `2 errors`, `no errors`.
+    pub fn counts(&self) -> String {
+        match (self.counted, self.passed) {
+            (Counted::Errors, _) if self.failed == 0 => "no errors".to_owned(),
+            (Counted::Errors, _) => format!("{} error{}", self.failed, if self.failed == 1 { "" } else { "s" }),
+            (Counted::Tests, Some(0)) if self.failed == 0 => "no tests ran".to_owned(),
+            (Counted::Tests, Some(passed)) if self.failed == 0 => format!("{passed} passed"),
+            (Counted::Tests, Some(passed)) => format!("{} of {} failed", self.failed, self.failed + passed),
+            (Counted::Tests, None) if self.failed == 0 => "passed".to_owned(),
+            (Counted::Tests, None) => format!("{} failed", self.failed),
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! What a shell command is, read the way the shell runs it: its steps
+//! (`&&`, `||`, `;`), each step's pipeline stages (`|`), the program whose
+//! exit status the shell returns (the last stage of the last step), what the
+//! command checks (to match a failure with a later pass of the same check,
+//! whatever form it takes), and exit statuses that say something other than
+//! "failed".
+//!
+//! Here: what a command's exit status says; `shell`: reading the shell;
+//! `check`: what a command checks.
+
+mod check;
+mod shell;
+
+pub use check::{check_dirs, check_key, checks_passed, checks_passed_before, covers};
+use shell::{output_filter, stages, steps, words};
+
+/// The program whose exit status the shell returns for `command`.
+pub fn exit_program(command: &str) -> Option<String> {
+    let steps = steps(command);
+    let last = stages(steps.last()?).last().copied()?;
+    words(last).into_iter().next()
+}
+
+/// Whether the shell's exit status for `command` is an output filter's
+/// (`… 2>&1 | tail -3`): then it says nothing of the command before it.
+pub fn exit_is_a_filters(command: &str) -> bool {
+    steps(command)
+        .last()
+        .map(|s| stages(s))
+        .is_some_and(|st| st.len() > 1 && st.last().is_some_and(|s| output_filter(s)))
+}
+
+/// An exit status that does not mean the command failed, named for what it
+/// says: `grep` finding no line, `diff` finding a difference, `pytest`
+/// selecting no test.
+pub fn benign_exit(command: &str, exit: i64) -> Option<&'static str> {
+    let program = exit_program(command)?;
+    match (program.as_str(), exit) {
+        ("grep" | "egrep" | "fgrep" | "rg" | "ag" | "zgrep", 1) => Some("no match"),
+        ("diff" | "cmp" | "colordiff", 1) => Some("files differ"),
+        ("pytest" | "py.test", 5) => Some("no tests selected"),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_that_check_the_same_thing() {
+        let same = [
+            (
+                "cmake -S . -B build > /dev/null && cmake --build build > /dev/null && cd build && ctest --output-on-failure",
+                "cmake --build build > /dev/null && cd build && ctest --output-on-failure",
+            ),
+            ("npm install && npm test", "npm test"),
+            ("make 2>&1", "make"),
+            ("pytest -q >out.txt", "pytest -q"),
+            ("pytest -v", "pytest -q"),
+            ("python -m pytest -q", "pytest -q --tb=short"),
+            ("python3 -m pytest -q 2>&1 | tail -n 15", "pytest"),
+            ("pytest -rA --tb short tests", "pytest tests"),
+            ("ruff check --fix .", "ruff check ."),
+            ("timeout 60 pytest -x", "pytest -x"),
+            ("pytest -x -q", "python3 -m pytest -q"),
+            ("PYTHONPATH=. pytest", "pytest"),
+            ("uv run pytest -q", "pytest"),
+            ("go test -v -count=1 ./...", "go test ./..."),
+            ("npx eslint --color src", "eslint src"),
+            ("make -j4 2>&1 | grep -E 'error|warning'", "make"),
+            ("./node_modules/.bin/jest --verbose", "jest"),
+        ];
+        for (a, b) in same {
+            assert_eq!(check_key(a), check_key(b), "{a} / {b}");
+        }
+        let different = [
+            ("cd web && npm test", "cd api && npm test"),
+            ("pytest tests/a", "pytest tests/b"),
+            ("pytest tests/test_a.py::test_x", "pytest"),
+            ("pytest -k smoke", "pytest"),
+            ("make", "make test"),
+            ("python a.py", "python b.py"),
+            ("echo 'a | b'", "echo a"),
+        ];
+        for (a, b) in different {
+            assert_ne!(check_key(a), check_key(b), "{a} / {b}");
+        }
+    }
+
+    #[test]
+    fn any_text_is_read_without_a_panic() {
+        for text in ["…|…&&é;ü\\", "a '…|' | b", "\\", "'", "x ||| y", "日本 && 語 | grep 語"] {
+            let _ = (
+                check_key(text),
+                checks_passed(text),
+                exit_program(text),
+                benign_exit(text, 1),
+            );
+        }
+        assert_eq!(exit_program("日本 && 語 | grep 語").as_deref(), Some("grep"));
+    }
+
+    #[test]
+    fn a_chain_that_failed_at_a_later_step_passed_the_steps_before() {
+        assert_eq!(
+            checks_passed_before("go vet ./... && go test ./...", "go test"),
+            vec![check_key("go vet ./...")]
+        );
+        assert_eq!(
+            checks_passed_before("cd app && make && pytest -q", "pytest"),
+            vec![check_key("cd app && make")]
+        );
+        assert!(checks_passed_before("go vet ./... && go test ./...", "pytest").is_empty());
+        assert!(checks_passed_before("make || pytest", "pytest").is_empty());
+    }
+
+    #[test]
+    fn a_wider_selection_covers_a_narrower_one() {
+        assert!(covers("pytest", "pytest tests/test_a.py -k parse"));
+        assert!(covers("python -m pytest -q tests", "pytest tests/test_a.py"));
+        assert!(covers("pytest -v", "pytest -q"));
+        assert!(covers("python3 -m mypy --strict .", "mypy orders.py"));
+        assert!(covers("python3 -m mypy --strict .", "mypy . 2>&1 | tail -4"));
+        assert!(covers(
+            "npx tsc -p tsconfig.json --noEmit",
+            "npx tsc --noEmit -p . 2>&1 | head -20"
+        ));
+        assert!(covers(
+            "npx eslint . --max-warnings 0",
+            "npx eslint src/ 2>&1 | tail -5"
+        ));
+        assert!(covers("npx mocha --reporter spec test/", "npx mocha --reporter dot"));
+        assert!(covers("bats -r test", "bats test/"));
+        assert!(!covers("bats -f slugify test/slug.bats", "bats test/"));
+        assert!(covers("go test -count=1 ./...", "go test -v -run 'TestTop' ./..."));
+        assert!(!covers("go test -run TestParseLine ./...", "go test ./..."));
+        assert!(!covers("go test", "go test ./..."));
+        assert!(!covers("go vet ./...", "go test ./..."));
+        assert!(covers("shellcheck deploy.sh", "shellcheck -S warning -f gcc deploy.sh"));
+        assert!(!covers("shellcheck a.sh", "shellcheck a.sh b.sh"));
+        assert!(covers(
+            "cargo clippy --all-targets -- -D warnings",
+            "cargo clippy -q --all-targets -- -D warnings"
+        ));
+        assert!(!covers("cargo test -p core", "cargo test"));
+        assert!(!covers("npx vitest run src/money.test.js", "npx vitest run"));
+        assert!(covers("npx vitest --run", "npx vitest run --reporter=dot"));
+        assert!(!covers("pytest -k parse", "pytest"));
+        assert!(!covers("pytest tests/test_b.py", "pytest tests/test_a.py"));
+        assert!(!covers("pytest test", "pytest tests/test_a.py"));
+        assert!(!covers("cd web && npm test", "cd api && npm test"));
+        assert!(!covers("cargo test", "pytest"));
+    }
+
+    #[test]
+    fn a_passing_chain_passes_each_of_its_steps() {
+        assert!(checks_passed("make && ./app").contains(&check_key("make")));
+        assert!(checks_passed("cd build && make && ctest").contains(&check_key("cd build && make")));
+        assert!(!checks_passed("make || true").contains(&check_key("make")));
+    }
+
+    #[test]
+    fn the_exit_status_is_the_last_stages() {
+        assert_eq!(exit_program("pytest -q 2>&1 | tail -n 15").as_deref(), Some("tail"));
+        assert_eq!(exit_program("cd x && grep -rn foo src").as_deref(), Some("grep"));
+        assert_eq!(exit_program("python3 -m pytest").as_deref(), Some("pytest"));
+        assert_eq!(benign_exit("grep -q TODO notes.txt", 1), Some("no match"));
+        assert_eq!(benign_exit("grep -q TODO notes.txt", 2), None);
+        assert_eq!(benign_exit("diff -u a.txt b.txt", 1), Some("files differ"));
+        assert_eq!(benign_exit("python -m pytest -k smoke", 5), Some("no tests selected"));
+        assert_eq!(benign_exit("pytest -k smoke", 1), None);
+        assert_eq!(benign_exit("grep foo log || make", 1), None);
+    }
+}

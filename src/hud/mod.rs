@@ -12,7 +12,8 @@
 //! - the store: this module (sessions, LRU and byte limits, the API) and
 //!   `entry` (one session's facts, answers and refresh state, as types);
 //! - the model's part: [`extract`] (the question and the check of its
-//!   answer) and `refresh` (asking in the background or within a deadline);
+//!   answer), `refresh` (asking in the background or within a deadline)
+//!   and `deadline` (the compaction and heartbeat texts, asked for with one);
 //! - output: [`render`] (the HUD), [`compose`] (compaction and heartbeat
 //!   texts), `tokens` (the budget's token count), `view` (what the API
 //!   answers).
@@ -20,6 +21,7 @@
 pub mod checks;
 pub mod command;
 pub mod compose;
+mod deadline;
 mod entry;
 pub mod extract;
 pub mod opencode;
@@ -34,10 +36,9 @@ mod view;
 use crate::engine::Engine;
 pub use entry::ModelStatus;
 use entry::{Entry, Snapshot};
-use extract::Findings;
 use opencode::SessionEvent;
 use render::Budget;
-use session::{Limits, SessionState};
+use session::Limits;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -403,91 +404,6 @@ impl Hud {
                 }
                 None => return evicted,
             }
-        }
-    }
-
-    /// The compaction context for a session: its facts in the sections of
-    /// OpenCode's compaction template, with the model's verified findings on
-    /// its open problems, as far as they can be had before `deadline`.
-    pub async fn compaction(&self, id: &str, deadline: Duration) -> Result<CompactionView, HudError> {
-        let started = Instant::now();
-        let until = tokio::time::Instant::now() + deadline;
-        if self.held(id).is_none() {
-            return Err(HudError::NotFound(id.to_owned()));
-        }
-        let (state, findings, model_status) = self.answer_now(id, until).await;
-        let text = compose::compaction(&state, &findings);
-        Ok(CompactionView {
-            session_id: id.to_owned(),
-            prompt: compose::compaction_prompt(&text),
-            text,
-            model_status,
-            ms: started.elapsed().as_millis() as u64,
-        })
-    }
-
-    /// The heartbeat prompt from the most recently active sessions (all but
-    /// `exclude`): facts for the system prompt, and a user text leading with
-    /// what needs attention, with the model's verified findings for the lead
-    /// session as far as they can be had before `deadline`.
-    pub async fn heartbeat(&self, exclude: &[String], deadline: Duration) -> HeartbeatView {
-        const SESSIONS: usize = 5;
-        let started = Instant::now();
-        let until = tokio::time::Instant::now() + deadline;
-        // (state, quiet seconds, agent idle, findings) of the most recently
-        // active sessions; only those are copied out of the lock.
-        let mut recent: Vec<(SessionState, u64, bool, Findings)> = {
-            let held: Vec<Arc<Held>> = self
-                .map()
-                .iter()
-                .filter(|(id, _)| !exclude.contains(id))
-                .map(|(_, h)| h.clone())
-                .collect();
-            let mut list: Vec<(Instant, SessionState, bool, Findings)> = held
-                .iter()
-                .map(|h| {
-                    let e = h.lock();
-                    let quiet_since = e.idle_since.unwrap_or(e.last_used);
-                    (quiet_since, e.state.clone(), e.idle_since.is_some(), e.findings())
-                })
-                .collect();
-            // Most recent first, by the instant (whole seconds would tie).
-            list.sort_by_key(|(quiet_since, ..)| std::cmp::Reverse(*quiet_since));
-            list.truncate(SESSIONS);
-            list.into_iter()
-                .map(|(quiet_since, state, idle, findings)| (state, quiet_since.elapsed().as_secs(), idle, findings))
-                .collect()
-        };
-        // The session that needs attention first leads.
-        if let Some(i) = recent.iter().position(|(s, ..)| !s.problems().open.is_empty()) {
-            recent[..=i].rotate_right(1);
-        }
-        let model_status = match recent.first_mut() {
-            None => ModelStatus::None,
-            Some(lead) => {
-                let (state, findings, status) = self.answer_now(&lead.0.id, until).await;
-                if state.id == lead.0.id && !state.calls.is_empty() {
-                    lead.0 = state;
-                    lead.3 = findings;
-                }
-                status
-            }
-        };
-        let quiet: Vec<compose::Quiet> = recent
-            .iter()
-            .map(|(state, quiet_secs, agent_idle, findings)| compose::Quiet {
-                state,
-                quiet_secs: *quiet_secs,
-                agent_idle: *agent_idle,
-                findings,
-            })
-            .collect();
-        HeartbeatView {
-            system: compose::heartbeat_system(&quiet),
-            user: compose::heartbeat_user(&quiet),
-            sessions: quiet.iter().map(|q| q.state.id.clone()).collect(),
-            model_status,
-            ms: started.elapsed().as_millis() as u64,
         }
     }
 }

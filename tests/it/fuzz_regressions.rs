@@ -2,8 +2,7 @@
 //! fuzz targets' own checks (`fuzz/checks.rs`): the crashes fuzzing found,
 //! and hand-written hostile inputs.
 
-#[path = "../../fuzz/checks.rs"]
-mod checks;
+use crate::fuzz_checks as checks;
 
 use std::path::PathBuf;
 

@@ -5,8 +5,7 @@
 
 use crate::common;
 
-#[path = "../../fuzz/checks.rs"]
-mod checks;
+use crate::fuzz_checks as checks;
 
 use common::{client, post_json, Server};
 use serde_json::{json, Value};

@@ -6,6 +6,9 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+/// The fuzz targets' checks, replayed on saved inputs and used by `hostile`.
+#[path = "../../fuzz/checks.rs"]
+mod fuzz_checks;
 
 mod checks;
 mod engine;

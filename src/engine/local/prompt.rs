@@ -17,7 +17,7 @@ use std::sync::Arc;
 pub(super) enum Template {
     /// The GGUF's own Jinja template, rendered as its authors wrote it (as
     /// llama-server's `--jinja` does): Qwen's default system prompt, say.
-    Jinja(Jinja),
+    Jinja(Box<Jinja>),
     /// llama.cpp's built-in rendering of a template it recognises.
     Gguf(LlamaChatTemplate),
     ChatMl,
@@ -93,7 +93,7 @@ impl Prompter {
             return (
                 Prompter {
                     model,
-                    template: Template::Jinja(jinja),
+                    template: Template::Jinja(Box::new(jinja)),
                 },
                 super::TemplateSource::Jinja,
             );

@@ -10,7 +10,7 @@ use super::slots::{common_prefix, Placement, Slots};
 use super::text::{StopMatcher, Utf8Stream};
 use super::LocalConfig;
 use super::{BenchTest, Job, LoadError, ModelInfo, TemplateSource};
-use crate::engine::{Completion, EngineError, Event, FinishReason, GenerateRequest};
+use crate::engine::{Completion, EngineError, Event, FinishReason, GenerateRequest, SamplingParams};
 use crate::gguf::GgufSummary;
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::context::LlamaContext;
@@ -23,6 +23,42 @@ use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 use tokio::sync::mpsc;
+
+/// What one generation produced.
+struct Generated {
+    tokens: u32,
+    /// Of them, the tokens the grammar decided (see [`Forced`]).
+    forced: u32,
+    finish: FinishReason,
+}
+
+/// After a sampled piece `text`: the tokens a JSON schema now decides (the
+/// rest of an enum value or key, say), up to `room`, each checked by the
+/// grammar and pushed onto `next` to go into the same batch; returns their
+/// text.
+fn decided(
+    forced: &mut Forced,
+    text: &str,
+    sampler: &mut Sampler,
+    vocab: &llama_cpp_2::vocab::LlamaVocab<'_>,
+    utf8: &mut Utf8Stream,
+    room: usize,
+    next: &mut Vec<LlamaToken>,
+) -> String {
+    forced.push(text);
+    let rest = forced.rest().map(|r| spelling(vocab, r)).unwrap_or_default();
+    let mut out = String::new();
+    for token in rest.into_iter().take(room) {
+        if !sampler.accept_forced(token) {
+            break;
+        }
+        let piece = utf8.push(&vocab.token_to_piece(token, false, None));
+        forced.push(&piece);
+        out.push_str(&piece);
+        next.push(token);
+    }
+    out
+}
 
 pub(super) struct Worker<'m> {
     model: &'m LlamaModel,
@@ -150,93 +186,103 @@ impl<'m> Worker<'m> {
         stopping: &AtomicBool,
     ) -> Result<Completion, EngineError> {
         let tokens = &prompt.tokens;
-        let n_ctx = self.info.ctx;
         let started = Instant::now();
-        let slot = self.place(request.cache_key.as_deref(), tokens);
-        // Keep the shared prefix, but always decode at least the last prompt
-        // token: its logits start generation.
-        let shared = common_prefix(self.slots.tokens(slot), tokens).min(tokens.len() - 1);
-        let cached = self.truncate_slot(slot, shared);
-        self.decode(slot, cached, &tokens[cached..])?;
+        let (slot, cached) = self.prefill(request.cache_key.as_deref(), tokens)?;
         // Tests of the recovery above: a panic with the slot half-written.
         #[cfg(feature = "fault-injection")]
         if prompt.panic {
             panic!("fault injection: the prompt asked the model thread to panic");
         }
         let prompt_ms = started.elapsed().as_secs_f64() * 1000.0;
-
         let generation_started = Instant::now();
-        let params = &request.params;
+        let room = self.info.ctx as usize - tokens.len();
+        let limit = (request.params.max_tokens as usize).min(room);
+        let generated = self.sample(slot, &request.params, limit, events, stopping)?;
+        Ok(Completion {
+            prompt_tokens: tokens.len() as u32,
+            cached_tokens: cached as u32,
+            completion_tokens: generated.tokens,
+            forced_tokens: generated.forced,
+            finish_reason: generated.finish,
+            prompt_ms,
+            generation_ms: generation_started.elapsed().as_secs_f64() * 1000.0,
+        })
+    }
+
+    /// Places the prompt in a slot and decodes what the slot's cache lacks;
+    /// returns the slot and the prompt tokens its cache already held.
+    fn prefill(&mut self, key: Option<&str>, tokens: &[LlamaToken]) -> Result<(usize, usize), EngineError> {
+        let slot = self.place(key, tokens);
+        // Keep the shared prefix, but always decode at least the last prompt
+        // token: its logits start generation.
+        let shared = common_prefix(self.slots.tokens(slot), tokens).min(tokens.len() - 1);
+        let cached = self.truncate_slot(slot, shared);
+        self.decode(slot, cached, &tokens[cached..])?;
+        Ok((slot, cached))
+    }
+
+    /// Samples up to `limit` tokens after the prompt in `slot`, sending the
+    /// text to `events` as it is complete (stop strings held back), until
+    /// the end of generation, a stop string, or a cancel.
+    fn sample(
+        &mut self,
+        slot: usize,
+        params: &SamplingParams,
+        limit: usize,
+        events: &mpsc::UnboundedSender<Event>,
+        stopping: &AtomicBool,
+    ) -> Result<Generated, EngineError> {
         let mut sampler = Sampler::new(self.model, params)?;
         let mut utf8 = Utf8Stream::default();
         let mut stops = StopMatcher::new(&params.stop);
-        let room = n_ctx as usize - tokens.len();
-        let limit = (params.max_tokens as usize).min(room);
-        let mut generated = 0u32;
-        let mut forced_tokens = 0u32;
-        let mut finish = FinishReason::Length;
-        let vocab = self.model.vocab();
         let mut forced = params.json_schema.as_deref().and_then(Forced::from_schema);
-        while (generated as usize) < limit {
+        let vocab = self.model.vocab();
+        let mut out = Generated {
+            tokens: 0,
+            forced: 0,
+            finish: FinishReason::Length,
+        };
+        while (out.tokens as usize) < limit {
             if events.is_closed() || stopping.load(Ordering::Acquire) {
-                finish = FinishReason::Cancelled;
+                out.finish = FinishReason::Cancelled;
                 break;
             }
             // `sample` also accepts the token into the samplers' state.
             let token = sampler.sample(&self.ctx, self.batch.n_tokens() - 1);
             if vocab.is_eog(token) {
-                finish = FinishReason::Stop;
+                out.finish = FinishReason::Stop;
                 break;
             }
             let mut next = vec![token];
             let mut text = utf8.push(&vocab.token_to_piece(token, false, None));
             if let Some(forced) = &mut forced {
-                forced.push(&text);
-                // What the grammar now decides goes in with this token, in
-                // one batch; each of its tokens is checked by the grammar.
-                let rest = forced.rest().map(|r| spelling(&vocab, r)).unwrap_or_default();
-                let room = limit - generated as usize - 1;
-                for token in rest.into_iter().take(room) {
-                    if !sampler.accept_forced(token) {
-                        break;
-                    }
-                    let piece = utf8.push(&vocab.token_to_piece(token, false, None));
-                    forced.push(&piece);
-                    text.push_str(&piece);
-                    next.push(token);
-                }
+                let room = limit - out.tokens as usize - 1;
+                let more = decided(forced, &text, &mut sampler, &vocab, &mut utf8, room, &mut next);
+                text.push_str(&more);
             }
-            generated += next.len() as u32;
-            forced_tokens += next.len() as u32 - 1;
-            let (out, hit) = stops.push(&text);
-            if !out.is_empty() {
-                let _ = events.send(Event::Text(out));
+            out.tokens += next.len() as u32;
+            out.forced += next.len() as u32 - 1;
+            let (shown, hit) = stops.push(&text);
+            if !shown.is_empty() {
+                let _ = events.send(Event::Text(shown));
             }
             if hit {
-                finish = FinishReason::Stop;
+                out.finish = FinishReason::Stop;
                 break;
             }
-            if (generated as usize) < limit {
+            if (out.tokens as usize) < limit {
                 let pos = self.slots.tokens(slot).len();
                 self.decode(slot, pos, &next)?;
             }
         }
-        if finish != FinishReason::Stop {
-            let (out, _) = stops.push(&utf8.finish());
-            let rest = out + &stops.finish();
+        if out.finish != FinishReason::Stop {
+            let (shown, _) = stops.push(&utf8.finish());
+            let rest = shown + &stops.finish();
             if !rest.is_empty() {
                 let _ = events.send(Event::Text(rest));
             }
         }
-        Ok(Completion {
-            prompt_tokens: tokens.len() as u32,
-            cached_tokens: cached as u32,
-            completion_tokens: generated,
-            forced_tokens,
-            finish_reason: finish,
-            prompt_ms,
-            generation_ms: generation_started.elapsed().as_secs_f64() * 1000.0,
-        })
+        Ok(out)
     }
 
     /// Places the prompt by the slot policy and applies the placement to

@@ -98,7 +98,7 @@ pub(super) fn ruff(lines: &[&str]) -> Option<Report> {
     static CONCISE: LazyLock<Regex> = LazyLock::new(|| re(r"^(\S+?):(\d+):\d+: ([A-Z]+\d+) (?:\[\*\] )?(.+)$"));
     let failed = match lines.iter().rev().find_map(|l| FOUND.captures(l)) {
         Some(c) => c.get(3).map_or_else(|| num(&c[1]), |m| num(m.as_str())),
-        None if lines.iter().any(|l| *l == "All checks passed!") => 0,
+        None if lines.contains(&"All checks passed!") => 0,
         None => return None,
     };
     let mut failures = Vec::new();

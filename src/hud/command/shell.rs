@@ -71,18 +71,16 @@ pub(super) fn words(stage: &str) -> Vec<String> {
         raw.push(t.trim_matches(|c| c == '"' || c == '\''));
     }
     let mut i = 0;
-    loop {
-        let Some(word) = raw.get(i) else { break };
+    while let Some(word) = raw.get(i) {
         let name = basename(word);
         let assignment = word
             .split_once('=')
             .is_some_and(|(var, _)| !var.is_empty() && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
-        if assignment {
-            i += 1;
-        } else if matches!(
+        let wrapper = matches!(
             name,
             "time" | "env" | "nice" | "nohup" | "command" | "exec" | "npx" | "bunx" | "pnpx"
-        ) {
+        );
+        if assignment || wrapper {
             i += 1;
         } else if name == "timeout" {
             // timeout [-k N] [-s SIG] DURATION cmd
@@ -95,9 +93,9 @@ pub(super) fn words(stage: &str) -> Vec<String> {
                 };
             }
             i += 1;
-        } else if matches!(name, "uv" | "poetry" | "pipenv" | "pdm" | "hatch") && raw.get(i + 1) == Some(&"run") {
-            i += 2;
-        } else if (name.starts_with("python") || name == "py") && raw.get(i + 1) == Some(&"-m") && raw.len() > i + 2 {
+        } else if matches!(name, "uv" | "poetry" | "pipenv" | "pdm" | "hatch") && raw.get(i + 1) == Some(&"run")
+            || (name.starts_with("python") || name == "py") && raw.get(i + 1) == Some(&"-m") && raw.len() > i + 2
+        {
             i += 2;
         } else {
             break;

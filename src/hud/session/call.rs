@@ -118,7 +118,7 @@ impl ToolCall {
             Some(ms.div_ceil(1000))
         });
         let benign = match (command, self.exit.filter(|&e| e != 0)) {
-            (Some(command), Some(exit)) if !self.report.as_ref().is_some_and(|r| !r.ok()) => {
+            (Some(command), Some(exit)) if self.report.as_ref().is_none_or(|r| r.ok()) => {
                 crate::hud::command::benign_exit(command, exit)
             }
             _ => None,

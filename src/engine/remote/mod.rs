@@ -115,7 +115,10 @@ impl RemoteEngine {
             .build()
             .map_err(|e| anyhow::anyhow!("building the engine's HTTP client: {e}"))?;
         let inner = Arc::new(Inner {
-            known: Mutex::new(Known::of(&config)),
+            known: Mutex::new(Known {
+                model: config.model.clone(),
+                ..Known::default()
+            }),
             config: RemoteConfig { url, ..config },
             client,
             health: HealthCell::default(),
@@ -148,15 +151,14 @@ impl Inner {
     }
 
     fn set_health(&self, state: HealthState) {
-        let log = match &state {
-            HealthState::Failed { reason } => format!("engine unavailable: {reason}"),
-            _ => String::new(),
+        let reason = match &state {
+            HealthState::Failed { reason } => Some(reason.clone()),
+            _ => None,
         };
         if self.health.set(state) {
-            if log.is_empty() {
-                tracing::info!(engine = %self.config.url, "engine ready");
-            } else {
-                tracing::warn!(engine = %self.config.url, "{log}");
+            match reason {
+                Some(reason) => tracing::warn!(engine = %self.config.url, %reason, "engine unavailable"),
+                None => tracing::info!(engine = %self.config.url, "engine ready"),
             }
         }
     }

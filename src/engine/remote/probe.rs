@@ -3,7 +3,7 @@
 //! llama-server's `/props` the context size and slot count.
 
 use super::client::describe;
-use super::{Inner, Known, RemoteConfig};
+use super::{Inner, RemoteConfig};
 use crate::engine::HealthState;
 use crate::openai::{ModelEntry, ModelList};
 use serde::Deserialize;
@@ -103,14 +103,4 @@ async fn props(engine: &Inner) -> Option<Props> {
         .json()
         .await
         .ok()
-}
-
-impl Known {
-    /// Nothing learnt yet but the model asked for.
-    pub(super) fn of(config: &RemoteConfig) -> Known {
-        Known {
-            model: config.model.clone(),
-            ..Known::default()
-        }
-    }
 }

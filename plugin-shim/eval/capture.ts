@@ -10,25 +10,16 @@
 // those files (`cargo bench --bench hud_quality`), so it needs none of these
 // tools; rerun this to refresh them.
 
-import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ToolStep } from "../test/fake-model.ts";
-import { opencode, opencodeRun, prepare, project } from "../test/opencode.ts";
+import { exportSession, opencodeRun, prepare, project } from "../test/opencode.ts";
 import { repoRoot } from "../test/helpers.ts";
-import { scenarios } from "./scenarios.ts";
+import { scenarios, toolEnv } from "./scenarios.ts";
 
 const out = join(repoRoot, "tests/fixtures/sessions");
 mkdirSync(out, { recursive: true });
 const wanted = process.argv.slice(2);
-// The real toolchains live under the real home, not the run's fresh one.
-const toolEnv: Record<string, string> = {
-  RUSTUP_HOME: process.env.RUSTUP_HOME ?? join(process.env.HOME ?? "/root", ".rustup"),
-  CARGO_HOME: process.env.CARGO_HOME ?? join(process.env.HOME ?? "/root", ".cargo"),
-  CARGO_NET_OFFLINE: "true",
-  GOFLAGS: "-mod=mod",
-  GOTOOLCHAIN: "local",
-};
 
 for (const scenario of scenarios) {
   if (wanted.length > 0 && !wanted.includes(scenario.name)) continue;
@@ -40,12 +31,8 @@ for (const scenario of scenarios) {
   });
   const run = await opencodeRun(prepared, { args: ["--format", "json"], prompt: scenario.goal, timeoutMs: 600_000 });
   await prepared.model.stop();
-  const id = run.output.match(/"sessionID":"(ses_[A-Za-z0-9]+)"/)?.[1];
-  if (run.code !== 0 || !id) throw new Error(`${scenario.name}: opencode run failed (${run.code})\n${run.output.slice(-2000)}`);
-  const exported = spawnSync(opencode, ["export", id], { cwd: project, env: prepared.env, encoding: "utf8", maxBuffer: 1 << 28 });
-  if (exported.status !== 0) throw new Error(`${scenario.name}: opencode export failed\n${exported.stderr}`);
-  const json = exported.stdout.slice(exported.stdout.indexOf("{"));
-  const session = JSON.parse(json.split(project).join("/home/dev/project"));
+  if (run.code !== 0) throw new Error(`${scenario.name}: opencode run failed (${run.code})\n${run.output.slice(-2000)}`);
+  const session = JSON.parse(JSON.stringify(exportSession(prepared, run.output)).split(project).join("/home/dev/project"));
   const tools = session.messages.flatMap((m: any) => m.parts.filter((p: any) => p.type === "tool"));
   if (tools.length !== script.length) throw new Error(`${scenario.name}: ${tools.length} tool parts for ${script.length} steps`);
   writeFileSync(join(out, `${scenario.name}.json`), JSON.stringify({ goal: scenario.goal, messages: session.messages }, null, 1) + "\n");

@@ -1,7 +1,17 @@
 // The sessions of the HUD quality evaluation, as scripts of tool calls. The
 // real tools run them when eval/capture.ts drives the real OpenCode.
 
+import { join } from "node:path";
 import type { ToolStep } from "../test/fake-model.ts";
+
+/** The real toolchains live under the real home, not the run's fresh one. */
+export const toolEnv: Record<string, string> = {
+  RUSTUP_HOME: process.env.RUSTUP_HOME ?? join(process.env.HOME ?? "/root", ".rustup"),
+  CARGO_HOME: process.env.CARGO_HOME ?? join(process.env.HOME ?? "/root", ".cargo"),
+  CARGO_NET_OFFLINE: "true",
+  GOFLAGS: "-mod=mod",
+  GOTOOLCHAIN: "local",
+};
 
 export interface EvalScenario {
   name: string;

@@ -31,9 +31,10 @@ export interface Sidecar {
   stop(): Promise<void>;
 }
 
-/** Starts `evolve-hud serve` on the test model and waits until `/health` is 200. */
-export async function startSidecar(port = 0): Promise<Sidecar> {
-  const child = spawn(sidecarBin, ["serve", "--model", testModel, "--port", String(port), "--threads", "2"], {
+/** Starts `evolve-hud serve` on `model` (the test model by default, on 2
+ * threads) and waits until `/health` is 200. */
+export async function startSidecar(port = 0, model = testModel, args = ["--threads", "2"]): Promise<Sidecar> {
+  const child = spawn(sidecarBin, ["serve", "--model", model, "--port", String(port), ...args], {
     stdio: ["ignore", "ignore", "pipe"],
     env: { ...process.env, RUST_LOG: "info" },
   });
@@ -207,6 +208,16 @@ export async function opencodeRun(
   const code = await new Promise<number | null>((ok) => child.once("exit", ok));
   clearTimeout(timer);
   return { code, seconds: (performance.now() - started) / 1000, output };
+}
+
+/** The session a `opencode run --format json` printed, as `opencode export`
+ * writes it: `{ info, messages }`. */
+export function exportSession({ env }: Prepared, output: string): any {
+  const id = output.match(/"sessionID":"(ses_[A-Za-z0-9]+)"/)?.[1];
+  if (!id) throw new Error(`no session id in the run's output\n${output.slice(-2000)}`);
+  const exported = spawnSync(opencode, ["export", id], { cwd: project, env, encoding: "utf8", maxBuffer: 1 << 28 });
+  if (exported.status !== 0) throw new Error(`opencode export failed\n${exported.stderr}`);
+  return JSON.parse(exported.stdout.slice(exported.stdout.indexOf("{")));
 }
 
 export interface OpencodeServer {

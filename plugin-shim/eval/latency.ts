@@ -110,6 +110,8 @@ interface Question {
   shown?: number;
   /** From the question asked to the finding first shown. */
   asked?: number;
+  /** From the tool's end to the agent's next request (the plugin's wait). */
+  request?: number;
   next: boolean | undefined;
   after: boolean | undefined;
 }
@@ -149,6 +151,7 @@ for (const scenario of scenarios) {
   for (let i = 0; last() === "pending" && i < 600; i++) await sleep(100);
   const tools = session.messages.flatMap((m: any) => m.parts.filter((p: any) => p.type === "tool"));
   const main = prepared.model.main();
+  const sent = prepared.model.requests.filter((r) => r.kind === "main").map((r) => r.at);
   // The HUD each main request carried (request k follows tool k - 1).
   const carried = main.map((body: any) => quotes(textOf(body.messages.filter(isHudMessage).pop())));
   const mine = events.filter((e) => e.session === id);
@@ -173,6 +176,7 @@ for (const scenario of scenarios) {
       outcome: shownAt ? "shown" : settled?.state === "ready" ? "ready, its lines already shown" : (settled?.state ?? "pending"),
       shown: shownAt && tool ? (shownAt.at - tool.state.time.end) / 1000 : undefined,
       asked: shownAt ? (shownAt.at - e.at) / 1000 : undefined,
+      request: tool && sent[step + 1] !== undefined ? (sent[step + 1] - tool.state.time.end) / 1000 : undefined,
       next: shownAt ? has(step + 1) : undefined,
       after: shownAt ? has(step + 2) : undefined,
     });
@@ -193,10 +197,10 @@ const secs = (v: number | undefined) => (v === undefined ? "–" : `${v.toFixed(
 console.log(
   `\n${new Date().toISOString().slice(0, 10)}; model ${model.split("/").pop()}; main model thinks ${think} s; waitMs ${waitMs}; ${load} busy loops beside; ${((Date.now() - started) / 60000).toFixed(1)} min\n`,
 );
-console.log("| session | call | outcome | tool end → shown | asked → shown | in the next request | in the one after |");
-console.log("|---|---|---|---:|---:|---|---|");
+console.log("| session | call | outcome | tool end → shown | asked → shown | tool end → next request | in the next request | in the one after |");
+console.log("|---|---|---|---:|---:|---:|---|---|");
 for (const q of questions) {
-  console.log(`| ${q.session} | \`${q.call.replaceAll("|", "\\|")}\` | ${q.outcome} | ${secs(q.shown)} | ${secs(q.asked)} | ${yes(q.next)} | ${yes(q.after)} |`);
+  console.log(`| ${q.session} | \`${q.call.replaceAll("|", "\\|")}\` | ${q.outcome} | ${secs(q.shown)} | ${secs(q.asked)} | ${secs(q.request)} | ${yes(q.next)} | ${yes(q.after)} |`);
 }
 const shown = questions.filter((q) => q.shown !== undefined).map((q) => q.shown!);
 const count = (pick: (q: Question) => boolean | undefined) => questions.filter((q) => pick(q) === true).length;

@@ -117,10 +117,16 @@ interface Question {
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-const busy: ChildProcess[] = [];
-for (let i = 0; i < load; i++) busy.push(spawn("sh", ["-c", "while :; do :; done"], { stdio: "ignore" }));
+// Nothing the run starts outlives it, however it ends.
+const children: ChildProcess[] = [];
+process.on("exit", () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+});
+process.on("SIGINT", () => process.exit(130));
+for (let i = 0; i < load; i++) children.push(spawn("sh", ["-c", "while :; do :; done"], { stdio: "ignore" }));
 
 const sidecar = await startSidecar(0, model, []);
+children.push(sidecar.child);
 const events: HudEvent[] = [];
 const unfollow = await follow(sidecar.url, events);
 // The sidecar decodes the start its questions share as it starts; a running
@@ -186,7 +192,6 @@ for (const scenario of scenarios) {
 const notTaken = await metric(sidecar.url, "evolve_hud_hud_questions_not_taken_total");
 unfollow();
 await sidecar.stop();
-for (const b of busy) b.kill("SIGKILL");
 
 const quantile = (v: number[], p: number) => {
   const s = [...v].sort((a, b) => a - b);

@@ -32,7 +32,7 @@ for (const scenario of scenarios) {
   const run = await opencodeRun(prepared, { args: ["--format", "json"], prompt: scenario.goal, timeoutMs: 600_000 });
   await prepared.model.stop();
   if (run.code !== 0) throw new Error(`${scenario.name}: opencode run failed (${run.code})\n${run.output.slice(-2000)}`);
-  const session = JSON.parse(JSON.stringify(exportSession(prepared, run.output)).split(project).join("/home/dev/project"));
+  const session = exportSession(prepared, run.output, "/home/dev/project");
   const tools = session.messages.flatMap((m: any) => m.parts.filter((p: any) => p.type === "tool"));
   if (tools.length !== script.length) throw new Error(`${scenario.name}: ${tools.length} tool parts for ${script.length} steps`);
   writeFileSync(join(out, `${scenario.name}.json`), JSON.stringify({ goal: scenario.goal, messages: session.messages }, null, 1) + "\n");

@@ -21,6 +21,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { quantile } from "../test/helpers.ts";
 import { exportSession, opencodeRun, prepare, project, startSidecar, textOf, isHudMessage } from "../test/opencode.ts";
 import { scenarios, toolEnv } from "./scenarios.ts";
 
@@ -193,10 +194,6 @@ const notTaken = await metric(sidecar.url, "evolve_hud_hud_questions_not_taken_t
 unfollow();
 await sidecar.stop();
 
-const quantile = (v: number[], p: number) => {
-  const s = [...v].sort((a, b) => a - b);
-  return s.length === 0 ? undefined : s[Math.round((s.length - 1) * p)];
-};
 const yes = (v: boolean | undefined) => (v === undefined ? "–" : v ? "yes" : "no");
 const secs = (v: number | undefined) => (v === undefined ? "–" : `${v.toFixed(2)} s`);
 console.log(

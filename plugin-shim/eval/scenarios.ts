@@ -1,5 +1,6 @@
 // The sessions of the HUD quality evaluation, as scripts of tool calls. The
-// real tools run them when eval/capture.ts drives the real OpenCode.
+// real tools run them when eval/capture.ts (to record them) or
+// eval/latency.ts (to time the model's findings) drives the real OpenCode.
 
 import { join } from "node:path";
 import type { ToolStep } from "../test/fake-model.ts";

@@ -153,6 +153,12 @@ export async function deadPort(): Promise<number> {
   return port;
 }
 
+/** The `p`-quantile of `values` by nearest rank; undefined when empty. */
+export function quantile(values: number[], p: number): number | undefined {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0 ? undefined : sorted[Math.round((sorted.length - 1) * p)];
+}
+
 /**
  * Runs the shim's transform hook on each array (a fresh copy each time),
  * checks that the HUD came out last, and returns the times per step, sorted,
@@ -172,7 +178,7 @@ export async function timeSteps(
     if (!isHud(output.messages.at(-1))) throw new Error("no HUD after the step");
   }
   times.sort((a, b) => a - b);
-  const at = (p: number) => times[Math.round((times.length - 1) * p)].toFixed(2);
+  const at = (p: number) => quantile(times, p)!.toFixed(2);
   return { times, report: `p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms per step (${times.length} steps)` };
 }
 

@@ -211,13 +211,14 @@ export async function opencodeRun(
 }
 
 /** The session a `opencode run --format json` printed, as `opencode export`
- * writes it: `{ info, messages }`. */
-export function exportSession({ env }: Prepared, output: string): any {
+ * writes it: `{ info, messages }`, with the project's path written as
+ * `projectAs`. */
+export function exportSession({ env }: Prepared, output: string, projectAs = project): any {
   const id = output.match(/"sessionID":"(ses_[A-Za-z0-9]+)"/)?.[1];
   if (!id) throw new Error(`no session id in the run's output\n${output.slice(-2000)}`);
   const exported = spawnSync(opencode, ["export", id], { cwd: project, env, encoding: "utf8", maxBuffer: 1 << 28 });
   if (exported.status !== 0) throw new Error(`opencode export failed\n${exported.stderr}`);
-  return JSON.parse(exported.stdout.slice(exported.stdout.indexOf("{")));
+  return JSON.parse(exported.stdout.slice(exported.stdout.indexOf("{")).split(project).join(projectAs));
 }
 
 export interface OpencodeServer {

@@ -31,7 +31,7 @@ seed() {
   cp fuzz/regressions/"$target"/* "$dir"/ 2>/dev/null || true
   case "$target" in
     hud_requests)
-      local fixtures="${EVOLVE_HUD_FIXTURES:-../shared/fixtures/opencode-1.18.33}"
+      local fixtures="${EVOLVE_HUD_FIXTURES:-tests/fixtures/opencode-1.18.33}"
       for f in "$fixtures"/*/transform-*.json; do
         [ -e "$f" ] || continue
         python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["output"]["messages"]))' "$f" \

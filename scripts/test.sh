@@ -18,5 +18,16 @@ export EVOLVE_HUD_LLAMA_SERVER
 # model thread panic.
 cargo nextest run --release --locked --features fault-injection
 # The plugin shim: unit, property and fail-open tests, then end to end in the
-# real OpenCode with the sidecar just built.
-(cd plugin-shim && npm test)
+# real OpenCode with the sidecar just built. They run in a copy of the
+# repository as a clone has it (tracked and new files, nothing ignored) in an
+# empty temporary folder, so a test that reads anything beside the
+# repository fails here; the installed npm packages are linked in.
+copy="$(mktemp -d)/evolve-hud"
+trap 'rm -rf "$(dirname "$copy")"' EXIT
+mkdir "$copy"
+git ls-files -z --cached --others --exclude-standard \
+  | xargs -0 -r sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh \
+  | tar --null -T - -cf - | tar -xf - -C "$copy"
+ln -s "$PWD/plugin-shim/node_modules" "$copy/plugin-shim/node_modules"
+export EVOLVE_HUD_BIN="${EVOLVE_HUD_BIN:-$PWD/target/release/evolve-hud}"
+(cd "$copy/plugin-shim" && npm test)

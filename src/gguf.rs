@@ -45,8 +45,25 @@ pub struct GgufSummary {
     pub architecture: Option<String>,
 }
 
-/// Checks the file at `path`.
+/// Checks the file at `path`. Only a regular file is opened: a FIFO or a
+/// device would block the open or never end.
 pub fn check(path: &Path) -> Result<GgufSummary, GgufError> {
+    let kind = std::fs::metadata(path)
+        .map_err(|source| match source.kind() {
+            io::ErrorKind::NotFound => GgufError::Missing(path.to_owned()),
+            _ => GgufError::Io {
+                path: path.to_owned(),
+                source,
+            },
+        })?
+        .file_type();
+    if !kind.is_file() {
+        let what = if kind.is_dir() { "a directory" } else { "not a regular file (a FIFO, socket or device)" };
+        return Err(GgufError::Io {
+            path: path.to_owned(),
+            source: io::Error::new(io::ErrorKind::InvalidInput, format!("it is {what}; give a .gguf file")),
+        });
+    }
     let file = File::open(path).map_err(|source| match source.kind() {
         io::ErrorKind::NotFound => GgufError::Missing(path.to_owned()),
         _ => GgufError::Io {
@@ -58,13 +75,42 @@ pub fn check(path: &Path) -> Result<GgufSummary, GgufError> {
         path: path.to_owned(),
         source,
     })?;
-    if meta.is_dir() {
-        return Err(GgufError::Io {
-            path: path.to_owned(),
-            source: io::Error::new(io::ErrorKind::InvalidInput, "it is a directory"),
-        });
-    }
     check_reader(BufReader::new(file), meta.len()).map_err(|e| e.with_path(path))
+}
+
+/// What identifies a file's contents cheaply: its device, inode, size and
+/// modification time. A model file replaced or rewritten under a running
+/// server changes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl FileStamp {
+    pub fn of(path: &Path) -> io::Result<FileStamp> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(path)?;
+        Ok(FileStamp {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            len: meta.len(),
+            modified: meta.modified().ok(),
+        })
+    }
+
+    /// How `now` differs from this stamp, in words; `None` when it does not.
+    pub fn change(&self, now: &io::Result<FileStamp>) -> Option<String> {
+        match now {
+            Err(e) => Some(format!("it can no longer be read ({e})")),
+            Ok(now) if (now.dev, now.ino) != (self.dev, self.ino) => Some("it was replaced by another file".into()),
+            Ok(now) if now.len != self.len => Some(format!("its size went from {} to {} bytes", self.len, now.len)),
+            Ok(now) if now.modified != self.modified => Some("it was rewritten".into()),
+            Ok(_) => None,
+        }
+    }
 }
 
 /// Checks GGUF bytes from any reader; `file_size` bounds every length read.

@@ -69,7 +69,7 @@ pub fn run(args: &InstallShimArgs) -> anyhow::Result<()> {
         };
     }
     let outcome = install(&dir)?;
-    let launch = record_launch(args.model.as_deref())?;
+    let launch = record_launch(args.model.as_deref(), None)?;
     let verb = match outcome {
         Outcome::Installed => "installed",
         Outcome::Updated => "updated",
@@ -105,6 +105,10 @@ pub struct Launch {
     pub binary: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The port the sidecar serves on (none: 8377), when `service install`
+    /// chose another: the plugin talks to it there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
 }
 
 /// `$XDG_CONFIG_HOME/evolve-hud/launch.json` (`~/.config/evolve-hud/`).
@@ -114,18 +118,34 @@ pub fn launch_path() -> anyhow::Result<PathBuf> {
 
 /// The recorded launch, if any.
 pub fn recorded_launch() -> Option<Launch> {
-    serde_json::from_slice(&std::fs::read(launch_path().ok()?).ok()?).ok()
+    read_launch().ok().flatten()
 }
 
-/// Records this binary (and `model`, else the one recorded before) for the
-/// plugin to start.
-fn record_launch(model: Option<&str>) -> anyhow::Result<Launch> {
+/// The recorded launch: `None` when none is recorded, an error naming the
+/// file when it cannot be read.
+pub fn read_launch() -> anyhow::Result<Option<Launch>> {
+    let path = launch_path()?;
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .with_context(|| format!("{} is not a launch record", path.display()))
+}
+
+/// Records this binary (and `model` and `port`, else the ones recorded
+/// before) for the plugin to start and talk to.
+pub(crate) fn record_launch(model: Option<&str>, port: Option<u16>) -> anyhow::Result<Launch> {
     let binary = std::env::current_exe().context("finding this binary's path")?;
+    let before = recorded_launch();
     let launch = Launch {
         binary: binary.to_string_lossy().into_owned(),
         model: model
             .map(str::to_owned)
-            .or_else(|| recorded_launch().and_then(|l| l.model)),
+            .or_else(|| before.as_ref().and_then(|l| l.model.clone())),
+        port: port.or_else(|| before.as_ref().and_then(|l| l.port)),
     };
     let path = launch_path()?;
     if let Some(dir) = path.parent() {
@@ -222,15 +242,44 @@ fn write_atomically(path: &Path, contents: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Whether the plugin in `dir` is this binary's, file for file; `None` when
-/// its entry file is not there.
-pub fn is_current(dir: &Path) -> Option<bool> {
-    std::fs::metadata(dir.join(FILE_NAME)).ok()?;
-    Some(
-        FILES
-            .iter()
-            .all(|&(name, contents)| std::fs::read(dir.join(name)).is_ok_and(|c| c == contents.as_bytes())),
-    )
+/// What is installed in a plugin folder, against this binary's plugin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Installed {
+    /// No entry file.
+    Absent,
+    /// Every file is this binary's.
+    Current,
+    /// This binary's entry file, with some of its modules not there at all.
+    Missing(Vec<&'static str>),
+    /// Another version's.
+    Older,
+}
+
+/// The plugin in `dir`, file for file.
+pub fn installed(dir: &Path) -> Installed {
+    let Ok(entry) = std::fs::read(dir.join(FILE_NAME)) else {
+        return Installed::Absent;
+    };
+    // An entry file of another version is an older install, whatever else is there.
+    if !FILES.iter().any(|&(name, contents)| name == FILE_NAME && entry == contents.as_bytes()) {
+        return Installed::Older;
+    }
+    let missing: Vec<&'static str> = FILES
+        .iter()
+        .filter(|(name, _)| !dir.join(name).exists())
+        .map(|&(name, _)| name)
+        .collect();
+    if !missing.is_empty() {
+        return Installed::Missing(missing);
+    }
+    let current = FILES
+        .iter()
+        .all(|&(name, contents)| std::fs::read(dir.join(name)).is_ok_and(|c| c == contents.as_bytes()));
+    if current {
+        Installed::Current
+    } else {
+        Installed::Older
+    }
 }
 
 /// Removes the entry file and the module folder from `dir`; whether either was there.

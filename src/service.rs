@@ -27,8 +27,34 @@ pub fn run(args: &ServiceArgs) -> anyhow::Result<String> {
             if let Some(dir) = path.parent() {
                 std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
             }
-            std::fs::write(&path, text(&command)).with_context(|| format!("writing {}", path.display()))?;
-            Ok(format!("wrote {}\n{}", path.display(), enable()))
+            let unit = text(&command);
+            let replaced = match std::fs::read_to_string(&path) {
+                Ok(old) if old == unit => format!("already current: {}\n", path.display()),
+                Ok(old) => format!(
+                    "replaced {} (it ran: {})\n",
+                    path.display(),
+                    ran(&old).unwrap_or("something else")
+                ),
+                Err(_) => format!("wrote {}\n", path.display()),
+            };
+            std::fs::write(&path, &unit).with_context(|| format!("writing {}", path.display()))?;
+            // The plugin talks to the service's port, and starts the same binary and model.
+            crate::install::record_launch(model.as_deref(), Some(*port))?;
+            let mut said = replaced;
+            said += &format!(
+                "the plugin talks to it on port {port} (recorded in {})\n",
+                crate::install::launch_path()?.display()
+            );
+            match manager() {
+                Ok(()) => said += enable(),
+                Err(why) => {
+                    said += &format!(
+                        "warning: {why}, so nothing here will run this service. Start the sidecar by hand \
+(`evolve-hud serve --port {port}`), or leave it to the plugin, which starts one when none answers.\n"
+                    );
+                }
+            }
+            Ok(said)
         }
         ServiceAction::Uninstall => match std::fs::remove_file(&path) {
             Ok(()) => Ok(format!("removed {}\n{}", path.display(), disable())),
@@ -75,6 +101,39 @@ fn text(command: &[String]) -> String {
         "[Unit]\nDescription=evolve-hud sidecar for OpenCode\n\n[Service]\nExecStart={}\nRestart=on-failure\n\n[Install]\nWantedBy=default.target\n",
         exec.join(" ")
     )
+}
+
+/// What an existing unit or agent runs.
+fn ran(unit: &str) -> Option<&str> {
+    if cfg!(target_os = "macos") {
+        return unit.find("<array>").map(|at| unit[at..].lines().nth(1).unwrap_or_default().trim());
+    }
+    unit.lines().find_map(|l| l.strip_prefix("ExecStart="))
+}
+
+/// Whether the user's service manager answers: a user systemd instance
+/// (`systemctl --user`), or launchd on macOS. Why not, in words.
+fn manager() -> Result<(), String> {
+    let (program, args): (&str, &[&str]) = if cfg!(target_os = "macos") {
+        ("launchctl", &["list"])
+    } else {
+        ("systemctl", &["--user", "show-environment"])
+    };
+    match std::process::Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .output()
+    {
+        Ok(out) if out.status.success() => Ok(()),
+        Ok(out) => Err(format!(
+            "no user service manager answers (`{program} {}` failed: {})",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).lines().next().unwrap_or("no reason given").trim()
+        )),
+        Err(e) => Err(format!("`{program}` cannot be run here ({e})")),
+    }
 }
 
 fn enable() -> &'static str {

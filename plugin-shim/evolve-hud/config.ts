@@ -124,13 +124,16 @@ function flag(v: unknown): boolean | undefined {
 /**
  * Reads the settings. Unusable values are named in `problems` and the next
  * source down is used. `EVOLVE_HUD_PORT` (the sidecar's own port setting)
- * stands in for the URL when no URL is given.
+ * stands in for the URL when no URL is given, and below it `recordedPort`,
+ * the port `evolve-hud service install` recorded.
  */
 export function loadConfig(
   options: Source = {},
   env: Record<string, string | undefined> = process.env,
+  recordedPort?: number,
 ): { config: Config; problems: string[] } {
   const config: Config = { ...DEFAULTS };
+  if (recordedPort !== undefined) config.url = `http://127.0.0.1:${recordedPort}`;
   const problems: string[] = [];
   const port = env.EVOLVE_HUD_PORT;
   const envSource: Source = { ...env };

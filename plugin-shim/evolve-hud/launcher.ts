@@ -1,18 +1,23 @@
 // Starting the sidecar: when none answers on this machine, `evolve-hud
 // serve` is started detached. Two OpenCode processes may both start one;
-// the sidecar's lock on its port keeps exactly one.
+// the sidecar's lock on its port keeps exactly one. A sidecar that dies is
+// started again on the next refused call, with a backoff from 1 s up to a
+// minute while starts keep failing. What becomes of a start (loading, an
+// exit with its reason, no answer in time) is told through `onNotice`.
 
 import { spawn } from "node:child_process";
-import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { Config } from "./config.ts";
+import { isObject } from "./hud.ts";
 import type { Log } from "./log.ts";
 
-/** What `evolve-hud install-shim` recorded: the binary, and the model to serve. */
-interface LaunchRecord {
+/** What `evolve-hud install-shim` and `service install` recorded: the binary, the model to serve, the port. */
+export interface LaunchRecord {
   binary?: string;
   model?: string;
+  port?: number;
 }
 
 /** The user's folder for `kind` (config or state) of evolve-hud, by the XDG rules. */
@@ -21,17 +26,52 @@ function userDir(env: NodeJS.ProcessEnv, kind: "config" | "state"): string {
   return join(env[variable] || join(env.HOME || homedir(), fallback), "evolve-hud");
 }
 
-/** A launch only once this often, whatever comes. */
-const LAUNCH_EVERY_MS = 60_000;
+/** The recorded launch, its unusable fields dropped; `problem` says why a record could not be read. */
+export function readLaunchRecord(env: NodeJS.ProcessEnv): { record: LaunchRecord; problem?: string } {
+  const path = join(userDir(env, "config"), "launch.json");
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    // None recorded: `evolve-hud` on PATH, with its default model.
+    return { record: {} };
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    return { record: {}, problem: `${path} is not JSON (${(e as Error).message}); run \`evolve-hud install-shim\` again` };
+  }
+  if (!isObject(parsed)) return { record: {}, problem: `${path} is not a JSON object; run \`evolve-hud install-shim\` again` };
+  const record: LaunchRecord = {};
+  if (typeof parsed.binary === "string" && parsed.binary) record.binary = parsed.binary;
+  if (typeof parsed.model === "string" && parsed.model) record.model = parsed.model;
+  if (Number.isInteger(parsed.port) && (parsed.port as number) > 0 && (parsed.port as number) < 65536) record.port = parsed.port as number;
+  return { record };
+}
+
+/** The first wait between starts, and the longest. */
+const FIRST_BACKOFF_MS = 1000;
+const MAX_BACKOFF_MS = 60_000;
+/** How long a started sidecar may take to answer ready before the user is told. */
+const READY_WITHIN_MS = 180_000;
+const POLL_MS = 500;
+
+export type Notice = (message: string, variant: "info" | "warning" | "success") => void;
 
 export class Launcher {
-  private lastAt = -Infinity;
+  private nextAt = -Infinity;
+  private backoffMs = FIRST_BACKOFF_MS;
+  private watching = false;
+  /** Told what became of a start: loading, ready, an exit with its reason, no answer in time. */
+  onNotice?: Notice;
 
   constructor(
     private config: Config,
     private log: Log,
     private env: NodeJS.ProcessEnv,
     private now: () => number = Date.now,
+    private record: LaunchRecord = readLaunchRecord(env).record,
   ) {}
 
   /** The port of a sidecar this machine may start: only a loopback URL. */
@@ -42,33 +82,143 @@ export class Launcher {
     return Number(url.port || (url.protocol === "https:" ? 443 : 80));
   }
 
-  /** Starts `evolve-hud serve` unless autostart is off, the sidecar is not local, or one was started lately. */
+  /** The sidecar answered: the next start, if one is ever needed, may come at once. */
+  answered(): void {
+    this.backoffMs = FIRST_BACKOFF_MS;
+    this.nextAt = -Infinity;
+  }
+
+  /** Starts `evolve-hud serve` unless autostart is off, the sidecar is not local, or the backoff says wait. */
   start(): void {
     const port = this.port();
-    if (!this.config.autostart || port === undefined || this.now() - this.lastAt < LAUNCH_EVERY_MS) return;
-    this.lastAt = this.now();
-    let record: LaunchRecord = {};
-    try {
-      record = JSON.parse(readFileSync(join(userDir(this.env, "config"), "launch.json"), "utf8"));
-    } catch {
-      // None recorded: `evolve-hud` on PATH, with its default model.
-    }
-    const binary = typeof record.binary === "string" && record.binary ? record.binary : "evolve-hud";
-    const args = ["serve", "--port", String(port), ...(typeof record.model === "string" && record.model ? ["--model", record.model] : [])];
+    if (!this.config.autostart || port === undefined || this.now() < this.nextAt) return;
+    this.nextAt = this.now() + this.backoffMs;
+    this.backoffMs = Math.min(this.backoffMs * 2, MAX_BACKOFF_MS);
+    const binary = this.record.binary ?? "evolve-hud";
+    const args = ["serve", "--port", String(port), ...(this.record.model ? ["--model", this.record.model] : [])];
     const logDir = userDir(this.env, "state");
     const logFile = join(logDir, "serve.log");
     let fd: number | undefined;
+    let logFrom = 0;
     try {
       mkdirSync(logDir, { recursive: true });
       fd = openSync(logFile, "a");
-      const child = spawn(binary, args, { detached: true, stdio: ["ignore", fd, fd], env: this.env });
-      child.on("error", (e) => this.log("warn", `evolve-hud: could not start the sidecar (${binary}): ${e.message}; start it with \`evolve-hud serve\``));
+      logFrom = fstatSync(fd).size;
+    } catch (e) {
+      this.log(
+        "warn",
+        `evolve-hud: cannot open the sidecar's log ${logFile} (${(e as Error)?.message ?? e}); starting it without a log. ` +
+          `Make ${logDir} a folder you can write, or set XDG_STATE_HOME`,
+      );
+    }
+    try {
+      const child = spawn(binary, args, { detached: true, stdio: ["ignore", fd ?? "ignore", fd ?? "ignore"], env: this.env });
+      child.on("error", (e) => {
+        this.log("warn", `evolve-hud: could not start the sidecar (${binary}): ${e.message}; start it with \`evolve-hud serve\``);
+        this.onNotice?.(`Could not start the sidecar (${binary}: ${e.message}). Install evolve-hud, or run \`evolve-hud install-shim\` again.`, "warning");
+      });
+      child.on("exit", (code, signal) => {
+        void this.exited(code, signal, fd === undefined ? undefined : { file: logFile, from: logFrom }).catch(() => {});
+      });
       child.unref();
-      this.log("info", `evolve-hud: no sidecar answered; started \`${binary} ${args.join(" ")}\` (log: ${logFile})`);
+      this.log("info", `evolve-hud: no sidecar answered; started \`${binary} ${args.join(" ")}\` (log: ${fd === undefined ? "none" : logFile})`);
+      this.watchStart();
     } catch (e) {
       this.log("warn", `evolve-hud: could not start the sidecar: ${(e as Error)?.message ?? e}`);
     } finally {
       if (fd !== undefined) closeSync(fd);
     }
   }
+
+  /** A started sidecar ended: unless another answers, tell the user why, from its log. */
+  private async exited(code: number | null, signal: NodeJS.Signals | null, log?: { file: string; from: number }): Promise<void> {
+    if (code === 0) return;
+    // Another process's sidecar won the port: nothing is wrong.
+    if ((await this.health()).kind !== "down") return;
+    const how = signal ? `was ended by ${signal}` : `exited with code ${code}`;
+    const why = log ? lastError(log.file, log.from) : undefined;
+    const where = log ? ` (log: ${log.file})` : "";
+    this.log("warn", `evolve-hud: the sidecar ${how}${why ? `: ${why}` : ""}${where}`);
+    this.onNotice?.(`The sidecar ${how}${why ? `: ${why}` : ""}${where}. No HUD until it runs.`, "warning");
+  }
+
+  /** Polls `/health` after a start: says "loading" once, and what is wrong if it is not ready in time. */
+  private watchStart(): void {
+    if (this.watching) return;
+    this.watching = true;
+    const until = this.now() + READY_WITHIN_MS;
+    let toldLoading = false;
+    const poll = async (): Promise<void> => {
+      const health = await this.health();
+      if (health.kind === "ready") {
+        if (toldLoading) this.onNotice?.("The sidecar's model is loaded: the HUD has its findings again.", "success");
+        this.watching = false;
+        return;
+      }
+      if (health.kind === "failed") {
+        this.log("warn", `evolve-hud: the sidecar's model failed: ${health.reason}`);
+        this.onNotice?.(`The sidecar's model failed: ${health.reason}. The HUD shows facts only; \`evolve-hud doctor\` tells more.`, "warning");
+        this.watching = false;
+        return;
+      }
+      if (health.kind === "loading" && !toldLoading) {
+        toldLoading = true;
+        const share = health.progress === undefined ? "" : ` (${Math.round(health.progress * 100)} %)`;
+        this.log("info", `evolve-hud: the sidecar is loading its model${share}; the HUD's facts are on meanwhile`);
+        this.onNotice?.(`The sidecar is loading its model${share}; the HUD's facts are on meanwhile.`, "info");
+      }
+      if (this.now() >= until) {
+        const state = health.kind === "loading" ? "still loading" : "not answering";
+        this.log("warn", `evolve-hud: the sidecar is ${state} ${READY_WITHIN_MS / 1000} s after its start`);
+        this.onNotice?.(`The sidecar is ${state} ${READY_WITHIN_MS / 1000} s after its start; \`evolve-hud doctor\` tells more.`, "warning");
+        this.watching = false;
+        return;
+      }
+      setTimeout(() => void poll().catch(() => (this.watching = false)), POLL_MS).unref();
+    };
+    setTimeout(() => void poll().catch(() => (this.watching = false)), POLL_MS).unref();
+  }
+
+  /** What `/health` says now. */
+  private async health(): Promise<
+    { kind: "ready" } | { kind: "loading"; progress?: number } | { kind: "failed"; reason: string } | { kind: "down" }
+  > {
+    try {
+      const response = await fetch(this.config.url + "/health", { signal: AbortSignal.timeout(1000) });
+      const body: unknown = await response.json().catch(() => undefined);
+      if (response.ok) return { kind: "ready" };
+      if (isObject(body) && body.status === "loading") {
+        return { kind: "loading", progress: typeof body.progress === "number" ? body.progress : undefined };
+      }
+      if (isObject(body) && body.status === "failed" && typeof body.reason === "string") return { kind: "failed", reason: body.reason };
+      return { kind: "down" };
+    } catch {
+      return { kind: "down" };
+    }
+  }
+}
+
+/** The last `error:` of a log written since `from`, with its causes, on one line. */
+function lastError(file: string, from: number): string | undefined {
+  let text = "";
+  try {
+    const fd = openSync(file, "r");
+    try {
+      const size = fstatSync(fd).size;
+      const start = Math.max(from, size - 16_384);
+      const buffer = Buffer.alloc(size - start);
+      readSync(fd, buffer, 0, buffer.length, start);
+      text = buffer.toString("utf8");
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
+  const lines = text.split("\n");
+  let at = lines.length - 1;
+  while (at >= 0 && !lines[at].startsWith("error: ")) at--;
+  if (at < 0) return undefined;
+  const causes = lines.slice(at + 1).filter((l) => l.startsWith("  caused by: ")).map((l) => l.trim().slice("caused by: ".length));
+  return [lines[at].slice("error: ".length), ...causes].join(": ").slice(0, 600);
 }

@@ -80,6 +80,8 @@ export class Sidecar {
   readonly breaker: Breaker;
   /** Called when nothing listens at the sidecar's address. */
   onRefused?: () => void;
+  /** Called on every answer from the sidecar (an expected error status included). */
+  onAnswered?: () => void;
 
   constructor(
     private config: Config,
@@ -106,10 +108,12 @@ export class Sidecar {
     try {
       const result = await this.request(path, body, timeoutMs);
       this.breaker.success();
+      this.onAnswered?.();
       return result;
     } catch (e) {
       const error = e instanceof SidecarError ? e : new SidecarError(String(e), "unreachable");
       if (error.kind === "refused") this.onRefused?.();
+      if (error.kind === "status") this.onAnswered?.();
       if (error.kind === "status" && expected.includes(error.status!)) this.breaker.success();
       else if (!(modelBound && error.kind === "timeout" && this.breaker.state === "closed")) this.breaker.failure(error);
       throw error;

@@ -4,6 +4,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { EvolveHudPlugin } from "../evolve-hud.ts";
 import { isHud } from "../evolve-hud/hud.ts";
 import type { Log } from "../evolve-hud/log.ts";
@@ -218,4 +219,93 @@ test("an unexpected failure in a hook does not escape it, and each kind is logge
   assert.equal(logs.length, 2, logs.join("\n"));
   assert.match(logs[0], /^evolve-hud: event failed open \(TypeError: first\)/);
   assert.match(logs[1], /^evolve-hud: event failed open \(RangeError: third\)/);
+});
+
+/** A fake `evolve-hud` that appends its arguments to `marker` and runs `body`, in a launch record. */
+async function fakeLauncher(body: string, record: Record<string, unknown> = {}) {
+  const { mkdtempSync, writeFileSync, mkdirSync, chmodSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const { join } = await import("node:path");
+  const dir = mkdtempSync(join(tmpdir(), "evolve-hud-launch-"));
+  const marker = join(dir, "started");
+  const binary = join(dir, "fake-evolve-hud");
+  writeFileSync(binary, `#!/bin/sh\necho "$@" >> ${marker}\n${body}\n`);
+  chmodSync(binary, 0o755);
+  mkdirSync(join(dir, "config", "evolve-hud"), { recursive: true });
+  writeFileSync(join(dir, "config", "evolve-hud", "launch.json"), JSON.stringify({ binary, ...record }));
+  const env = { XDG_CONFIG_HOME: join(dir, "config"), XDG_STATE_HOME: join(dir, "state"), PATH: "/usr/bin:/bin" };
+  return { dir, marker, env };
+}
+
+function readStarts(marker: string): number {
+  try {
+    return readFileSync(marker, "utf8").split("\n").filter(Boolean).length;
+  } catch {
+    return 0;
+  }
+}
+
+const until = async (check: () => boolean, ms: number) => {
+  for (const end = Date.now() + ms; !check() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+};
+
+test("a started sidecar that exits: the user is told why, from its log, with the fix", async () => {
+  const fake = await fakeLauncher(
+    'echo "error: no model: the default model \\`qwen\\` is not on disk. Get it with \\`evolve-hud pull qwen\\`"; echo "  caused by: the cache is empty"; exit 1',
+  );
+  const toasts: any[] = [];
+  const logs: string[] = [];
+  const client = { tui: { showToast: async (o: any) => toasts.push(o.body) }, app: { log: async () => {} } } as any;
+  const hooks = createShim({ url: `http://127.0.0.1:${await deadPort()}`, timeoutMs: TIMEOUT }, { log: (_, m) => logs.push(m), env: fake.env }, client);
+  await hooks["experimental.chat.messages.transform"]!({}, { messages: clone(step.messages) as any[] });
+  await until(() => toasts.some((t) => /exited/.test(t.message)), 5000);
+  const told = toasts.find((t) => /exited/.test(t.message));
+  assert.ok(told, JSON.stringify(toasts));
+  assert.equal(told.variant, "warning");
+  assert.match(told.message, /^The sidecar exited with code 1: no model: the default model `qwen` is not on disk\. Get it with `evolve-hud pull qwen`: the cache is empty \(log: .*serve\.log\)/);
+  assert.match(logs.join("\n"), /the sidecar exited with code 1: no model/);
+});
+
+test("a sidecar that keeps dying is started again at once, then with a backoff of 1, 2, 4 s", async () => {
+  const fake = await fakeLauncher("exit 1");
+  const hooks = createShim({ url: `http://127.0.0.1:${await deadPort()}`, timeoutMs: TIMEOUT }, { log: () => {}, env: fake.env });
+  const started = Date.now();
+  // An agent stepping every 100 ms for 3.5 s.
+  while (Date.now() - started < 3500) {
+    await hooks["experimental.chat.messages.transform"]!({}, { messages: clone(step.messages) as any[] });
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  // At 0 s, at 1 s (the first wait) and at 3 s (the second, 2 s).
+  await until(() => readStarts(fake.marker) >= 3, 1000);
+  assert.equal(readStarts(fake.marker), 3);
+});
+
+test("a log folder that cannot be made: the sidecar is still started, and the log says why", async () => {
+  const fake = await fakeLauncher("exit 0");
+  const { writeFileSync } = await import("node:fs");
+  const { join } = await import("node:path");
+  writeFileSync(join(fake.dir, "state-is-a-file"), "");
+  const logs: string[] = [];
+  const env = { ...fake.env, XDG_STATE_HOME: join(fake.dir, "state-is-a-file") };
+  const hooks = createShim({ url: `http://127.0.0.1:${await deadPort()}`, timeoutMs: TIMEOUT }, { log: (_, m) => logs.push(m), env });
+  await hooks["experimental.chat.messages.transform"]!({}, { messages: clone(step.messages) as any[] });
+  await until(() => readStarts(fake.marker) >= 1, 5000);
+  assert.equal(readStarts(fake.marker), 1);
+  assert.match(logs.join("\n"), /cannot open the sidecar's log .*state-is-a-file\/evolve-hud\/serve\.log .*starting it without a log/);
+});
+
+test("the port `service install` recorded is where the plugin looks; a corrupt record is named and ignored", async () => {
+  const fake = await fakeLauncher("exit 0", { port: 8399 });
+  const { loadConfig } = await import("../evolve-hud/config.ts");
+  const { readLaunchRecord } = await import("../evolve-hud/launcher.ts");
+  const { record, problem } = readLaunchRecord(fake.env);
+  assert.equal(problem, undefined);
+  assert.equal(loadConfig({}, {}, record.port).config.url, "http://127.0.0.1:8399");
+  assert.equal(loadConfig({}, { EVOLVE_HUD_PORT: "9000" }, record.port).config.url, "http://127.0.0.1:9000", "the environment wins");
+  const { writeFileSync } = await import("node:fs");
+  const { join } = await import("node:path");
+  writeFileSync(join(fake.env.XDG_CONFIG_HOME, "evolve-hud", "launch.json"), "{ not json");
+  const logs: string[] = [];
+  createShim({ autostart: false }, { log: (_, m) => logs.push(m), env: fake.env });
+  assert.match(logs.join("\n"), /ignoring the launch record: .*launch\.json is not JSON/);
 });

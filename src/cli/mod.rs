@@ -357,4 +357,19 @@ mod tests {
         assert!(Cli::try_parse_from(["evolve-hud", "serve", "-p", "9000"]).is_err());
         assert!(Cli::try_parse_from(["evolve-hud", "bench", "-p", "64"]).is_ok());
     }
+
+    #[test]
+    fn serve_help_names_each_llama_cpp_short_flag() {
+        use clap::CommandFactory;
+        let help = Cli::command()
+            .find_subcommand_mut("serve")
+            .expect("serve")
+            .render_long_help()
+            .to_string();
+        for (short, long) in LLAMA_FLAGS {
+            let entry = help.split(long).nth(1).expect(long);
+            let entry = entry.split("\n\n").next().unwrap_or(entry);
+            assert!(entry.contains(short), "--help of {long} does not name {short}:\n{entry}");
+        }
+    }
 }

@@ -168,12 +168,13 @@ pub struct ModelConfig {
 
     /// Model layers to offload to the GPU (needs a `cuda`, `metal` or `vulkan`
     /// build; 999 means all). 0 in CPU builds, all layers in GPU builds.
+    /// Also llama.cpp's `-ngl N`.
     #[arg(long, env = "EVOLVE_HUD_GPU_LAYERS", default_value_t = LocalConfig::GPU_LAYERS)]
     pub gpu_layers: u32,
 
     /// Flash attention. `auto`: off on CPU, where it is several times slower
     /// for small models at long context depths; llama.cpp's choice (on, where
-    /// supported) when layers are offloaded to a GPU.
+    /// supported) when layers are offloaded to a GPU. Also llama.cpp's `-fa`.
     #[arg(long, env = "EVOLVE_HUD_FLASH_ATTN", value_enum, default_value_t = LocalConfig::FLASH_ATTN)]
     pub flash_attn: FlashAttn,
 
@@ -183,7 +184,7 @@ pub struct ModelConfig {
 
     /// How many prompts keep their KV cache between requests (least recently
     /// used is evicted first). Prompts that share a prefix with the cached
-    /// one only decode the new tokens.
+    /// one only decode the new tokens. Also llama.cpp's `-np N`.
     #[arg(long, env = "EVOLVE_HUD_KV_SLOTS", default_value_t = LocalConfig::KV_SLOTS, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub kv_slots: u32,
 

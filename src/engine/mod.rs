@@ -13,6 +13,7 @@
 
 pub mod local;
 pub mod remote;
+pub mod starting;
 
 use serde::Serialize;
 use std::sync::atomic::AtomicBool;
@@ -178,6 +179,11 @@ pub struct EngineDetails {
 #[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
 pub enum DetailsKind {
+    /// The local model is loading.
+    Loading {
+        /// The share of its weights loaded, 0 to 1.
+        progress: f32,
+    },
     Local {
         /// Times the model thread rebuilt its context after a panic.
         restarts: u32,

@@ -76,6 +76,22 @@ impl Hud {
         }
         let hud = self.clone();
         tokio::spawn(async move {
+            // A model still loading is warmed once it is in.
+            let mut health = engine.watch_health();
+            loop {
+                let state = health.borrow_and_update().clone();
+                match state {
+                    crate::engine::HealthState::Ready => break,
+                    crate::engine::HealthState::Failed { .. } => {
+                        hud.warmed.store(false, std::sync::atomic::Ordering::Release);
+                        return;
+                    }
+                    crate::engine::HealthState::Loading => {}
+                }
+                if health.changed().await.is_err() {
+                    return;
+                }
+            }
             let deadline = tokio::time::Instant::now() + hud.config.extract_timeout;
             let warmed = async {
                 let _turn = hud.background.acquire().await.ok()?;

@@ -9,9 +9,22 @@ use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
 use std::path::PathBuf;
 
-/// The lock of a running server; released on drop.
+/// The lock of a running server; its file is removed and the lock released
+/// on drop.
 pub struct Instance {
-    _file: File,
+    file: File,
+    path: PathBuf,
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        // Removed while still locked: a server starting now either locked
+        // this file before (and waits on us) or finds it gone and makes a
+        // new one; `claim` checks that the file it locked is still the one
+        // at the path.
+        let _ = std::fs::remove_file(&self.path);
+        let _ = self.file.unlock();
+    }
 }
 
 /// Where the lock of `port` lives: `$XDG_RUNTIME_DIR/evolve-hud/`, else
@@ -36,31 +49,55 @@ pub fn claim(port: u16) -> anyhow::Result<Option<Instance>> {
     }
     let path = lock_path(port);
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        std::fs::create_dir_all(dir).with_context(|| {
+            format!(
+                "cannot create {}, the folder of evolve-hud serve's lock files (one per port, so that one \
+sidecar runs per port). Remove or rename what is in the way, or set XDG_RUNTIME_DIR to a folder you own",
+                dir.display()
+            )
+        })?;
     }
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .with_context(|| format!("opening {}", path.display()))?;
-    match file.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => {
-            let pid = read_pid(&mut file).map_or_else(String::new, |p| format!(" (process {p})"));
-            anyhow::bail!(
-                "another evolve-hud serve is already running on port {port}{pid}; use it, stop it with \
+    loop {
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .with_context(|| format!("opening the lock file {}", path.display()))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let pid = read_pid(&mut file).map_or_else(String::new, |p| format!(" (process {p})"));
+                anyhow::bail!(
+                    "another evolve-hud serve is already running on port {port}{pid}; use it, stop it with \
 `evolve-hud stop --port {port}`, or pick another --port"
-            );
+                );
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(e).with_context(|| format!("locking {}", path.display()))
+            }
         }
-        Err(std::fs::TryLockError::Error(e)) => return Err(e).with_context(|| format!("locking {}", path.display())),
+        // A server that just stopped removes its file: the one locked here
+        // may no longer be at the path. Then lock the new one.
+        if !same_file(&file, &path) {
+            continue;
+        }
+        file.set_len(0)?;
+        file.rewind()?;
+        writeln!(file, "{}", std::process::id())?;
+        file.flush()?;
+        return Ok(Some(Instance { file, path }));
     }
-    file.set_len(0)?;
-    file.rewind()?;
-    writeln!(file, "{}", std::process::id())?;
-    file.flush()?;
-    Ok(Some(Instance { _file: file }))
+}
+
+/// Whether `path` names the open `file`.
+fn same_file(file: &File, path: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+        _ => false,
+    }
 }
 
 /// The process id of the server holding `port`'s lock, if one runs.
@@ -116,6 +153,7 @@ mod tests {
         assert!(second.contains("already running on port 45123"), "{second}");
         drop(first);
         assert_eq!(running(port), None);
+        assert!(!lock_path(port).exists(), "the lock file is removed on exit");
         assert!(claim(port).unwrap().is_some());
         assert!(claim(0).unwrap().is_none());
     }

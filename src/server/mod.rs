@@ -13,6 +13,8 @@ pub(crate) mod metrics;
 pub use error::ApiError;
 
 use crate::cli::ServeConfig;
+use crate::engine::starting::Starting;
+use crate::engine::Backend;
 use crate::engine::{Engine, EngineDetails, HealthState};
 use anyhow::Context;
 use axum::extract::{DefaultBodyLimit, State};
@@ -62,33 +64,69 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
         );
     }
     // One server per port: a second one leaves before loading anything.
-    let _instance = instance::claim(config.server.port)?;
+    let instance = instance::claim(config.server.port)?;
     let metrics = metrics::install().context("installing the metrics recorder")?;
     let address = std::net::SocketAddr::new(config.server.host, config.server.port);
+    let shutdown = CancellationToken::new();
     if let Some(remote) = config.engine.remote()? {
         tracing::info!(engine = %remote.url, "using a remote engine; no model is loaded here");
         let engine = crate::engine::remote::RemoteEngine::start(remote)?;
         let listener = bind(address).await?;
-        serve(&config, access, metrics, Engine::new(engine), listener).await?;
+        serve(config, access, metrics, Engine::new(engine), listener, shutdown).await?;
     } else {
         let local = config.model.local()?;
+        // Bound before the model loads: the port answers at once, `/health`
+        // says "loading" with the progress, and HUD facts are served.
+        let listener = bind(address).await?;
+        let progress = std::sync::Arc::new(crate::engine::local::LoadProgress::default());
+        let name = local
+            .path
+            .file_stem()
+            .map_or_else(|| "model".into(), |s| s.to_string_lossy().into_owned());
+        let starting = Starting::new(name, progress.clone());
+        let server = tokio::spawn(serve(
+            config,
+            access,
+            metrics,
+            Engine::new(starting.clone()),
+            listener,
+            shutdown.clone(),
+        ));
         tracing::info!(model = %local.path.display(), "loading model");
-        let (model, thread) = crate::engine::local::ModelHandle::start(&local)
-            .await
-            .with_context(|| format!("cannot serve {}", local.path.display()))?;
-        // Whatever happens from here on, the model thread is stopped before
-        // returning: a process exiting under a running llama.cpp thread crashes.
-        let served = match bind(address).await {
-            Ok(listener) => serve(&config, access, metrics, Engine::new(model), listener).await,
-            Err(e) => Err(e),
-        };
-        // The model thread stops between tokens; a long prompt being
-        // decoded does not, so the wait is bounded.
-        if tokio::time::timeout(DRAIN, thread.shutdown()).await.is_err() {
-            exit_now("the model thread is still decoding");
+        match crate::engine::local::ModelHandle::start_with(&local, progress.clone()).await {
+            Ok((model, thread)) => {
+                if progress.is_cancelled() {
+                    model.begin_shutdown();
+                }
+                starting.loaded(Engine::new(model));
+                let served = server.await.context("the HTTP server task")?;
+                // Whatever ended the server, the model thread is stopped
+                // before returning: a process exiting under a running
+                // llama.cpp thread crashes. It stops between tokens; a long
+                // prompt being decoded does not, so the wait is bounded.
+                if tokio::time::timeout(DRAIN, thread.shutdown()).await.is_err() {
+                    if let Err(e) = &served {
+                        tracing::error!("{e:#}");
+                    }
+                    drop(instance);
+                    exit_now("the model thread is still decoding", i32::from(served.is_err()));
+                }
+                served?;
+            }
+            // A signal during the load: an orderly stop.
+            Err(crate::engine::local::LoadError::Cancelled) => {
+                server.await.context("the HTTP server task")??;
+            }
+            Err(e) => {
+                let error = anyhow::Error::new(e).context(format!("cannot serve {}", local.path.display()));
+                starting.failed(format!("{error:#}"));
+                shutdown.cancel();
+                let _ = server.await;
+                return Err(error);
+            }
         }
-        served?;
     }
+    drop(instance);
     tracing::info!("stopped");
     Ok(())
 }
@@ -137,19 +175,28 @@ pub fn app(
     Ok((router(state, config.server.max_body), shutdown))
 }
 
-/// Builds the API and serves it on `listener` until the shutdown signal.
+/// Builds the API and serves it on `listener` until the shutdown signal
+/// (SIGINT, SIGTERM, or `shutdown` cancelled).
 async fn serve(
-    config: &ServeConfig,
+    config: ServeConfig,
     access: access::Access,
     metrics: PrometheusHandle,
     engine: Engine,
     listener: tokio::net::TcpListener,
+    shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let local = listener.local_addr().context("reading the bound address")?;
-    let (app, shutdown) = app(config, access, metrics, engine.clone())?;
+    let (app, streams) = app(&config, access, metrics, engine.clone())?;
     tracing::info!("listening on http://{local}");
 
     tokio::spawn(on_signals(shutdown.clone(), engine));
+    tokio::spawn({
+        let shutdown = shutdown.clone();
+        async move {
+            shutdown.cancelled().await;
+            streams.cancel();
+        }
+    });
     let server = axum::serve(listener, app).with_graceful_shutdown(shutdown.clone().cancelled_owned());
     // Event streams end at the signal (see `events::stream`); a request
     // still open after DRAIN is dropped with its connection.
@@ -177,15 +224,15 @@ async fn on_signals(shutdown: CancellationToken, engine: Engine) {
     engine.begin_shutdown();
     shutdown.cancel();
     shutdown_signal().await;
-    exit_now("second signal");
+    exit_now("second signal", 130);
 }
 
-/// Ends the process without running C++ static destructors, which crash
-/// when llama.cpp's threads are still computing.
-pub(crate) fn exit_now(why: &str) -> ! {
+/// Ends the process with `code` without running C++ static destructors,
+/// which crash when llama.cpp's threads are still computing.
+pub(crate) fn exit_now(why: &str, code: i32) -> ! {
     tracing::warn!("{why}: exiting now");
     // SAFETY: _exit only ends the process.
-    unsafe { libc::_exit(130) }
+    unsafe { libc::_exit(code) }
 }
 
 /// All routes, with the body limit and request metrics applied.

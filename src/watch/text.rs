@@ -23,6 +23,10 @@ pub fn health_line(status: &StatusView) -> String {
     let text = |k: &str| h.get(k).and_then(Value::as_str).unwrap_or_default();
     let state = match text("status") {
         "failed" => format!("model failed ({})", text("reason")),
+        "loading" => match h.get("progress").and_then(Value::as_f64) {
+            Some(p) => format!("model loading ({:.0} %)", p * 100.0),
+            None => "model loading".to_owned(),
+        },
         "" => "model state unknown".to_owned(),
         s => format!("model {s}"),
     };

@@ -179,11 +179,18 @@ impl Server {
     }
 
     fn spawn_on(port: u16, args: &[std::ffi::OsString]) -> Server {
+        Server::spawn_env(port, args, &[])
+    }
+
+    /// `evolve-hud serve` on `port` with `args` and more environment,
+    /// returned as soon as it listens.
+    pub fn spawn_env(port: u16, args: &[std::ffi::OsString], env: &[(&str, &std::ffi::OsStr)]) -> Server {
         let mut child = Command::new(binary())
             .arg("serve")
             .args(args)
             .args(["--port", &port.to_string(), "--threads", "2"])
             .env("RUST_LOG", "info")
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()

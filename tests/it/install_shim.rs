@@ -134,8 +134,7 @@ fn refuses_a_missing_project_with_a_clear_error() {
 
 /// `evolve-hud doctor` says what is missing with its fix: a stopped
 /// sidecar, a stale plugin; then, with the real sidecar running and the
-/// plugin updated, that all is set. `service install` writes a user unit
-/// that runs this binary's `serve`.
+/// plugin updated, that all is set.
 #[test]
 fn doctor_names_what_is_missing_and_how_to_fix_it() {
     let home = tempfile::tempdir().unwrap();
@@ -187,19 +186,80 @@ fn doctor_names_what_is_missing_and_how_to_fix_it() {
     let text = stdout(&doctor(&server.base));
     assert!(text.contains("✗ plugin   older than this binary's"), "{text}");
 
-    let unit = Command::new(env!("CARGO_BIN_EXE_evolve-hud"))
-        .args(["service", "install", "--port", "8399"])
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
-        .output()
-        .unwrap();
+}
+
+/// `service install` writes a user unit that runs this binary's `serve`,
+/// says what it replaces, records its port for the plugin, and warns when
+/// no user service manager would run it.
+#[test]
+fn service_install_says_what_it_replaces_and_where_the_plugin_finds_it() {
+    let home = tempfile::tempdir().unwrap();
+    let no_tools = tempfile::tempdir().unwrap();
+    let service = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_evolve-hud"))
+            .arg("service")
+            .args(args)
+            .env("XDG_CONFIG_HOME", home.path().join("config"))
+            // No systemctl to ask: the warning path, on any machine.
+            .env("PATH", no_tools.path())
+            .output()
+            .unwrap()
+    };
+    let unit = service(&["install", "--port", "8399"]);
     assert!(unit.status.success(), "{unit:?}");
-    let written = std::fs::read_to_string(home.path().join("config/systemd/user/evolve-hud.service")).unwrap();
+    let said = stdout(&unit);
+    let path = home.path().join("config/systemd/user/evolve-hud.service");
+    assert!(said.starts_with(&format!("wrote {}", path.display())), "{said}");
+    assert!(said.contains("warning: `systemctl` cannot be run here"), "{said}");
+    assert!(said.contains("the plugin talks to it on port 8399"), "{said}");
+    let written = std::fs::read_to_string(&path).unwrap();
     assert!(written.contains(" serve --port 8399"), "{written}");
-    assert!(stdout(&unit).contains("systemctl --user enable --now evolve-hud"));
-    let removed = Command::new(env!("CARGO_BIN_EXE_evolve-hud"))
-        .args(["service", "uninstall"])
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
-        .output()
-        .unwrap();
+
+    let again = stdout(&service(&["install", "--port", "8400"]));
+    assert!(again.contains(&format!("replaced {}", path.display())), "{again}");
+    assert!(again.contains("--port 8399)"), "it names what it replaced: {again}");
+    let launch: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(home.path().join("config/evolve-hud/launch.json")).unwrap()).unwrap();
+    assert_eq!(launch["port"], 8400, "{launch}");
+    assert!(stdout(&service(&["install", "--port", "8400"])).starts_with("already current: "));
+
+    let removed = service(&["uninstall"]);
     assert!(stdout(&removed).starts_with("removed "));
+}
+
+/// `doctor` on what goes wrong after an install: a module folder deleted, a
+/// recorded model file that is gone (not something to pull), a launch
+/// record that is not one. Each has its own line and fix.
+#[test]
+fn doctor_tells_a_broken_install_as_it_is() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let config = home.path().join("config");
+    let installed = install_shim(
+        &["--project", project.path().to_str().unwrap(), "--model", "/nope.gguf"],
+        &[("XDG_CONFIG_HOME", &config)],
+    );
+    assert!(installed.status.success(), "{installed:?}");
+    std::fs::remove_dir_all(project.path().join(".opencode/plugins/evolve-hud")).unwrap();
+    let doctor = || {
+        let dead = format!("http://127.0.0.1:{}", common::free_port());
+        stdout(
+            &Command::new(env!("CARGO_BIN_EXE_evolve-hud"))
+                .args(["doctor", "--url", &dead, "--project", project.path().to_str().unwrap()])
+                .env("XDG_CONFIG_HOME", &config)
+                .output()
+                .unwrap(),
+        )
+    };
+    let text = doctor();
+    assert!(text.contains("✗ plugin   incomplete in "), "{text}");
+    assert!(text.contains("evolve-hud/") && text.contains("missing"), "{text}");
+    assert!(!text.contains("older than"), "{text}");
+    assert!(text.contains("✗ model    the recorded model file /nope.gguf is not a file on disk"), "{text}");
+    assert!(!text.contains("evolve-hud pull /nope.gguf"), "{text}");
+    assert!(text.contains("fix: evolve-hud install-shim --model FILE.gguf"), "{text}");
+
+    std::fs::write(config.join("evolve-hud/launch.json"), "{ not json").unwrap();
+    let text = doctor();
+    assert!(text.contains("✗ start    ") && text.contains("launch.json is not a launch record"), "{text}");
 }

@@ -14,6 +14,7 @@ mod checks;
 mod engine;
 mod evolve_hook;
 mod faults;
+mod first_hour;
 mod fuzz_regressions;
 mod gguf_mutations;
 mod hostile;

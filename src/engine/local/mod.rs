@@ -154,6 +154,8 @@ pub enum LoadError {
     Backend(String),
     #[error("the model thread stopped while loading")]
     ThreadDied,
+    #[error("loading was cancelled")]
+    Cancelled,
 }
 
 /// Where the chat template comes from.
@@ -279,11 +281,52 @@ pub struct ModelThread {
     stopping: Arc<AtomicBool>,
 }
 
+/// How far a model load has come, and whether it should stop: written by
+/// llama.cpp's progress callback on the model thread, read by `/health` and
+/// by the signal handler that cancels a load.
+#[derive(Debug, Default)]
+pub struct LoadProgress {
+    permille: AtomicU32,
+    cancelled: AtomicBool,
+}
+
+impl LoadProgress {
+    /// The share of the weights loaded, 0 to 1.
+    pub fn fraction(&self) -> f32 {
+        self.permille.load(Ordering::Acquire) as f32 / 1000.0
+    }
+
+    /// Asks the load to stop at its next progress step; it then fails with
+    /// [`LoadError::Cancelled`].
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Release);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Acquire)
+    }
+
+    /// Records `fraction`; false when the load is to stop.
+    fn step(&self, fraction: f32) -> bool {
+        self.permille
+            .store((fraction.clamp(0.0, 1.0) * 1000.0) as u32, Ordering::Release);
+        !self.is_cancelled()
+    }
+}
+
 impl ModelHandle {
     /// Checks the file, starts the model thread and waits until the model is
     /// loaded. The thread then warms up; [`ModelHandle::health`] says `Ready`
     /// once it has.
     pub async fn start(config: &LocalConfig) -> Result<(ModelHandle, ModelThread), LoadError> {
+        Self::start_with(config, Arc::default()).await
+    }
+
+    /// [`ModelHandle::start`], reporting to (and cancelled by) `progress`.
+    pub async fn start_with(
+        config: &LocalConfig,
+        progress: Arc<LoadProgress>,
+    ) -> Result<(ModelHandle, ModelThread), LoadError> {
         let path = config.path.clone();
         let summary = {
             let path = path.clone();
@@ -299,9 +342,15 @@ impl ModelHandle {
         let stopping = Arc::new(AtomicBool::new(false));
         let join = {
             let (config, health, stopping) = (config.clone(), health.clone(), stopping.clone());
+            let start = supervisor::Start {
+                config,
+                path,
+                summary,
+                progress,
+            };
             std::thread::Builder::new()
                 .name("model".into())
-                .spawn(move || supervisor::run(config, path, summary, loaded_tx, rx, health, stopping))
+                .spawn(move || supervisor::run(start, loaded_tx, rx, health, stopping))
                 .map_err(|e| LoadError::Backend(format!("cannot spawn the model thread: {e}")))?
         };
         match loaded_rx.await {

@@ -5,7 +5,7 @@
 use super::prompt::Prompter;
 use super::worker::Worker;
 use super::LocalConfig;
-use super::{Command, Health, LoadError, ModelInfo};
+use super::{Command, Health, LoadError, LoadProgress, ModelInfo};
 use crate::engine::{EngineError, Event, HealthState};
 use crate::gguf::GgufSummary;
 use llama_cpp_2::llama_backend::LlamaBackend;
@@ -66,11 +66,22 @@ fn load_backend_modules() {
     }
 }
 
+/// What the model thread loads, and where it reports the load's progress.
+pub(super) struct Start {
+    pub config: LocalConfig,
+    pub path: std::path::PathBuf,
+    pub summary: GgufSummary,
+    pub progress: Arc<LoadProgress>,
+}
+
 /// Entry point of the model thread.
 pub(super) fn run(
-    config: LocalConfig,
-    path: std::path::PathBuf,
-    summary: GgufSummary,
+    Start {
+        config,
+        path,
+        summary,
+        progress,
+    }: Start,
     loaded: oneshot::Sender<Result<(ModelInfo, Arc<Prompter>), LoadError>>,
     mut rx: mpsc::Receiver<Command>,
     health: Arc<Health>,
@@ -88,9 +99,24 @@ pub(super) fn run(
         }
     }
     let _sentinel = Sentinel(health.clone());
+    // The weights are mapped from the file: one rewritten under us would be
+    // read half old, half new, or fault (SIGBUS) where it was cut.
+    let stamp = crate::gguf::FileStamp::of(&path).ok();
     // Compute threads spawned from here on (llama.cpp's OpenMP team) inherit it.
     lower_priority(config.nice);
 
+    // Tests hold the load back to see the server while it loads.
+    #[cfg(feature = "fault-injection")]
+    if let Some(ms) = std::env::var("EVOLVE_HUD_FAULT_LOAD_MS").ok().and_then(|v| v.parse::<u64>().ok()) {
+        let until = Instant::now() + Duration::from_millis(ms);
+        while Instant::now() < until && progress.step(0.0) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if progress.is_cancelled() {
+            let _ = loaded.send(Err(LoadError::Cancelled));
+            return;
+        }
+    }
     let backend = match backend() {
         Ok(b) => b,
         Err(e) => {
@@ -98,7 +124,12 @@ pub(super) fn run(
             return;
         }
     };
-    let mut params = std::pin::pin!(LlamaModelParams::default().with_n_gpu_layers(config.gpu_layers));
+    let mut params = std::pin::pin!({
+        let progress = progress.clone();
+        LlamaModelParams::default()
+            .with_n_gpu_layers(config.gpu_layers)
+            .with_progress_callback(move |fraction| progress.step(fraction))
+    });
     if super::cpu::has_amx(&super::cpu::features()) {
         if config.gpu_layers == 0 {
             // See `cpu`: every weight in the plain CPU buffer type, none in AMX's.
@@ -110,6 +141,10 @@ pub(super) fn run(
     }
     let model = match LlamaModel::load_from_file(backend, &path, &params) {
         Ok(m) => Arc::new(m),
+        Err(_) if progress.is_cancelled() => {
+            let _ = loaded.send(Err(LoadError::Cancelled));
+            return;
+        }
         Err(e) => {
             let _ = loaded.send(Err(LoadError::Model {
                 path: path.clone(),
@@ -150,6 +185,29 @@ pub(super) fn run(
     let mut worker = Some(worker);
     while let Some(command) = rx.blocking_recv() {
         let Some(w) = worker.as_mut() else { break };
+        if let Some(change) = stamp
+            .as_ref()
+            .and_then(|s| s.change(&crate::gguf::FileStamp::of(&path)))
+        {
+            let reason = format!(
+                "the model file {} changed on disk since it was loaded ({change}); model requests are refused \
+                 so that it is not read while it changes, HUD facts are still served. Restart the sidecar to \
+                 load the new file (`evolve-hud stop`; the plugin starts it again)",
+                path.display()
+            );
+            tracing::error!("{reason}");
+            health.set_failed(reason.clone());
+            match command {
+                Command::Generate(job) => {
+                    let _ = job.events.send(Event::Failed(EngineError::Unavailable(reason)));
+                }
+                Command::Bench { reply, .. } => {
+                    let _ = reply.send(Err(EngineError::Unavailable(reason)));
+                }
+                Command::Shutdown => {}
+            }
+            break;
+        }
         // /health learns of a panic before the failed request is answered.
         let verdict = match command {
             Command::Shutdown => break,

@@ -1,0 +1,110 @@
+// A user's first hour, in the real OpenCode (npm opencode-ai@1.18.33) with
+// the plugin started from `evolve-hud install-shim` and autostart on: a
+// sidecar that cannot start says why in OpenCode, one still loading says
+// so, and one killed with SIGKILL is back within 5 s.
+
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import type { Scenario } from "./fake-model.ts";
+import { deadPort } from "./helpers.ts";
+import * as harness from "./opencode.ts";
+import { base, sidecarBin } from "./opencode.ts";
+
+after(() => rmSync(base, { recursive: true, force: true }));
+
+/** `steps` bash calls, the main model thinking `thinkMs` before each answer. */
+function thinking(steps: number, thinkMs: number): Scenario {
+  return {
+    script: Array.from({ length: steps }, (_, i) => ({ tool: "bash", args: { command: `echo step ${i}`, description: "run" } })),
+    beforeMain: () => new Promise((ok) => setTimeout(ok, thinkMs)),
+  };
+}
+
+/** What the plugin said in OpenCode's log. */
+function pluginSaid(prepared: harness.Prepared): string[] {
+  const dir = join(prepared.env.XDG_DATA_HOME, "opencode", "log");
+  return readdirSync(dir)
+    .flatMap((f) => readFileSync(join(dir, f), "utf8").split("\n"))
+    .filter((l) => l.includes("evolve-hud:"));
+}
+
+const hasHud = (request: any) => JSON.stringify(request.body.messages).includes("<evolve-hud");
+
+function stopper(prepared: harness.Prepared, port: number) {
+  return () => spawnSync(sidecarBin, ["stop", "--port", String(port)], { env: prepared.env, encoding: "utf8" });
+}
+
+test("autostart with no model on disk: OpenCode is told the sidecar exited, why, and the fix", async (t) => {
+  const port = await deadPort();
+  const prepared = await harness.prepare({ installShim: true, scenario: thinking(3, 1500), env: { EVOLVE_HUD_PORT: String(port), EVOLVE_HUD_AUTOSTART: "on" } });
+  t.after(() => prepared.model.stop());
+  // What install-shim records with no --model: the binary, the registry's default model.
+  const config = join(prepared.env.XDG_CONFIG_HOME, "evolve-hud");
+  mkdirSync(config, { recursive: true });
+  writeFileSync(join(config, "launch.json"), JSON.stringify({ binary: sidecarBin }));
+  const run = await harness.opencodeRun(prepared);
+  assert.equal(run.code, 0, run.output);
+  const said = pluginSaid(prepared).join("\n");
+  assert.match(said, /the sidecar exited with code 1: no model: the default model `[^`]+` is not on disk/, said);
+  assert.match(said, /evolve-hud pull /, said);
+  assert.ok(prepared.model.requests.filter((r) => r.kind === "main").every((r) => !hasHud(r)), "no HUD without a sidecar");
+});
+
+test("a sidecar still loading: the plugin says it is loading, and the HUD's facts come meanwhile", async (t) => {
+  const port = await deadPort();
+  const prepared = await harness.prepare({
+    installShim: true,
+    scenario: thinking(4, 1500),
+    // The test build holds the load back this long (the fault-injection feature).
+    env: { EVOLVE_HUD_PORT: String(port), EVOLVE_HUD_AUTOSTART: "on", EVOLVE_HUD_FAULT_LOAD_MS: "20000" },
+  });
+  const stop = stopper(prepared, port);
+  t.after(async () => {
+    stop();
+    await prepared.model.stop();
+  });
+  const run = await harness.opencodeRun(prepared);
+  assert.equal(run.code, 0, run.output);
+  const said = pluginSaid(prepared).join("\n");
+  assert.match(said, /the sidecar is loading its model/, said);
+  const status = spawnSync(sidecarBin, ["status", "--url", `http://127.0.0.1:${port}`], { env: prepared.env, encoding: "utf8" });
+  assert.match(status.stdout + status.stderr, /loading/, status.stdout + status.stderr);
+  const main = prepared.model.requests.filter((r) => r.kind === "main");
+  assert.ok(main.slice(2).every(hasHud), `the HUD from the third request on: ${main.map(hasHud)}`);
+});
+
+test("an autostarted sidecar killed with SIGKILL: the HUD is back within 5 s of the kill", async (t) => {
+  const port = await deadPort();
+  const prepared = await harness.prepare({ installShim: true, scenario: thinking(14, 1000), env: { EVOLVE_HUD_PORT: String(port), EVOLVE_HUD_AUTOSTART: "on" } });
+  const stop = stopper(prepared, port);
+  t.after(async () => {
+    stop();
+    await prepared.model.stop();
+  });
+  const serving = () => spawnSync("pgrep", ["-f", `evolve-hud serve --port ${port}`], { encoding: "utf8" }).stdout.split("\n").filter(Boolean);
+  let killedAt = 0;
+  const killer = (async () => {
+    // Once the HUD has reached the agent twice, the sidecar is killed.
+    for (let i = 0; i < 600 && prepared.model.requests.filter((r) => r.kind === "main" && hasHud(r)).length < 2; i++) {
+      await new Promise((ok) => setTimeout(ok, 50));
+    }
+    const pids = serving();
+    assert.equal(pids.length, 1, `one sidecar: ${pids}`);
+    process.kill(Number(pids[0]), "SIGKILL");
+    killedAt = Date.now();
+  })();
+  const run = await harness.opencodeRun(prepared);
+  await killer;
+  assert.equal(run.code, 0, run.output);
+  assert.ok(killedAt > 0, "the sidecar was killed");
+  const main = prepared.model.requests.filter((r) => r.kind === "main");
+  const after = main.filter((r) => r.at >= killedAt + 5000);
+  assert.ok(after.length >= 2, `requests 5 s after the kill: ${after.length}`);
+  const marks = main.map((r) => `${((r.at - killedAt) / 1000).toFixed(1)}s:${hasHud(r) ? "✓" : "✗"}`).join(" ");
+  t.diagnostic(`main requests, seconds from the kill: ${marks}`);
+  assert.ok(after.every(hasHud), `every request from 5 s after the kill carries the HUD: ${marks}\n${pluginSaid(prepared).join("\n")}`);
+  assert.equal(serving().length, 1, "one sidecar again");
+});

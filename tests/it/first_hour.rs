@@ -189,3 +189,36 @@ fn a_lock_folder_that_cannot_be_made_is_named_with_its_purpose_and_fix() {
     assert!(stderr.contains("lock files") && stderr.contains("XDG_RUNTIME_DIR"), "{stderr}");
     assert!(stderr.contains(&runtime.path().join("evolve-hud").display().to_string()), "{stderr}");
 }
+
+/// A client's schema is checked before llama.cpp sees it: one that would
+/// fail an assertion in llama.cpp's grammar (a reversed range), grow it
+/// without end (`a{2,1}`, a huge `maxLength`) or say nothing (a minimum
+/// over its maximum) is refused with 400, and the server lives on, with no
+/// error in its log.
+#[tokio::test]
+async fn a_hostile_response_format_is_refused_and_the_server_lives_on() {
+    let server = Server::start(&["--hud-extract", "false"]);
+    for schema in [
+        json!({"type": "string", "pattern": "^[z-a]$"}),
+        json!({"type": "string", "pattern": "^a{2,1}$"}),
+        json!({"type": "string", "pattern": "^a{100000}$"}),
+        json!({"type": "string", "maxLength": 100_000_000u64}),
+        json!({"type": "array", "minItems": 5, "maxItems": 2}),
+        json!({"type": "object", "properties": {"x": {"type": "string", "pattern": "(("}}}),
+    ] {
+        let format = json!({"type": "json_schema", "json_schema": {"name": "x", "schema": schema}});
+        let (status, body) = post_json(
+            &server,
+            "/v1/chat/completions",
+            &chat("hi", json!({ "max_tokens": 4, "response_format": format })),
+        )
+        .await;
+        assert_eq!(status, 400, "{schema}: {body}");
+        assert_eq!(body["error"]["type"], "invalid_request_error", "{body}");
+        assert!(body["error"]["message"].as_str().unwrap().contains("JSON schema"), "{body}");
+    }
+    let (status, _) = health(&server).await;
+    assert_eq!(status, 200, "the server lives on");
+    let logged: Vec<String> = server.log.try_iter().collect();
+    assert!(!logged.iter().any(|l| l.contains("ERROR")), "{logged:?}");
+}

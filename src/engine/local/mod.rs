@@ -126,6 +126,7 @@ impl FlashAttn {
 /// written compactly: at most one space between tokens, no newlines or
 /// indentation, which would cost generated tokens and say nothing.
 pub fn json_schema_grammar(schema: &serde_json::Value) -> Result<String, EngineError> {
+    check_schema(schema).map_err(|why| EngineError::InvalidInput(format!("the JSON schema cannot be used: {why}")))?;
     let grammar = llama_cpp_2::json_schema_to_grammar(&schema.to_string())
         .map_err(|e| EngineError::InvalidInput(format!("the JSON schema cannot be used as a grammar: {e}")))?;
     Ok(grammar
@@ -139,6 +140,59 @@ pub fn json_schema_grammar(schema: &serde_json::Value) -> Result<String, EngineE
         })
         .collect::<Vec<_>>()
         .join("\n"))
+}
+
+/// Largest count a schema may ask to be spelled out (`maxLength`,
+/// `minItems`, a pattern's `{n,m}`): llama.cpp writes each repetition into
+/// the grammar.
+const MAX_SCHEMA_COUNT: u64 = 1000;
+
+/// Refuses what llama.cpp's schema conversion or grammar would crash or
+/// blow up on, so that no client's schema can end the process: a `pattern`
+/// that is not a valid regular expression or spells out too much (a
+/// reversed range `[z-a]` fails an assertion in llama.cpp; `a{2,1}` grows
+/// without end), and counts that are too large or whose minimum exceeds
+/// their maximum.
+fn check_schema(schema: &serde_json::Value) -> Result<(), String> {
+    use serde_json::Value;
+    let count = |o: &serde_json::Map<String, Value>, key: &str| -> Result<Option<u64>, String> {
+        match o.get(key) {
+            None => Ok(None),
+            Some(v) => match v.as_u64() {
+                Some(n) if n <= MAX_SCHEMA_COUNT => Ok(Some(n)),
+                _ => Err(format!("`{key}` must be a whole number up to {MAX_SCHEMA_COUNT}, not {v}")),
+            },
+        }
+    };
+    match schema {
+        Value::Object(o) => {
+            for (min, max) in [("minLength", "maxLength"), ("minItems", "maxItems"), ("minProperties", "maxProperties")] {
+                if let (Some(lo), Some(hi)) = (count(o, min)?, count(o, max)?) {
+                    if lo > hi {
+                        return Err(format!("`{min}` {lo} is above `{max}` {hi}"));
+                    }
+                }
+            }
+            if let Some(pattern) = o.get("pattern") {
+                let pattern = pattern.as_str().ok_or("`pattern` must be a string")?;
+                regex::RegexBuilder::new(pattern)
+                    .size_limit(1 << 16)
+                    .build()
+                    .map_err(|e| format!("`pattern` {pattern:?} is not usable: {}", e.to_string().lines().last().unwrap_or("invalid")))?;
+                static BOUND: std::sync::LazyLock<regex::Regex> =
+                    std::sync::LazyLock::new(|| regex::Regex::new(r"\{(\d+)(?:,(\d*))?\}").expect("a valid pattern"));
+                for c in BOUND.captures_iter(pattern) {
+                    let too_big = |m: Option<regex::Match>| m.is_some_and(|m| m.as_str().parse::<u64>().map_or(true, |n| n > MAX_SCHEMA_COUNT));
+                    if too_big(c.get(1)) || too_big(c.get(2)) {
+                        return Err(format!("`pattern` repeats more than {MAX_SCHEMA_COUNT} times"));
+                    }
+                }
+            }
+            o.values().try_for_each(check_schema)
+        }
+        Value::Array(items) => items.iter().try_for_each(check_schema),
+        _ => Ok(()),
+    }
 }
 
 /// Why the model could not be loaded.

@@ -20,7 +20,7 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use common::eval::{quantile, run_all, warm_up, CASES};
+use common::eval::{quantile, run_all, warm_up, CASES, HELD_OUT};
 use common::{realistic_model, test_model, LlamaServer, Server};
 
 #[tokio::main]
@@ -33,8 +33,9 @@ async fn main() {
         ("Qwen2.5-Coder-0.5B via llama-server", realistic_model(), &[], true),
     ];
     println!(
-        "{} sessions, replayed one assistant message at a time; model threads at --nice 0, default debounce\n",
-        CASES.len()
+        "{} sessions ({} of them held out: tools no rule was written for), replayed one assistant message at a time; model threads at --nice 0, default debounce\n",
+        CASES.len(),
+        HELD_OUT.len()
     );
     println!("| HUD | facts found | details only the model can add | false or stale statements | questions | shown | rejected | sync to shown p50 / p90 | each (s) |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
@@ -63,34 +64,36 @@ async fn main() {
             let warmup = warm_up(&server).await.expect("the HUD decoded its questions' start");
             warmups.push((label, warmup));
         }
-        let out = run_all(&server).await;
-        let latency = match (quantile(&out.latencies, 0.5), quantile(&out.latencies, 0.9)) {
-            (Some(p50), Some(p90)) => format!("{p50:.1} s / {p90:.1} s"),
-            _ => "–".to_owned(),
-        };
-        let mut each = out.latencies.clone();
-        each.sort_by(f64::total_cmp);
-        let each: Vec<String> = each.iter().map(|s| format!("{s:.1}")).collect();
-        println!(
-            "| {label} | {}/{} | {}/{} | {} | {} | {} | {} | {latency} | {} |",
-            out.found,
-            out.expected,
-            out.model_found,
-            out.model_expected,
-            out.false_statements.len(),
-            out.asked,
-            out.shown,
-            out.rejected,
-            each.join(" ")
-        );
-        if out.asked > 0 {
+        let (known, held_out) = run_all(&server).await;
+        for (part, out) in [("", &known), (", held out", &held_out)] {
+            let latency = match (quantile(&out.latencies, 0.5), quantile(&out.latencies, 0.9)) {
+                (Some(p50), Some(p90)) => format!("{p50:.1} s / {p90:.1} s"),
+                _ => "–".to_owned(),
+            };
+            let mut each = out.latencies.clone();
+            each.sort_by(f64::total_cmp);
+            let each: Vec<String> = each.iter().map(|s| format!("{s:.1}")).collect();
+            println!(
+                "| {label}{part} | {}/{} | {}/{} | {} | {} | {} | {} | {latency} | {} |",
+                out.found,
+                out.expected,
+                out.model_found,
+                out.model_expected,
+                out.false_statements.len(),
+                out.asked,
+                out.shown,
+                out.rejected,
+                each.join(" ")
+            );
+            for f in &out.false_statements {
+                eprintln!("  false: {f}");
+            }
+            for m in &out.missing {
+                eprintln!("  missing: {}", m.lines().next().unwrap_or_default());
+            }
+        }
+        if known.asked + held_out.asked > 0 {
             breakdowns.push((label, time_per_question(&server).await));
-        }
-        for f in &out.false_statements {
-            eprintln!("  false: {f}");
-        }
-        for m in &out.missing {
-            eprintln!("  missing: {}", m.lines().next().unwrap_or_default());
         }
     }
     println!("\nWhere a question's time goes (means over the questions, from /metrics):\n");

@@ -1135,6 +1135,714 @@ export function label(parcel: Parcel): string {
 }
 `;
 
+// --- Sessions written by an independent helper from the tools' real output
+// (known families: rspec, minitest, phpunit, JUnit 5, flake8 and pylint,
+// prove, doctest and unittest; then held-out tools).
+
+const inventoryRb = `class Inventory
+  def initialize
+    @items = {}
+  end
+
+  def add(sku, qty)
+    @items[sku] = qty
+  end
+
+  def count(sku)
+    @items[sku]
+  end
+
+  def total_units
+    @items.values.sum
+  end
+
+  def low_stock(threshold)
+    @items.select { |_sku, qty| qty < threshold }.keys
+  end
+end
+`;
+
+const inventorySpecRb = `require_relative "../lib/inventory"
+
+RSpec.configure do |config|
+  config.example_status_persistence_file_path = ".rspec_status"
+end
+
+RSpec.describe Inventory do
+  subject(:inv) { described_class.new }
+
+  describe "#add" do
+    it "adds up repeated skus" do
+      inv.add("A1", 2)
+      inv.add("A1", 3)
+      expect(inv.count("A1")).to eq(5)
+    end
+  end
+
+  describe "#count" do
+    it "is zero for an unknown sku" do
+      expect(inv.count("ZZ")).to eq(0)
+    end
+  end
+
+  describe "#total_units" do
+    it "sums every sku" do
+      inv.add("A1", 2)
+      inv.add("B2", 4)
+      expect(inv.total_units).to eq(6)
+    end
+  end
+
+  describe "#low_stock" do
+    it "includes skus at the threshold" do
+      inv.add("A1", 5)
+      inv.add("B2", 9)
+      expect(inv.low_stock(5)).to eq(["A1"])
+    end
+  end
+end
+`;
+
+const slugRb = `module Slug
+  def self.slugify(text)
+    text.downcase.gsub(" ", "-")
+  end
+
+  def self.truncate(slug, max)
+    slug[0, max]
+  end
+end
+`;
+
+const testSlugRb = `require "minitest/autorun"
+require "slug"
+
+class TestSlug < Minitest::Test
+  def test_lowercases_words
+    assert_equal "hello-world", Slug.slugify("Hello World")
+  end
+
+  def test_squeezes_repeated_spaces
+    assert_equal "hello-world", Slug.slugify("hello   world")
+  end
+
+  def test_drops_punctuation
+    assert_equal "hello-world", Slug.slugify("Hello, World!")
+  end
+
+  def test_truncate_drops_trailing_dash
+    assert_equal "hello", Slug.truncate("hello-world", 6)
+  end
+end
+`;
+
+const slugRakefile = `require "rake/testtask"
+
+Rake::TestTask.new(:test) do |t|
+  t.libs << "lib" << "test"
+  t.test_files = FileList["test/test_*.rb"]
+  t.warning = false
+end
+
+task default: :test
+`;
+
+const temperaturePhp = `<?php
+
+final class Temperature
+{
+    public static function toFahrenheit(float $celsius): float
+    {
+        return $celsius * 9 / 5 + 32;
+    }
+
+    public static function toCelsius(float $fahrenheit): float
+    {
+        return $fahrenheit - 32 * 5 / 9;
+    }
+
+    public static function describe(float $celsius): string
+    {
+        if ($celsius < 0) {
+            return 'freezing';
+        }
+        if ($celsius > 30) {
+            return 'hot';
+        }
+        return 'mild';
+    }
+}
+`;
+
+const temperatureTestPhp = `<?php
+
+use PHPUnit\\Framework\\TestCase;
+
+final class TemperatureTest extends TestCase
+{
+    public function testFreezingPointInFahrenheit(): void
+    {
+        $this->assertSame(32.0, Temperature::toFahrenheit(0));
+    }
+
+    public function testBoilingPointInCelsius(): void
+    {
+        $this->assertEqualsWithDelta(100.0, Temperature::toCelsius(212), 0.01);
+    }
+
+    public function testBodyTemperatureInCelsius(): void
+    {
+        $this->assertEqualsWithDelta(37.0, Temperature::toCelsius(98.6), 0.01);
+    }
+
+    public function testZeroIsFreezing(): void
+    {
+        $this->assertSame('freezing', Temperature::describe(0));
+    }
+
+    public function testThirtyFiveIsHot(): void
+    {
+        $this->assertSame('hot', Temperature::describe(35));
+    }
+}
+`;
+
+const phpunitXml = `<?xml version="1.0" encoding="UTF-8"?>
+<phpunit bootstrap="src/Temperature.php" colors="false">
+  <testsuites>
+    <testsuite name="unit">
+      <directory>tests</directory>
+    </testsuite>
+  </testsuites>
+</phpunit>
+`;
+
+const boundedStackJava = `import java.util.ArrayList;
+import java.util.List;
+
+public class BoundedStack {
+    private final int capacity;
+    private final List<Integer> items = new ArrayList<>();
+
+    public BoundedStack(int capacity) {
+        this.capacity = capacity;
+    }
+
+    public void push(int value) {
+        if (items.size() > capacity) {
+            throw new IllegalStateException("stack is full");
+        }
+        items.add(value);
+    }
+
+    public int pop() {
+        return items.remove(0);
+    }
+
+    public int size() {
+        return items.size();
+    }
+}
+`;
+
+const boundedStackTestJava = `import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import org.junit.jupiter.api.Test;
+
+class BoundedStackTest {
+    @Test
+    void popReturnsLastPushed() {
+        BoundedStack s = new BoundedStack(3);
+        s.push(1);
+        s.push(2);
+        assertEquals(2, s.pop());
+    }
+
+    @Test
+    void pushBeyondCapacityThrows() {
+        BoundedStack s = new BoundedStack(2);
+        s.push(1);
+        s.push(2);
+        assertThrows(IllegalStateException.class, () -> s.push(3));
+    }
+
+    @Test
+    void sizeCountsItems() {
+        BoundedStack s = new BoundedStack(2);
+        s.push(7);
+        assertEquals(1, s.size());
+    }
+}
+`;
+
+const junitTestSh = `#!/bin/sh
+# Compiles src/ and test/ and runs the JUnit 5 tests.
+set -e
+J=/usr/share/java
+rm -rf build
+mkdir -p build
+javac -d build -cp "$J/junit-jupiter-api.jar:$J/apiguardian-api.jar:$J/opentest4j.jar" src/*.java test/*.java
+java -jar "$J/junit-platform-console-standalone.jar" --disable-banner --class-path build --scan-class-path
+`;
+
+const reportFlakePy = `import os
+import sys
+from collections import defaultdict
+
+
+def totals_by_region(rows):
+    totals = defaultdict(int)
+    for row in rows:
+        totals[row["region"]] += row["amount"]
+    return dict(totals)
+
+
+def render(totals):
+    lines = []
+    for region, amount in sorted(totals.items()):
+        lines.append(f"{region:<10} {amount:>8}")
+    return "\\n".join(lines)
+
+
+def main(path):
+    rows = load_rows(path)
+    print(render(totals_by_region(rows)))
+`;
+
+const reportFlakeFixedPy = `"""Sales totals per region, read from a CSV file."""
+
+import csv
+from collections import defaultdict
+
+
+def load_rows(path):
+    """Read the rows of the CSV file at path, amounts as integers."""
+    with open(path, newline="", encoding="utf-8") as f:
+        return [
+            {"region": r["region"], "amount": int(r["amount"])}
+            for r in csv.DictReader(f)
+        ]
+
+
+def totals_by_region(rows):
+    """Sum the amounts of the rows per region."""
+    totals = defaultdict(int)
+    for row in rows:
+        totals[row["region"]] += row["amount"]
+    return dict(totals)
+
+
+def render(totals):
+    """One aligned line per region, sorted by region."""
+    lines = []
+    for region, amount in sorted(totals.items()):
+        lines.append(f"{region:<10} {amount:>8}")
+    return "\\n".join(lines)
+
+
+def main(path):
+    """Print the totals of the CSV file at path."""
+    rows = load_rows(path)
+    print(render(totals_by_region(rows)))
+`;
+
+const textstatsPy = `"""Small text statistics."""
+
+
+def word_count(text):
+    """Count the words of text.
+
+    >>> word_count("the cat sat")
+    3
+    >>> word_count("  spaced   out  ")
+    2
+    """
+    return len(text.split(" "))
+
+
+def average_word_length(text):
+    words = text.split()
+    return sum(len(w) for w in words) // len(words)
+
+
+def longest_word(text):
+    words = text.split()
+    return min(words, key=len)
+`;
+
+const testTextstatsPy = `import unittest
+
+from textstats import average_word_length, longest_word, word_count
+
+
+class TestTextStats(unittest.TestCase):
+    def test_word_count(self):
+        self.assertEqual(word_count("a b c"), 3)
+
+    def test_average_word_length(self):
+        self.assertEqual(average_word_length("ab abc"), 2.5)
+
+    def test_longest_word(self):
+        self.assertEqual(longest_word("a abc ab"), "abc")
+
+
+if __name__ == "__main__":
+    unittest.main()
+`;
+
+const textstatsMakefile = `test:
+\tpython3 -m doctest textstats.py
+\tpython3 -m unittest -v
+`;
+
+const romanPm = `package Roman;
+use strict;
+use warnings;
+use Exporter 'import';
+our @EXPORT_OK = qw(to_roman);
+
+my @MAP = ([1000, 'M'], [500, 'D'], [100, 'C'], [50, 'L'], [10, 'X'], [5, 'V'], [1, 'I']);
+
+sub to_roman {
+    my ($n) = @_;
+    my $out = '';
+    for my $pair (@MAP) {
+        my ($value, $letters) = @$pair;
+        while ($n >= $value) {
+            $out .= $letters;
+            $n -= $value;
+        }
+    }
+    return $out;
+}
+
+1;
+`;
+
+const romanT = `use strict;
+use warnings;
+use Test::More tests => 5;
+use Roman qw(to_roman);
+
+is(to_roman(1), 'I', '1 is I');
+is(to_roman(4), 'IV', '4 is IV');
+is(to_roman(9), 'IX', '9 is IX');
+is(to_roman(30), 'XXX', '30 is XXX');
+is(to_roman(1994), 'MCMXCIV', '1994 is MCMXCIV');
+`;
+
+const rangeT = `use strict;
+use warnings;
+use Test::More tests => 2;
+use Roman qw(to_roman);
+
+ok(!defined eval { to_roman(0) }, 'zero is refused');
+like($@, qr/out of range/, 'the error says out of range');
+`;
+
+// Held-out tools.
+
+const durationPm = `package Duration;
+use strict;
+use warnings;
+use Exporter 'import';
+our @EXPORT_OK = qw(parse_duration format_duration);
+
+my %UNIT = (s => 1, m => 60, h => 360);
+
+sub parse_duration {
+    my ($text) = @_;
+    my $total = 0;
+    while ($text =~ /(\\d+)([hms])/g) {
+        $total += $1 * $UNIT{$2};
+    }
+    return $total;
+}
+
+sub format_duration {
+    my ($secs) = @_;
+    my $m = int($secs / 60);
+    my $s = $secs % 60;
+    return sprintf('%dm%ds', $m, $s);
+}
+
+1;
+`;
+
+const durationT = `use strict;
+use warnings;
+use Test::More;
+use Duration qw(parse_duration format_duration);
+
+is(parse_duration('45s'), 45, 'seconds');
+is(parse_duration('2m'), 120, 'minutes');
+is(parse_duration('1h'), 3600, 'hours');
+is(parse_duration('1h30m'), 5400, 'hours and minutes');
+is(format_duration(90), '1m30s', 'format minutes and seconds');
+is(format_duration(60), '1m', 'format whole minutes');
+
+done_testing();
+`;
+
+const wordwrapLua = `local M = {}
+
+function M.wrap(text, width)
+  local lines, line = {}, ""
+  for word in text:gmatch("%S+") do
+    if line == "" then
+      line = word
+    elseif #line + #word > width then
+      table.insert(lines, line)
+      line = word
+    else
+      line = line .. " " .. word
+    end
+  end
+  table.insert(lines, line)
+  return lines
+end
+
+function M.count_lines(text, width)
+  return #M.wrap(text, width) - 1
+end
+
+return M
+`;
+
+const wordwrapSpecLua = `local wordwrap = require("wordwrap")
+
+describe("wordwrap", function()
+  it("keeps short text on one line", function()
+    assert.are.same({ "hello world" }, wordwrap.wrap("hello world", 20))
+  end)
+
+  it("breaks before a word that would pass the width", function()
+    assert.are.same({ "aaa", "bbb", "ccc" }, wordwrap.wrap("aaa bbb ccc", 6))
+  end)
+
+  it("counts the wrapped lines", function()
+    assert.are.equal(3, wordwrap.count_lines("aaa bbb ccc", 6))
+  end)
+end)
+`;
+
+const invoiceJava = `package app;
+
+import java.util.List;
+
+public class Invoice {
+    private final List<Long> lineCents;
+
+    public Invoice(List<Long> lineCents) {
+        this.lineCents = lineCents;
+    }
+
+    public long totalCents() {
+        long total = 0;
+        for (long c : lineCents) total += c;
+        return total
+    }
+
+    public String formatted() {
+        return String.format("%d.%02d", totalCents() / 100, totalCents() % 100);
+    }
+}
+`;
+
+const invoiceMainJava = `package app;
+
+import java.util.List;
+
+public class Main {
+    public static void main(String[] args) {
+        Invoice inv = new Invoice(List.of(1250L, 399L));
+        System.out.println("total: " + inv.formated());
+        String cents = inv.totalCents();
+        System.out.println("cents: " + cents);
+    }
+}
+`;
+
+const ringC = `#include <stdlib.h>
+#include <string.h>
+
+#define SLOTS 8
+
+struct ring {
+    int slots[SLOTS];
+    int head;
+};
+
+int ring_last(const struct ring *r) {
+    return r->slots[SLOTS];
+}
+
+char *ring_name(const char *prefix) {
+    char *name = malloc(32);
+    if (strlen(prefix) > 16) {
+        return NULL;
+    }
+    strcpy(name, prefix);
+    return name;
+}
+
+int ring_sum(const struct ring *r) {
+    int total;
+    for (int i = 0; i < SLOTS; i++) {
+        total += r->slots[i];
+    }
+    return total;
+}
+`;
+
+const catalogXsd = `<?xml version="1.0" encoding="UTF-8"?>
+<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema">
+  <xs:element name="catalog">
+    <xs:complexType>
+      <xs:sequence>
+        <xs:element name="book" maxOccurs="unbounded">
+          <xs:complexType>
+            <xs:sequence>
+              <xs:element name="title" type="xs:string"/>
+              <xs:element name="price" type="xs:decimal"/>
+            </xs:sequence>
+            <xs:attribute name="id" type="xs:ID" use="required"/>
+          </xs:complexType>
+        </xs:element>
+      </xs:sequence>
+    </xs:complexType>
+  </xs:element>
+</xs:schema>
+`;
+
+const catalogXml = `<?xml version="1.0" encoding="UTF-8"?>
+<catalog>
+  <book id="b1">
+    <title>Dune</title>
+    <price>9.99</price>
+  </book>
+  <book id="b2">
+    <title>Emma</titel>
+    <price>7,50</price>
+  </book>
+  <book>
+    <title>Ulysses</title>
+    <price>12.00</price>
+  </book>
+</catalog>
+`;
+
+const walletMixExs = `defmodule Wallet.MixProject do
+  use Mix.Project
+
+  def project do
+    [app: :wallet, version: "0.1.0", elixir: "~> 1.14"]
+  end
+end
+`;
+
+const walletEx = `defmodule Wallet do
+  def deposit(balance, amount) when amount > 0, do: {:ok, balance + amount}
+  def deposit(_balance, _amount), do: {:error, :invalid_amount}
+
+  def withdraw(balance, amount) when amount <= balance, do: {:ok, balance - amount}
+  def withdraw(_balance, _amount), do: {:error, :insufficient_funds}
+
+  def apply_fee(balance, percent), do: balance - div(balance * percent, 10)
+end
+`;
+
+const walletTestExs = `defmodule WalletTest do
+  use ExUnit.Case
+
+  test "deposit adds to the balance" do
+    assert Wallet.deposit(100, 50) == {:ok, 150}
+  end
+
+  test "withdraw refuses more than the balance" do
+    assert Wallet.withdraw(100, 150) == {:error, :insufficient_funds}
+  end
+
+  test "withdraw refuses a negative amount" do
+    assert Wallet.withdraw(100, -5) == {:error, :invalid_amount}
+  end
+
+  test "apply_fee takes a percentage" do
+    assert Wallet.apply_fee(200, 5) == 190
+  end
+end
+`;
+
+const tasksPy = `import pickle
+import subprocess
+
+DB_PASSWORD = "hunter2"
+
+
+def run(cmd):
+    return subprocess.run(cmd, shell=True, check=True)
+
+
+def load(blob):
+    return pickle.loads(blob)
+
+
+def compute(expr):
+    return eval(expr)
+`;
+
+const tasksHalfFixedPy = `import ast
+import pickle
+import subprocess
+
+DB_PASSWORD = "hunter2"
+
+
+def run(cmd):
+    return subprocess.run(cmd, shell=True, check=True)
+
+
+def load(blob):
+    return pickle.loads(blob)
+
+
+def compute(expr):
+    return ast.literal_eval(expr)
+`;
+
+const tasksFixedPy = `import ast
+import json
+import shlex
+import subprocess
+
+
+def run(cmd):
+    return subprocess.run(shlex.split(cmd), check=True)
+
+
+def load(blob):
+    return json.loads(blob)
+
+
+def compute(expr):
+    return ast.literal_eval(expr)
+`;
+
+const spellReadme = `# tidyfiles
+
+A small tool to seperate photos from documents. It will recieve a folder
+and move each file into a sub-folder by its type.
+
+If an error occured, the file is left where it was.
+`;
+
+const spellSetup = `# Setup
+
+Install teh tool with pip, then run it once on a test folder to see wich
+files it would move. The dry run is the default, so ther is nothing to undo.
+`;
+
 export const scenarios: EvalScenario[] = [
   {
     name: "python-two-rounds",
@@ -1583,6 +2291,271 @@ export const scenarios: EvalScenario[] = [
       read(`${p}/src/shipping.ts`),
       edit(`${p}/src/shipping.ts`, "cheapestZone(parcels: Parcel[]): Zone {", "cheapestZone(parcels: Parcel[]): Zone | null {"),
       bash('npx tsc --noEmit -p . && echo "types ok"'),
+    ],
+  },
+  // --- Known families, written by an independent helper from real output.
+  {
+    // rspec with example persistence: three failures; --only-failures runs
+    // keep one failing (once through a piped tail); --next-failure; full run.
+    name: "ruby-rspec",
+    goal: "Three Inventory specs fail; fix lib/inventory.rb.",
+    steps: (p) => [
+      write(`${p}/lib/inventory.rb`, inventoryRb),
+      write(`${p}/spec/inventory_spec.rb`, inventorySpecRb),
+      bash("rspec"),
+      edit(`${p}/lib/inventory.rb`, "@items[sku] = qty", "@items[sku] = @items.fetch(sku, 0) + qty"),
+      bash("rspec --only-failures"),
+      edit(`${p}/lib/inventory.rb`, "    @items[sku]\n", "    @items.fetch(sku, 0)\n"),
+      bash("rspec --only-failures 2>&1 | tail -n 15"),
+      edit(`${p}/lib/inventory.rb`, "qty < threshold", "qty <= threshold"),
+      bash("rspec --next-failure"),
+      bash("rspec --format documentation"),
+    ],
+  },
+  {
+    // minitest through rake: three failures; a one-test run of the fixed
+    // one passes; `rake test || true` exits 0 over two; then all pass.
+    name: "ruby-minitest-rake",
+    goal: "`rake test` fails; fix lib/slug.rb.",
+    steps: (p) => [
+      write(`${p}/lib/slug.rb`, slugRb),
+      write(`${p}/test/test_slug.rb`, testSlugRb),
+      write(`${p}/Rakefile`, slugRakefile),
+      bash("rake test"),
+      edit(`${p}/lib/slug.rb`, 'text.downcase.gsub(" ", "-")', 'text.downcase.gsub(/ +/, "-")'),
+      bash("ruby -Ilib -Itest test/test_slug.rb -n test_squeezes_repeated_spaces"),
+      bash("rake test || true"),
+      write(
+        `${p}/lib/slug.rb`,
+        'module Slug\n  def self.slugify(text)\n    text.downcase.gsub(/[^a-z0-9]+/, "-").gsub(/\\A-|-\\z/, "")\n  end\n\n  def self.truncate(slug, max)\n    slug[0, max].chomp("-")\n  end\nend\n',
+      ),
+      bash("rake test"),
+    ],
+  },
+  {
+    // phpunit: three failures; a --filter run of the fixed ones passes; a
+    // --stop-on-failure run masked by `; echo`; then all pass (--testdox).
+    name: "php-phpunit",
+    goal: "Fix the failing PHPUnit tests of src/Temperature.php.",
+    steps: (p) => [
+      write(`${p}/src/Temperature.php`, temperaturePhp),
+      write(`${p}/tests/TemperatureTest.php`, temperatureTestPhp),
+      write(`${p}/phpunit.xml`, phpunitXml),
+      bash("phpunit"),
+      edit(`${p}/src/Temperature.php`, "return $fahrenheit - 32 * 5 / 9;", "return ($fahrenheit - 32) * 5 / 9;"),
+      bash("phpunit --filter InCelsius"),
+      bash('phpunit --stop-on-failure; echo "exit: $?"'),
+      edit(`${p}/src/Temperature.php`, "if ($celsius < 0) {", "if ($celsius <= 0) {"),
+      bash("phpunit --testdox"),
+    ],
+  },
+  {
+    // JUnit 5's console launcher through a shell script: two failures, a
+    // piped tail (exit 0 over one), then all pass.
+    name: "java-junit5",
+    goal: "`bash test.sh` fails; fix src/BoundedStack.java.",
+    steps: (p) => [
+      write(`${p}/src/BoundedStack.java`, boundedStackJava),
+      write(`${p}/test/BoundedStackTest.java`, boundedStackTestJava),
+      write(`${p}/test.sh`, junitTestSh),
+      bash("bash test.sh"),
+      edit(`${p}/src/BoundedStack.java`, "return items.remove(0);", "return items.remove(items.size() - 1);"),
+      bash("bash test.sh 2>&1 | tail -n 20"),
+      edit(`${p}/src/BoundedStack.java`, "items.size() > capacity", "items.size() >= capacity"),
+      bash("bash test.sh"),
+    ],
+  },
+  {
+    // flake8 then pylint: flake8 errors, a `cd app &&` run piped into head
+    // (exit 0 over one), pylint's exit bits through `&&`, `|| true`, clean.
+    name: "python-flake8-pylint",
+    goal: "Make `flake8 app/ && pylint app/` pass.",
+    steps: (p) => [
+      write(`${p}/app/__init__.py`, '"""Sales reports."""\n'),
+      write(`${p}/app/report.py`, reportFlakePy),
+      bash("flake8 app/"),
+      edit(`${p}/app/report.py`, "import os\nimport sys\n", ""),
+      bash("cd app && flake8 . | head -n 20"),
+      edit(
+        `${p}/app/report.py`,
+        "from collections import defaultdict\n",
+        'import csv\nfrom collections import defaultdict\n\n\ndef load_rows(path):\n    with open(path, newline="", encoding="utf-8") as f:\n        return [\n            {"region": r["region"], "amount": int(r["amount"])}\n            for r in csv.DictReader(f)\n        ]\n',
+      ),
+      bash("flake8 app/ && pylint app/"),
+      bash("pylint app/ --disable=missing-function-docstring || true"),
+      write(`${p}/app/report.py`, reportFlakeFixedPy),
+      bash("flake8 app/ && pylint app/"),
+    ],
+  },
+  {
+    // doctest then unittest through `make test` (make stops at the first
+    // failing line), a masked `timeout 60 python3 -m unittest`, then pass.
+    name: "python-doctest-make",
+    goal: "`make test` fails; fix textstats.py.",
+    steps: (p) => [
+      write(`${p}/textstats.py`, textstatsPy),
+      write(`${p}/test_textstats.py`, testTextstatsPy),
+      write(`${p}/Makefile`, textstatsMakefile),
+      bash("make test"),
+      edit(`${p}/textstats.py`, 'return len(text.split(" "))', "return len(text.split())"),
+      bash("make test"),
+      edit(`${p}/textstats.py`, "sum(len(w) for w in words) // len(words)", "sum(len(w) for w in words) / len(words)"),
+      bash("timeout 60 python3 -m unittest 2>&1 | tail -n 12"),
+      edit(`${p}/textstats.py`, "return min(words, key=len)", "return sorted(words, key=len)[-1]"),
+      bash("make test"),
+    ],
+  },
+  {
+    // prove through `npm run test`: failures in two files; a one-file
+    // prove passes while the other file fails; a piped verbose run (exit 0
+    // over it); then all pass.
+    name: "perl-prove",
+    goal: "`npm run test` fails; fix lib/Roman.pm.",
+    steps: (p) => [
+      write(`${p}/lib/Roman.pm`, romanPm),
+      write(`${p}/t/roman.t`, romanT),
+      write(`${p}/t/range.t`, rangeT),
+      write(`${p}/package.json`, `{ "name": "numerals", "version": "1.0.0", "private": true, "scripts": { "test": "prove -l t/" } }\n`),
+      bash("npm run test"),
+      edit(
+        `${p}/lib/Roman.pm`,
+        "[500, 'D'], [100, 'C'], [50, 'L'], [10, 'X'], [5, 'V'], [1, 'I']",
+        "[900, 'CM'], [500, 'D'], [400, 'CD'], [100, 'C'], [90, 'XC'], [50, 'L'], [40, 'XL'], [10, 'X'], [9, 'IX'], [5, 'V'], [4, 'IV'], [1, 'I']",
+      ),
+      bash("prove -l t/roman.t"),
+      bash("prove -lv t/ 2>&1 | tail -n 12"),
+      edit(`${p}/lib/Roman.pm`, "    my ($n) = @_;\n", "    my ($n) = @_;\n    die \"to_roman: $n is out of range\\n\" if $n < 1 || $n > 3999;\n"),
+      bash("npm run test"),
+    ],
+  },
+  // --- Held-out tools: output formats the HUD's authors have not looked at.
+  {
+    // Test::More run directly by perl (exit = failures), a piped tail.
+    name: "perl-test-more",
+    goal: "t/duration.t fails; fix lib/Duration.pm.",
+    steps: (p) => [
+      write(`${p}/lib/Duration.pm`, durationPm),
+      write(`${p}/t/duration.t`, durationT),
+      bash("perl -Ilib t/duration.t"),
+      edit(`${p}/lib/Duration.pm`, "h => 360)", "h => 3600)"),
+      bash("perl -Ilib t/duration.t 2>&1 | tail -n 6"),
+      edit(`${p}/lib/Duration.pm`, "return sprintf('%dm%ds', $m, $s);", "return $s ? sprintf('%dm%ds', $m, $s) : sprintf('%dm', $m);"),
+      bash("perl -Ilib t/duration.t"),
+    ],
+  },
+  {
+    // busted (Lua): a piped tail over two failures (exit 0) as the first
+    // run, then one failure with its real exit, then pass.
+    name: "lua-busted",
+    goal: "The busted specs of src/wordwrap.lua fail; fix it.",
+    steps: (p) => [
+      write(`${p}/src/wordwrap.lua`, wordwrapLua),
+      write(`${p}/spec/wordwrap_spec.lua`, wordwrapSpecLua),
+      bash("busted 2>&1 | tail -n 12"),
+      edit(`${p}/src/wordwrap.lua`, "#line + #word > width", "#line + 1 + #word > width"),
+      bash("busted"),
+      edit(`${p}/src/wordwrap.lua`, "return #M.wrap(text, width) - 1", "return #M.wrap(text, width)"),
+      bash("busted"),
+    ],
+  },
+  {
+    // javac: a syntax error, then two type errors, a piped head over the
+    // last one, then it builds and runs.
+    name: "java-javac",
+    goal: "The app does not compile; fix it and run it.",
+    steps: (p) => [
+      write(`${p}/src/app/Invoice.java`, invoiceJava),
+      write(`${p}/src/app/Main.java`, invoiceMainJava),
+      bash("javac -d out src/app/*.java"),
+      edit(`${p}/src/app/Invoice.java`, "return total\n", "return total;\n"),
+      bash("javac -d out src/app/*.java"),
+      edit(`${p}/src/app/Main.java`, "inv.formated()", "inv.formatted()"),
+      bash("javac -d out src/app/*.java 2>&1 | head -n 5"),
+      edit(`${p}/src/app/Main.java`, "String cents = inv.totalCents();", "long cents = inv.totalCents();"),
+      bash("javac -d out src/app/*.java"),
+      bash("java -cp out app.Main"),
+    ],
+  },
+  {
+    // cppcheck with --error-exitcode: three errors, two fixes, a piped
+    // tail over the last, then clean.
+    name: "c-cppcheck",
+    goal: "Make `cppcheck -q --error-exitcode=1 src/` pass.",
+    steps: (p) => [
+      write(`${p}/src/ring.c`, ringC),
+      bash("cppcheck -q --error-exitcode=1 src/"),
+      edit(`${p}/src/ring.c`, "return r->slots[SLOTS];", "return r->slots[SLOTS - 1];"),
+      edit(`${p}/src/ring.c`, "        return NULL;\n", "        free(name);\n        return NULL;\n"),
+      bash("cppcheck -q --error-exitcode=1 src/ 2>&1 | tail -n 5"),
+      edit(`${p}/src/ring.c`, "int total;", "int total = 0;"),
+      bash("cppcheck -q --error-exitcode=1 src/"),
+    ],
+  },
+  {
+    // xmllint with a schema: not well-formed, then invalid, a grep over
+    // the last error (exit 0), then valid.
+    name: "xml-xmllint",
+    goal: "catalog.xml must validate against catalog.xsd.",
+    steps: (p) => [
+      write(`${p}/catalog.xsd`, catalogXsd),
+      write(`${p}/catalog.xml`, catalogXml),
+      bash("xmllint --noout --schema catalog.xsd catalog.xml"),
+      edit(`${p}/catalog.xml`, "<title>Emma</titel>", "<title>Emma</title>"),
+      bash("xmllint --noout --schema catalog.xsd catalog.xml"),
+      edit(`${p}/catalog.xml`, "<price>7,50</price>", "<price>7.50</price>"),
+      bash("xmllint --noout --schema catalog.xsd catalog.xml 2>&1 | grep -i error"),
+      edit(`${p}/catalog.xml`, "  <book>\n", '  <book id="b3">\n'),
+      bash("xmllint --noout --schema catalog.xsd catalog.xml"),
+    ],
+  },
+  {
+    // ExUnit through mix: two failures, a piped tail over one, a --failed
+    // rerun that passes, then the whole suite.
+    name: "elixir-exunit",
+    goal: "`mix test` fails; fix lib/wallet.ex.",
+    steps: (p) => [
+      write(`${p}/mix.exs`, walletMixExs),
+      write(`${p}/lib/wallet.ex`, walletEx),
+      write(`${p}/test/test_helper.exs`, "ExUnit.start()\n"),
+      write(`${p}/test/wallet_test.exs`, walletTestExs),
+      bash("mix test"),
+      edit(`${p}/lib/wallet.ex`, "div(balance * percent, 10)", "div(balance * percent, 100)"),
+      bash("mix test 2>&1 | tail -n 15"),
+      edit(
+        `${p}/lib/wallet.ex`,
+        "  def withdraw(balance, amount) when",
+        "  def withdraw(_balance, amount) when amount <= 0, do: {:error, :invalid_amount}\n  def withdraw(balance, amount) when",
+      ),
+      bash("mix test --failed"),
+      bash("mix test"),
+    ],
+  },
+  {
+    // bandit (-ll): three findings, one fixed, a piped tail over two, clean.
+    name: "python-bandit",
+    goal: "Make `bandit -r app/ -ll` pass.",
+    steps: (p) => [
+      write(`${p}/app/tasks.py`, tasksPy),
+      bash("bandit -r app/ -ll"),
+      write(`${p}/app/tasks.py`, tasksHalfFixedPy),
+      bash("bandit -r app/ -ll 2>&1 | tail -n 20"),
+      write(`${p}/app/tasks.py`, tasksFixedPy),
+      bash("bandit -r app/ -ll"),
+    ],
+  },
+  {
+    // codespell: misspellings, a -w run that fixes some, a piped head over
+    // the rest, a hand fix, then clean.
+    name: "docs-codespell",
+    goal: "Fix the spelling errors codespell finds in the docs.",
+    steps: (p) => [
+      write(`${p}/README.md`, spellReadme),
+      write(`${p}/docs/setup.md`, spellSetup),
+      bash("codespell README.md docs/"),
+      bash("codespell -w README.md docs/"),
+      bash("codespell README.md docs/ | head -n 5"),
+      edit(`${p}/docs/setup.md`, "so ther is", "so there is"),
+      bash("codespell README.md docs/"),
     ],
   },
 ];

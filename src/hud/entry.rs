@@ -30,7 +30,7 @@ pub enum ModelStatus {
     Pending,
     /// Verified findings are shown.
     Ready,
-    /// The latest answer held nothing verifiable, failed or timed out.
+    /// The latest answer held nothing verifiable, or failed.
     Rejected { reason: String },
 }
 

@@ -477,11 +477,12 @@ mod tests {
     async fn findings_are_shown_only_while_their_problem_is_open() {
         let hud = hud(HudConfig::default());
         hud.sync("s", vec![user("s")], true).expect("sync");
-        let output = "cc -c calc.c\ncalc.c:3:9: error: 'count' undeclared\nmake: *** [calc.o] Error 1";
+        // A link error: no parser knows its lines.
+        let output = "cc -o app calc.o\n/usr/bin/ld: calc.o: in function `main':\ncalc.c:(.text+0x15): undefined reference to `count'\ncollect2: error: ld returned 1 exit status\nmake: *** [app] Error 1";
         assert!(hud.event(make_run("s", "c1", 2, output)));
         let found = vec![Finding {
             name: "calc.c".into(),
-            line: "calc.c:3:9: error: 'count' undeclared".into(),
+            line: "calc.c:(.text+0x15): undefined reference to `count'".into(),
         }];
         hud.with_entry("s", None, |entry| {
             assert_eq!(entry.unasked().len(), 1, "the failed make is worth a question");
@@ -500,7 +501,7 @@ mod tests {
         let shown = hud.get("s").expect("view");
         assert!(
             shown.hud.contains(
-                "local model found in the output, each line checked there: calc.c: \"calc.c:3:9: error: 'count' undeclared\""
+                "local model found in the output, each line checked there: calc.c: \"calc.c:(.text+0x15): undefined reference to `count'\""
             ),
             "{}",
             shown.hud

@@ -15,7 +15,8 @@ use super::session::call::ToolCall;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-/// Open problems listed at most, and asked about at most.
+/// Open problems the local model is asked about at most (the HUD lists
+/// as many as its budget holds, and counts the rest).
 pub const MAX_PROBLEMS: usize = 3;
 
 /// One open problem: the check's last failing run, and what is known since.
@@ -27,9 +28,23 @@ pub struct Problem {
     /// Tests named in the failing run's report that a later passing run
     /// selected and passed, in report order.
     pub passed_since: Vec<String>,
+    /// The runs of the same tool in the same folders that passed after the
+    /// failure: what a finding about one test is checked against.
+    pub passed_after: Vec<Arc<ToolCall>>,
 }
 
 impl Problem {
+    /// Whether the test `name` (of a finding about this failure) passed in
+    /// a later run: listed there as passed, or selected by name or file by
+    /// a run that passed tests.
+    pub fn passed_since_named(&self, name: &str) -> bool {
+        self.passed_after.iter().any(|call| {
+            let Some(report) = &call.report else { return false };
+            report.passes.iter().any(|p| same_test(name, p))
+                || (report.passed.unwrap_or(0) > 0 && call.command.as_deref().is_some_and(|c| selects(c, name)))
+        })
+    }
+
     /// The failing run's named failures that have not passed since.
     pub fn still_failing(&self) -> impl Iterator<Item = &super::checks::Failure> {
         let report = self.call.report.as_ref();
@@ -84,7 +99,9 @@ impl Problems {
                 }
                 continue;
             }
-            if !call.finished() || call.report.as_ref().is_some_and(ran_nothing) {
+            // Only a recognised pass closes a problem: a status thrown away
+            // (`| tail`, `|| true`) with nothing else to go by is none.
+            if !call.finished() || call.report.as_ref().is_some_and(ran_nothing) || call.unsettled().is_some() {
                 continue;
             }
             // A passing chain passed each of its steps (`make && ./app`).
@@ -155,10 +172,23 @@ impl Problems {
                     .filter(|f| track.passed.contains(&f.name))
                     .map(|f| f.name.clone())
                     .collect();
+                let dirs = call.command.as_deref().map(command::check_dirs);
+                let passed_after = calls[i + 1..]
+                    .iter()
+                    .filter(|c| {
+                        c.tool == call.tool
+                            && c.finished()
+                            && !c.failed()
+                            && c.unsettled().is_none()
+                            && c.command.as_deref().map(command::check_dirs) == dirs
+                    })
+                    .map(|c| Arc::clone(c))
+                    .collect();
                 Problem {
                     call,
                     failures: track.failures,
                     passed_since,
+                    passed_after,
                 }
             })
             .collect();

@@ -187,7 +187,7 @@ impl Hud {
         // generation is cancelled.
         let gone = || self.with_entry(id, Some(epoch), |e| e.state.problems().is_open(&question.call_id)) != Some(true);
         let deadline = tokio::time::Instant::now() + self.config.extract_timeout;
-        let asked = self.ask(&question, id, epoch, deadline, &gone).await;
+        let asked = self.ask(&question, id, epoch, deadline, self.config.extract_timeout, &gone).await;
         Some((question.call_id, asked))
     }
 
@@ -211,12 +211,18 @@ impl Hud {
     /// as soon as it is written, so the first is shown while the model
     /// writes the next; the question stays pending until the whole answer
     /// is in. `gone()` turning true while generating cancels the generation.
+    ///
+    /// An answer still being written at `deadline` (a busy machine writes
+    /// slowly) gets `grace` more; one not done by then is not taken, and
+    /// the question is asked again later. The items verified so far stay
+    /// shown either way.
     async fn ask(
         &self,
         question: &extract::Question,
         id: &str,
         epoch: u64,
         deadline: tokio::time::Instant,
+        grace: std::time::Duration,
         gone: &(dyn Fn() -> bool + Sync),
     ) -> Asked {
         let Some(engine) = self.engine.as_ref() else {
@@ -235,21 +241,28 @@ impl Hud {
         };
         let mut text = String::new();
         let mut early = 0;
+        let mut until = deadline;
         loop {
-            let event = match tokio::time::timeout_at(deadline, rx.recv()).await {
+            let event = match tokio::time::timeout_at(until, rx.recv()).await {
                 Ok(Some(e)) => e,
                 Ok(None) => return Asked::NotTaken,
-                // Nothing written yet: still queued, or its prompt still
-                // being decoded on a busy machine. Dropping `rx` takes it
-                // off the queue; it is asked again.
-                Err(_) if text.is_empty() => {
+                // Being written: it gets its grace once.
+                Err(_) if !text.is_empty() && until == deadline && !grace.is_zero() => {
+                    until = deadline + grace;
+                    continue;
+                }
+                // Nothing written yet (still queued, or its prompt still
+                // being decoded on a busy machine), or not done in its
+                // grace. Dropping `rx` takes it off the queue or stops it;
+                // it is asked again, never counted as refused.
+                Err(_) => {
                     tracing::debug!(
                         session = id,
-                        "the question was not answered before its deadline; asking again later"
+                        written = text.len(),
+                        "the question was not answered in time; asking again later"
                     );
                     return Asked::NotTaken;
                 }
-                Err(_) => return Asked::Answered(Reading::Rejected("timed out".into())),
             };
             match event {
                 Event::Text(t) => {
@@ -333,7 +346,8 @@ impl Hud {
             let Some(((question, _asking), epoch)) = taken else {
                 return self.outcome(id);
             };
-            match self.ask(&question, id, epoch, until, &|| false).await {
+            // The sync waits no longer than it said: no grace.
+            match self.ask(&question, id, epoch, until, std::time::Duration::ZERO, &|| false).await {
                 Asked::Answered(answer) => self.update(id, epoch, |e| e.record(&question.call_id, answer)),
                 Asked::NotTaken | Asked::Gone => {
                     drop(_asking);

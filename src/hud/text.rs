@@ -252,17 +252,29 @@ impl Clipped {
     /// The line that best explains a failure: a crash report's message
     /// (see [`crash_line`]), else the first line that looks like an error,
     /// else the last non-empty one.
+    ///
+    /// Lines that say nothing of what failed are passed over: empty lines,
+    /// rules, progress dots, headings (`There were 3 failures:`,
+    /// `1) Failure:`), notices (`npm notice`), and a wrapper's own word that
+    /// the command it ran failed (`make: *** [test] Error 1`, `rake
+    /// aborted!`, `npm ERR!`), which is taken only when nothing else is left.
     pub fn key_line(&self) -> Option<&str> {
         let lines: Vec<&str> = self.kept_lines().collect();
+        let last = |keep: &dyn Fn(&str) -> bool| {
+            self.tail
+                .lines()
+                .chain(self.head.lines().rev())
+                .map(str::trim)
+                .find(|l| !l.is_empty() && keep(l))
+        };
         crash_line(&lines)
-            .or_else(|| self.kept_lines().find(|l| LineSays::of(l).error_word()))
             .or_else(|| {
-                self.tail
-                    .lines()
-                    .chain(self.head.lines().rev())
-                    .map(str::trim)
-                    .find(|l| !l.is_empty())
+                self.kept_lines()
+                    .find(|l| LineSays::of(l).error_word() && !says_nothing(l) && !wrapper_line(l))
             })
+            .or_else(|| last(&|l| !says_nothing(l) && !wrapper_line(l)))
+            .or_else(|| last(&|l| !says_nothing(l)))
+            .or_else(|| last(&|_| true))
     }
 
     /// Whether OpenCode cut this output and saved the whole elsewhere
@@ -282,6 +294,36 @@ impl Clipped {
             .find(|l| warns(l) && l.contains(" generated ") && l.chars().any(|c| c.is_ascii_digit()))
             .or_else(|| self.kept_lines().find(|l| LineSays::of(l).error_word() || warns(l)))
     }
+}
+
+/// Whether `line` says nothing of what failed: a rule, progress dots
+/// (`.FF.`), a heading over what follows (`Failures:`, `There were 2
+/// failures:`, `1) Failure:`, `FAILURES!`), a package manager's notice or
+/// the echo of the script it runs (`> prove -l t/`).
+fn says_nothing(line: &str) -> bool {
+    static HEADING: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?i)^(?:\d+\) )?(?:there (?:was|were) \d+ \w+|failures?|errors?|failed examples|failures \(\d+\))\s*:?$|^FAILURES!*$|^\d+\) (?:Failure|Error):$")
+            .expect("a valid pattern")
+    });
+    let l = line.trim();
+    !has_words(l)
+        || l.chars().all(|c| matches!(c, '.' | 'F' | 'E' | 'S' | '*' | 'x' | ' '))
+        || HEADING.is_match(l)
+        || l.starts_with("npm notice")
+        || l.starts_with("npm WARN")
+        || (l.starts_with("> ") && !l.contains("Error"))
+}
+
+/// Whether `line` is a wrapper's own word that the command it ran failed,
+/// which says less than that command's own lines above it.
+fn wrapper_line(line: &str) -> bool {
+    static WRAPPER: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"^(?:g?make(?:\[\d+\])?: \*\*\* |rake aborted!|Command failed with status|npm ERR! |npm error |error Command failed with exit code|ELIFECYCLE|Tasks: TOP|\(See full trace|Error: Process completed with exit code|ERROR: .* returned non-zero exit status)",
+        )
+        .expect("a valid pattern")
+    });
+    WRAPPER.is_match(line.trim())
 }
 
 /// Words (lower case) of a line that says something went wrong: an error.
@@ -480,6 +522,35 @@ mod tests {
             crash_line(&["all good", "Traceback (most recent call last):", "  File \"x\""]),
             None
         );
+    }
+
+    #[test]
+    fn a_key_line_says_what_failed() {
+        for (text, want) in [
+            // The tool's own line, not make's above or below it.
+            (
+                "flake8 app/\napp/report.py:21:12: F821 undefined name 'load_rows'\nmake: *** [Makefile:3: lint] Error 1\n",
+                "app/report.py:21:12: F821 undefined name 'load_rows'",
+            ),
+            // npm's notice after the run is not what failed.
+            (
+                "> prove -l t/\n#   Failed test 'zero is refused'\nResult: FAIL\nnpm notice\nnpm notice New minor version of npm available!\nnpm notice\n",
+                "#   Failed test 'zero is refused'",
+            ),
+            // Nor a heading, progress dots, or rake's own word.
+            (
+                ".FFF\n\nThere were 3 failures:\n\n1) TemperatureTest::testBoiling\nFailed asserting that 194.2 matches expected 100.0.\n",
+                "Failed asserting that 194.2 matches expected 100.0.",
+            ),
+            (
+                "  1) Failure:\nTestSlug#test_drops [t.rb:14]:\nExpected \"a\" got \"b\"\nrake aborted!\nCommand failed with status (1)\n",
+                "Expected \"a\" got \"b\"",
+            ),
+            // With nothing else, the wrapper's word is better than nothing.
+            ("make: *** [Makefile:2: all] Error 1\n", "make: *** [Makefile:2: all] Error 1"),
+        ] {
+            assert_eq!(Clipped::new(text, 4096, 0).key_line(), Some(want), "{text}");
+        }
     }
 
     #[test]

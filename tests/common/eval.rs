@@ -32,14 +32,14 @@ pub struct Case {
 /// A claim that the work is broken; after the last fix it is false.
 const STILL_OPEN: &[&str] = &["no pass since"];
 
-/// The two ctest sessions run the same steps on 3 tests and on 24: the
-/// facts name the first failing test, the model adds the second and both
-/// assertion lines, and all closes once the tests pass.
+/// The two ctest sessions run the same steps on 3 tests and on 24: CTest's
+/// summary names both failing tests with their assertion lines, and all
+/// closes once the tests pass.
 const CTEST: &[Expect] = &[
     Expect {
         calls: 3,
-        must: &["exited 8", "average_of_three"],
-        model: &["divide_by_zero_is_refused", "expected 2.333333", "expected -1"],
+        must: &["exited 8", "average_of_three", "divide_by_zero_is_refused", "expected 2.333333"],
+        model: &[],
         must_not: &["Open problems: none"],
     },
     Expect {
@@ -816,6 +816,516 @@ pub const CASES: &[Case] = &[
             },
         ],
     },
+    // --- Sessions an independent helper wrote from the tools' real output
+    // without reading the HUD's code: known families first, then held out.
+    // rspec: three failures; --only-failures keeps two, then one (through a
+    // piped tail that exits 0); --next-failure; the full run in another form.
+    Case {
+        name: "ruby-rspec",
+        expect: &[
+            Expect {
+                calls: 3,
+                must: &[
+                    "exited 1",
+                    "adds up repeated skus",
+                    "is zero for an unknown sku",
+                    "includes skus at the threshold",
+                ],
+                model: &[],
+                must_not: &["Open problems: none", "exit 1: FF.F", "exit 1: Failures:"],
+            },
+            Expect {
+                calls: 5,
+                must: &[
+                    "exited 1",
+                    "is zero for an unknown sku",
+                    "includes skus at the threshold",
+                ],
+                model: &[],
+                must_not: &["Open problems: none", "exit 1: Run options", "exit 1: .FF"],
+            },
+            Expect {
+                calls: 7,
+                must: &["includes skus at the threshold", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `rspec"],
+            },
+            Expect {
+                calls: 10,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // minitest through `rake test`: three failures under rake's own lines;
+    // a one-test run passes and leaves two open; `|| true` exits 0 over them.
+    Case {
+        name: "ruby-minitest-rake",
+        expect: &[
+            Expect {
+                calls: 4,
+                must: &[
+                    "exited 1",
+                    "test_drops_punctuation",
+                    "test_truncate_drops_trailing_dash",
+                    "test_squeezes_repeated_spaces",
+                ],
+                model: &[],
+                must_not: &[
+                    "Open problems: none",
+                    "exit 1: rake aborted!",
+                    "exit 1: Command failed with status",
+                    "exit 1: Tasks: TOP",
+                    "exit 1: Run options",
+                ],
+            },
+            Expect {
+                calls: 6,
+                must: &["test_drops_punctuation", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 7,
+                must: &[
+                    "test_drops_punctuation",
+                    "test_truncate_drops_trailing_dash",
+                    "no pass since",
+                ],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `rake test"],
+            },
+            Expect {
+                calls: 9,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // phpunit: three failures under a "There were 3 failures:" heading; a
+    // --filter run of the fixed two passes; --stop-on-failure masked by
+    // `; echo`; then --testdox passes.
+    Case {
+        name: "php-phpunit",
+        expect: &[
+            Expect {
+                calls: 4,
+                must: &[
+                    "exited 1",
+                    "testBoilingPointInCelsius",
+                    "testBodyTemperatureInCelsius",
+                    "testZeroIsFreezing",
+                    "Failed asserting that 194.22222222222223 matches expected 100.0",
+                ],
+                model: &[],
+                must_not: &[
+                    "Open problems: none",
+                    "exit 1: There were 3 failures",
+                    "exit 1: PHPUnit 9.6.7",
+                    "exit 1: FAILURES!",
+                ],
+            },
+            Expect {
+                calls: 6,
+                must: &["testZeroIsFreezing", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 7,
+                must: &["testZeroIsFreezing", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `phpunit --stop-on-failure"],
+            },
+            Expect {
+                calls: 9,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // JUnit 5's console launcher (colored tree) through `bash test.sh`: two
+    // failures; a piped tail that hides the failing name; then all pass.
+    Case {
+        name: "java-junit5",
+        expect: &[
+            Expect {
+                calls: 4,
+                must: &[
+                    "exited 1",
+                    "popReturnsLastPushed",
+                    "pushBeyondCapacityThrows",
+                    "expected: <2> but was: <1>",
+                ],
+                model: &[],
+                must_not: &[
+                    "Open problems: none",
+                    "exit 1: Failures (2)",
+                    "exit 1: Test run finished",
+                ],
+            },
+            Expect {
+                calls: 6,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `bash test.sh"],
+            },
+            Expect {
+                calls: 8,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // flake8 then pylint: a `cd app &&` flake8 piped into head (exit 0 over
+    // an error), pylint's exit 16 under its module heading, `|| true`.
+    Case {
+        name: "python-flake8-pylint",
+        expect: &[
+            Expect {
+                calls: 3,
+                must: &["exited 1", "F821 undefined name 'load_rows'"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 5,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `cd app"],
+            },
+            Expect {
+                calls: 7,
+                must: &["exited 16", "Missing module docstring"],
+                model: &[],
+                must_not: &["Open problems: none", "exit 16: *****", "exit 16: -----"],
+            },
+            Expect {
+                calls: 8,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `pylint"],
+            },
+            Expect {
+                calls: 10,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // doctest, then unittest, through `make test` (make's own error line
+    // last); a masked `timeout 60 python3 -m unittest`; then make passes.
+    Case {
+        name: "python-doctest-make",
+        expect: &[
+            Expect {
+                calls: 4,
+                must: &["exited 2", "textstats.word_count"],
+                model: &[],
+                must_not: &[
+                    "Open problems: none",
+                    "exit 2: make: ***",
+                    "exit 2: python3 -m doctest",
+                    "exit 2: *****",
+                ],
+            },
+            Expect {
+                calls: 6,
+                must: &["exited 2", "test_average_word_length", "test_longest_word", "2 != 2.5"],
+                model: &[],
+                must_not: &["Open problems: none", "exit 2: make: ***", "exit 2: python3 -m doctest"],
+            },
+            Expect {
+                calls: 8,
+                must: &["test_longest_word", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `timeout 60"],
+            },
+            Expect {
+                calls: 10,
+                must: &["3 passed", "Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // prove through `npm run test` (npm's notice last): two files fail; a
+    // one-file prove passes while the other still fails; a piped verbose run.
+    Case {
+        name: "perl-prove",
+        expect: &[
+            Expect {
+                calls: 5,
+                must: &["exited 1", "t/range.t", "t/roman.t"],
+                model: &[],
+                must_not: &[
+                    "Open problems: none",
+                    "exit 1: npm notice",
+                    "exit 1: > numerals",
+                    "exit 1: Result: FAIL",
+                ],
+            },
+            Expect {
+                calls: 7,
+                must: &["t/range.t", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 8,
+                must: &["t/range.t", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `prove -lv"],
+            },
+            Expect {
+                calls: 10,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // Held out. Test::More run directly by perl (exit 3), a piped tail.
+    Case {
+        name: "perl-test-more",
+        expect: &[
+            Expect {
+                calls: 3,
+                must: &["exited 3", "perl -Ilib t/duration.t"],
+                model: &[],
+                must_not: &["Open problems: none", "exit 3: ok 1 - seconds", "exit 3: 1..6"],
+            },
+            Expect {
+                calls: 5,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `perl -Ilib"],
+            },
+            Expect {
+                calls: 7,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // Held out. busted (Lua): a piped tail over two failures as the first
+    // run, then a real exit 1, then pass.
+    Case {
+        name: "lua-busted",
+        expect: &[
+            Expect {
+                calls: 3,
+                must: &["busted 2>&1"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `busted"],
+            },
+            Expect {
+                calls: 5,
+                must: &["exited 1", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "exit 1: ++-"],
+            },
+            Expect {
+                calls: 7,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // Held out. javac: a syntax error, then two type errors, a piped head
+    // over the last one, then it builds and runs.
+    Case {
+        name: "java-javac",
+        expect: &[
+            Expect {
+                calls: 3,
+                must: &["exited 1", "javac -d out"],
+                model: &[],
+                must_not: &["Open problems: none", "exit 1: 1 error"],
+            },
+            Expect {
+                calls: 5,
+                must: &["exited 1", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "exit 1: 2 errors"],
+            },
+            Expect {
+                calls: 7,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `javac"],
+            },
+            Expect {
+                calls: 10,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // Held out. cppcheck with --error-exitcode: three errors, two fixes, a
+    // piped tail over the last, then clean.
+    Case {
+        name: "c-cppcheck",
+        expect: &[
+            Expect {
+                calls: 2,
+                must: &["exited 1", "cppcheck -q"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 5,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `cppcheck"],
+            },
+            Expect {
+                calls: 7,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // Held out. xmllint with a schema: not well-formed (exit 1), invalid
+    // (exit 3), a grep over the last error (exit 0), then valid.
+    Case {
+        name: "xml-xmllint",
+        expect: &[
+            Expect {
+                calls: 3,
+                must: &["exited 1", "xmllint --noout"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 5,
+                must: &["exited 3", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "exit 3: catalog.xml fails to validate"],
+            },
+            Expect {
+                calls: 7,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `xmllint"],
+            },
+            Expect {
+                calls: 9,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // Held out. ExUnit through `mix test` (exit 2, compile lines first): a
+    // piped tail over one failure, a --failed rerun, then the whole suite.
+    Case {
+        name: "elixir-exunit",
+        expect: &[
+            Expect {
+                calls: 5,
+                must: &["exited 2", "mix test"],
+                model: &[],
+                must_not: &[
+                    "Open problems: none",
+                    "exit 2: Compiling 1 file",
+                    "exit 2: Generated wallet app",
+                    "exit 2: Randomized with seed",
+                ],
+            },
+            Expect {
+                calls: 7,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `mix test"],
+            },
+            Expect {
+                calls: 10,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // Held out. bandit -ll: three findings under INFO lines, a piped tail
+    // that shows only the metrics, then clean.
+    Case {
+        name: "python-bandit",
+        expect: &[
+            Expect {
+                calls: 2,
+                must: &["exited 1", "bandit -r app/"],
+                model: &[],
+                must_not: &["Open problems: none", "exit 1: [main]", "exit 1: Run started"],
+            },
+            Expect {
+                calls: 4,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `bandit"],
+            },
+            Expect {
+                calls: 6,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // Held out. codespell (exit 65): a -w run that fixes all but one, a
+    // piped head over it, a hand fix, then clean.
+    Case {
+        name: "docs-codespell",
+        expect: &[
+            Expect {
+                calls: 3,
+                must: &["exited 65", "codespell README.md docs/"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 4,
+                must: &["exited 65"],
+                model: &[],
+                must_not: &["Open problems: none", "exit 65: FIXED"],
+            },
+            Expect {
+                calls: 5,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `codespell"],
+            },
+            Expect {
+                calls: 7,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+];
+
+/// The sessions whose tools' output formats the HUD's authors had not
+/// looked at when they were captured (written from real output by a helper
+/// who did not read the HUD's code).
+pub const HELD_OUT: &[&str] = &[
+    "perl-test-more",
+    "lua-busted",
+    "java-javac",
+    "c-cppcheck",
+    "xml-xmllint",
+    "elixir-exunit",
+    "python-bandit",
+    "docs-codespell",
 ];
 
 /// What one case gave.
@@ -979,8 +1489,11 @@ pub async fn run_case(server: &Server, case: &Case) -> Outcome {
 }
 
 fn check(case: &Case, calls: usize, text: &str, outputs: &[String], out: &mut Outcome, what: &str) {
+    // The HUD writes each line with its runs of spaces squeezed to one.
+    let squeeze = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
     for quote in quotes(text) {
-        if !outputs.iter().any(|o| o.lines().any(|l| l.contains(quote.as_str()))) {
+        let quote_squeezed = squeeze(&quote);
+        if !outputs.iter().any(|o| o.lines().any(|l| squeeze(l).contains(&quote_squeezed))) {
             out.false_statements.push(format!(
                 "{} at {calls} calls: {what} quotes {quote:?}, not in any output",
                 case.name
@@ -1028,13 +1541,15 @@ pub async fn warm_up(server: &Server) -> Option<super::hud::Warmups> {
     super::hud::wait_warmed(server).await
 }
 
-/// Every case on one server.
-pub async fn run_all(server: &Server) -> Outcome {
-    let mut total = Outcome::default();
+/// Every case on one server: the sessions whose formats the HUD was
+/// written for, and apart from them the [`HELD_OUT`] ones.
+pub async fn run_all(server: &Server) -> (Outcome, Outcome) {
+    let (mut known, mut held_out) = (Outcome::default(), Outcome::default());
     for case in CASES {
-        total.add(&run_case(server, case).await);
+        let part = if HELD_OUT.contains(&case.name) { &mut held_out } else { &mut known };
+        part.add(&run_case(server, case).await);
     }
-    total
+    (known, held_out)
 }
 
 /// The `p`-quantile of `values` (nearest rank).

@@ -59,12 +59,12 @@ pub async fn wait_warmed(server: &Server) -> Option<Warmups> {
     }
 }
 
-/// A session whose `make` failed with a real compiler error, an output no
+/// A session whose `make` failed with a real link error, an output no
 /// parser knows.
 pub fn failed_make(session: &str) -> Vec<Value> {
     let output = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/outputs/make-gcc.txt"
+        "/tests/fixtures/outputs/make-link.txt"
     ))
     .unwrap();
     failed_call(session, "make", &output, 2)

@@ -2,7 +2,11 @@
 //! real tools (`tests/fixtures/runners/`): Python 3.11 unittest, pytest 8 and 9,
 //! cargo test and cargo build (Rust 1.95), go test (Go 1.19), node 20's test runner (TAP and
 //! spec reporters), jest 29, vitest 3, mocha 12, bats 1.8 (TAP), tsc 5.9, mypy, eslint 9, ruff,
-//! shellcheck 0.9 and go vet.
+//! shellcheck 0.9 and go vet; and the formats whole families share, read
+//! from real runs behind wrappers and pipes: RSpec 3, minitest 5 through
+//! rake, PHPUnit 9, the JUnit 5 console launcher through a script, a TAP
+//! harness (prove through `npm run`), Python's doctest through make, and
+//! `path:line:col: message` lines of flake8 and pylint.
 
 use evolve_hud::hud::checks::{read, Counted, Failure, Report};
 
@@ -302,4 +306,100 @@ fn shellcheck_and_go_vet_findings() {
             "Get passes lock by value: example.com/hits.Counter contains sync.Mutex"
         )
     );
+}
+
+#[test]
+fn xunit_summaries() {
+    let r = report("phpunit-3-failed.txt");
+    assert_eq!((r.tool, r.passed, r.failed), ("phpunit", Some(2), 3));
+    assert_eq!(
+        r.failures[0],
+        failure(
+            "TemperatureTest::testBoilingPointInCelsius",
+            "Failed asserting that 194.22222222222223 matches expected 100.0."
+        )
+    );
+    assert_eq!(r.failures.len(), 3);
+    assert_eq!(report("phpunit-passed.txt").counts(), "2 passed");
+    // Coloured, through `bash test.sh`.
+    let r = report("junit5-2-failed.txt");
+    assert_eq!((r.tool, r.passed, r.failed), ("junit", Some(1), 2));
+    assert_eq!(
+        r.failures[0],
+        failure(
+            "BoundedStackTest.popReturnsLastPushed()",
+            "org.opentest4j.AssertionFailedError: expected: <2> but was: <1>"
+        )
+    );
+    // Cut by `| tail -n 20`: the counts stand, the names went with the cut.
+    let r = report("junit5-cut-1-failed.txt");
+    assert_eq!((r.passed, r.failed), (Some(2), 1));
+    assert!(report("junit5-passed.txt").ok());
+    assert_eq!(report("junit5-passed.txt").counts(), "3 passed");
+}
+
+#[test]
+fn rspec_and_minitest_summaries() {
+    let r = report("rspec-3-failed.txt");
+    assert_eq!((r.tool, r.passed, r.failed), ("rspec", Some(1), 3));
+    assert_eq!(r.failures[0], failure("Inventory#add adds up repeated skus", "expected: 5, got: 3"));
+    assert_eq!(report("rspec-passed.txt").counts(), "4 passed");
+    // Through `rake test`, whose own `rake aborted!` follows.
+    let r = report("minitest-rake-3-failed.txt");
+    assert_eq!((r.tool, r.passed, r.failed), ("minitest", Some(1), 3));
+    assert_eq!(r.failures[0].name, "TestSlug#test_drops_punctuation");
+    assert_eq!(report("minitest-rake-passed.txt").counts(), "4 passed");
+}
+
+#[test]
+fn tap_harness_and_doctest_summaries() {
+    // prove through `npm run test`, with npm's notice after it.
+    let r = report("prove-npm-2-files-failed.txt");
+    assert_eq!((r.tool, r.passed, r.failed), ("prove", Some(2), 5));
+    assert_eq!(r.failures[0], failure("zero is refused", "at t/range.t line 6."));
+    assert_eq!(r.failures[2], failure("4 is IV", "got: 'IIII', expected: 'IV'"));
+    // Cut by `| tail -n 12`: the harness's verdict stands over the ok lines above it.
+    let r = report("prove-cut-failed.txt");
+    assert_eq!((r.tool, r.failed), ("prove", 2));
+    assert!(!r.ok());
+    let ok = report("prove-npm-passed.txt");
+    assert!(ok.ok());
+    assert_eq!(ok.counts(), "7 passed");
+    // doctest through make.
+    let r = report("doctest-make-1-failed.txt");
+    assert_eq!((r.tool, r.failed), ("doctest", 1));
+    assert_eq!(r.failures[0], failure("textstats.word_count", "expected 2, got 8"));
+}
+
+#[test]
+fn path_line_diagnostics_of_any_linter() {
+    let r = report("flake8-3-findings.txt");
+    assert_eq!((r.tool, r.counted, r.failed), ("diagnostics", Counted::Findings, 3));
+    assert_eq!(r.failures[2], failure("app/report.py:21", "F821 undefined name 'load_rows'"));
+    // Findings of unknown weight never fail a run by themselves.
+    assert!(r.ok() && !r.settles());
+    assert_eq!(r.counts(), "3 findings");
+    let r = report("pylint-5-findings.txt");
+    assert_eq!((r.counted, r.failed), (Counted::Findings, 5));
+    // A compiler's `error:` lines are errors.
+    let gcc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/outputs/make-gcc.txt")).unwrap();
+    let r = read(&gcc).expect("gcc's lines read");
+    assert_eq!((r.counted, r.failed), (Counted::Errors, 1));
+    assert_eq!(r.failures[0], failure("calc.c:10", "‘count’ undeclared (first use in this function)"));
+    assert!(!r.ok());
+}
+
+#[test]
+fn ctest_runs() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/outputs/ctest.txt")).unwrap();
+    let r = read(&text).expect("ctest's summary read");
+    assert_eq!((r.tool, r.passed, r.failed), ("ctest", Some(1), 2));
+    assert_eq!(
+        r.failures,
+        [
+            failure("average_of_three", "test_calc.c:9: average(1, 2, 4) = 2.000000, expected 2.333333"),
+            failure("divide_by_zero_is_refused", "test_calc.c:10: divide(1, 0) returned 0, expected -1 (division by zero)")
+        ]
+    );
+    assert_eq!(r.counts(), "2 of 3 failed");
 }

@@ -784,3 +784,66 @@ fn a_context_plugins_summary_is_not_the_goal() {
         "{h}"
     );
 }
+
+/// What the HUD does not know, it does not claim: a status thrown away
+/// (`| tail`, `|| true`, `; echo`) is neither a pass nor closes anything
+/// unless the output says how it went; a rerun of only the failures does
+/// not cover the whole run; a long list of open problems is counted, never
+/// cut silently.
+#[test]
+fn a_thrown_away_status_and_a_partial_rerun_claim_nothing() {
+    let failed = runner_output("pytest-2-failed.txt");
+    let lint = "app/report.py:21:12: F821 undefined name 'load_rows'\n";
+
+    // A linter no parser settles, its status thrown away: `?`, never `✓`,
+    // with what it printed.
+    for command in ["flake8 app/ || true", "flake8 app/ | head -n 20", "flake8 app/; echo done"] {
+        let h = shell_session(&[(command, lint, Some(0))], 0);
+        let masked_by = if command.contains("||") { "true" } else if command.contains('|') { "head" } else { "echo" };
+        assert!(
+            h.contains(&format!("? bash `{command}` → exit 0 ({masked_by}'s, not the command's): diagnostics 1 finding")),
+            "{h}"
+        );
+        assert!(!h.contains("✓ bash"), "{h}");
+        assert!(!h.contains("Open problems: none"), "{h}");
+    }
+
+    // It closes nothing: the failure of the same linter stays open.
+    let h = shell_session(&[("flake8 app/", lint, Some(1)), ("flake8 app/ || true", lint, Some(0))], 0);
+    assert_eq!(open_problems(&h).len(), 1, "{h}");
+    assert!(!h.contains("Open problems: none"), "{h}");
+
+    // A status the command printed of itself settles it.
+    let echoed = format!("{lint}exit: 22\n");
+    let h = shell_session(&[("pylint app; echo \"exit: $?\"", &echoed, Some(0))], 0);
+    assert!(h.contains("✗ bash `pylint app; echo \"exit: $?\"` → exit 22"), "{h}");
+    assert!(open_problems(&h)[0].contains("exited 22"), "{h}");
+
+    // A recognised summary settles it either way.
+    let h = shell_session(&[("pytest -q 2>&1 | tail -n 15", &failed, Some(0))], 0);
+    assert!(h.contains("✗ bash `pytest -q 2>&1 | tail -n 15`"), "{h}");
+
+    // A rerun of only the failures that passed does not close the run's failure.
+    let rspec_failed = runner_output("rspec-3-failed.txt");
+    let one = "Run options: include {:last_run_status=>\"failed\"}\n.\n\nFinished in 0.00354 seconds\n1 example, 0 failures\n";
+    for rerun in ["rspec --only-failures", "rspec --next-failure", "rspec --some-new-option"] {
+        let h = shell_session(&[("rspec", &rspec_failed, Some(1)), (rerun, one, Some(0))], 0);
+        assert_eq!(open_problems(&h).len(), 1, "{rerun}:\n{h}");
+        assert!(!h.contains("Open problems: none"), "{rerun}:\n{h}");
+    }
+    let all = runner_output("rspec-passed.txt");
+    let h = shell_session(&[("rspec", &rspec_failed, Some(1)), ("rspec --format documentation", &all, Some(0))], 0);
+    assert!(h.contains("Open problems: none"), "{h}");
+
+    // Seven open problems: all listed or counted, none dropped silently.
+    let calls: Vec<(String, &str, Option<i64>)> = (1..=7).map(|i| (format!("./check{i}.sh"), "boom: it broke\n", Some(1))).collect();
+    let calls: Vec<(&str, &str, Option<i64>)> = calls.iter().map(|(c, o, e)| (c.as_str(), *o, *e)).collect();
+    let h = shell_session(&calls, 0);
+    let listed = open_problems(&h);
+    let more: usize = listed
+        .iter()
+        .find_map(|l| l.strip_prefix("  - +")?.split(' ').next()?.parse().ok())
+        .unwrap_or(0);
+    let shown = listed.iter().filter(|l| !l.starts_with("  - +")).count();
+    assert_eq!(shown + more, 7, "{h}");
+}

@@ -28,11 +28,16 @@ pub struct Report {
 /// Passed tests kept per report.
 pub(super) const MAX_PASSES: usize = 200;
 
-/// What a report counts: tests (a runner), or errors (a checker, a build).
+/// What a report counts: tests (a runner), errors (a checker, a build), or
+/// findings whose weight the output does not say (`path:line: CODE message`
+/// lines of a linter no parser knows).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Counted {
     Tests,
     Errors,
+    /// Never a failure by themselves: a warnings-only linter exits 0. Where
+    /// the exit status is thrown away they settle nothing.
+    Findings,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,13 +89,22 @@ pub(super) fn push(failures: &mut Vec<Failure>, name: &str, detail: Option<&str>
 }
 
 impl Report {
+    /// Whether the report says nothing failed. Findings of unknown weight
+    /// never say that anything did.
     pub fn ok(&self) -> bool {
-        self.failed == 0
+        self.failed == 0 || self.counted == Counted::Findings
+    }
+
+    /// Whether the report settles the run's outcome without its exit
+    /// status: a runner's or checker's summary does, findings do not.
+    pub fn settles(&self) -> bool {
+        self.counted != Counted::Findings
     }
 
     /// `2 of 4 failed`, `4 passed`, `no tests ran`, `2 errors`, `no errors`.
     pub fn counts(&self) -> String {
         match (self.counted, self.passed) {
+            (Counted::Findings, _) => format!("{} finding{}", self.failed, if self.failed == 1 { "" } else { "s" }),
             (Counted::Errors, _) if self.failed == 0 => "no errors".to_owned(),
             (Counted::Errors, _) => format!("{} error{}", self.failed, if self.failed == 1 { "" } else { "s" }),
             (Counted::Tests, Some(0)) if self.failed == 0 => "no tests ran".to_owned(),

@@ -1,5 +1,5 @@
 //! Test runners' summaries: unittest, pytest, cargo test, go test, node's
-//! test runner, jest, vitest, mocha and TAP producers such as bats.
+//! test runner, jest, vitest, mocha, CTest and TAP producers such as bats.
 
 use super::report::*;
 use regex::Regex;
@@ -414,5 +414,34 @@ pub(super) fn mocha(lines: &[&str]) -> Option<Report> {
         counted: Counted::Tests,
         failures,
         passes,
+    })
+}
+/// CTest: `33% tests passed, 2 tests failed out of 3`, the names under
+/// `The following tests FAILED:` (`2 - average_of_three (Failed)`), and
+/// each failed test's first line of output after its `Test #2: … ***Failed`.
+pub(super) fn ctest(lines: &[&str]) -> Option<Report> {
+    static SUMMARY: LazyLock<Regex> = LazyLock::new(|| re(r"^\d+% tests passed, (\d+) tests? failed out of (\d+)"));
+    static FAILED: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*\d+ - (\S+) \((.+)\)$"));
+    static RESULT: LazyLock<Regex> = LazyLock::new(|| re(r"Test\s+#\d+: (\S+) \.*\s*(?:\*\*\*)?(\w+)"));
+    let c = lines.iter().rev().find_map(|l| SUMMARY.captures(l.trim()))?;
+    let (failed, total) = (num(&c[1]), num(&c[2]));
+    let mut failures = Vec::new();
+    let listed = lines.iter().position(|l| l.trim() == "The following tests FAILED:");
+    for l in listed.map_or(&[][..], |at| &lines[at + 1..]) {
+        let Some(f) = FAILED.captures(l) else { break };
+        let name = &f[1];
+        let result = lines.iter().position(|l| RESULT.captures(l).is_some_and(|r| &r[1] == name && &r[2] != "Passed"));
+        let detail = result.and_then(|at| {
+            first_line(lines, at + 1, |l| RESULT.is_match(l) || l.trim_start().starts_with("Start "), |l| !l.contains("tests passed"))
+        });
+        push(&mut failures, name, detail.or(Some(&f[2])));
+    }
+    Some(Report {
+        tool: "ctest",
+        passed: Some(total.saturating_sub(failed)),
+        failed,
+        counted: Counted::Tests,
+        failures,
+        passes: Vec::new(),
     })
 }

@@ -212,6 +212,7 @@ pub fn covers(wider: &str, narrower: &str) -> bool {
     wide_dir == narrow_dir
         && wide.program == narrow.program
         && wide.selecting.iter().all(|o| narrow.selecting.contains(o))
+        && wide.unknown.iter().all(|o| narrow.unknown.contains(o))
         && match (&wide.paths, &narrow.paths) {
             (None, _) => true,
             (Some(_), None) => false,
@@ -228,6 +229,10 @@ pub fn covers(wider: &str, narrower: &str) -> bool {
 struct Scope<'a> {
     program: Vec<&'a str>,
     selecting: Vec<(&'a str, &'a str)>,
+    /// Options not known to leave the selection alone: they may select
+    /// (`--only-failures`, `--failed`, `--lf`), so a run with one covers
+    /// only a run with the same.
+    unknown: Vec<&'a str>,
     paths: Option<Vec<String>>,
 }
 
@@ -238,6 +243,7 @@ impl<'a> Scope<'a> {
         let mut scope = Scope {
             program: vec![program],
             selecting: Vec::new(),
+            unknown: Vec::new(),
             paths: None,
         };
         let mut paths = Vec::new();
@@ -254,13 +260,18 @@ impl<'a> Scope<'a> {
                 let selects = SELECTING.contains(&flag)
                     || matches!(
                         (program, flag),
-                        ("cargo", "-p") | ("bats" | "mocha", "-f") | ("make", "-C")
+                        ("cargo", "-p") | ("bats" | "mocha", "-f") | ("make", "-C") | ("ruby", "-n" | "--name")
                     );
                 if selects {
                     let value = inline.or_else(|| words.next()).unwrap_or("");
                     scope.selecting.push((flag, value));
-                } else if inline.is_none() && takes_a_value(program, flag) {
-                    words.next();
+                } else {
+                    if !leaves_the_selection(flag) {
+                        scope.unknown.push(option);
+                    }
+                    if inline.is_none() && takes_a_value(program, flag) {
+                        words.next();
+                    }
                 }
                 continue;
             }
@@ -323,6 +334,39 @@ const SELECTING: &[&str] = &[
     "--ignore",
     "--only",
 ];
+
+/// Whether `flag` is known to leave what runs alone: it shows results
+/// another way, sets strictness, configuration, parallelism or a timeout,
+/// or stops at the first failure (a run that passes with it ran
+/// everything). Any other option may select, and a run with it covers only
+/// runs with the same option. Bundled short flags (`-lv`) are read letter
+/// by letter.
+fn leaves_the_selection(flag: &str) -> bool {
+    const KNOWN: &[&str] = &[
+        "-v", "-vv", "-vvv", "-q", "-qq", "-s", "-l", "-r", "-x", "-b", "-w", "--verbose", "--quiet", "--silent",
+        "--strict", "--noEmit", "--no-emit", "-p", "--project", "-c", "--config", "-S", "--severity", "-f",
+        "--format", "-R", "--reporter", "--max-warnings", "-o", "--output", "--tb", "--output-format", "--ext",
+        "--timeout", "-timeout", "-j", "--jobs", "-e", "--shell", "--test-reporter", "--pretty",
+        "--show-error-codes", "--no-error-summary", "--show-column-numbers", "--all-targets", "--all-features",
+        "--workspace", "--release", "--locked", "--offline", "--frozen", "-D", "-W", "--deny", "--warn", "--fix",
+        "--show-fixes", "--statistics", "--ci", "--run", "-count", "--count", "-race", "-json", "--json",
+        "--color", "--colour", "--colors", "--no-color", "--no-colors", "--nocapture", "--no-fail-fast",
+        "--exitfirst", "--maxfail", "--stop-on-failure", "--stop-on-error", "--stop-on-defect", "--bail",
+        "--fail-fast", "--failfast", "--testdox", "--no-coverage", "--trace", "--backtrace", "--no-header",
+        "--no-summary", "--disable-warnings", "--showlocals", "--capture", "--durations", "--warnings",
+        "--recursive", "--max-line-length", "--error-exitcode", "--enable", "--inconclusive", "--noout",
+        "--nonet", "--summary", "--write-changes", "--pedantic", "-O2", "-O0", "-g",
+    ];
+    let flag = flag.split('=').next().unwrap_or(flag);
+    if KNOWN.contains(&flag) || flag.starts_with("-I") || flag.starts_with("-W") || flag.starts_with("--tb") {
+        return true;
+    }
+    // `-lv`: each letter a known flag.
+    let bundled = flag.strip_prefix('-').filter(|f| !f.starts_with('-') && f.len() > 1 && f.len() <= 4);
+    bundled.is_some_and(|letters| {
+        letters.chars().all(|c| c.is_ascii_alphabetic() && KNOWN.contains(&format!("-{c}").as_str()))
+    })
+}
 
 /// Whether `flag` of `program` takes the next word as its value (and does
 /// not select: see [`SELECTING`]).

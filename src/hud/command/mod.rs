@@ -30,6 +30,34 @@ pub fn exit_is_a_filters(command: &str) -> bool {
         .is_some_and(|st| st.len() > 1 && st.last().is_some_and(|s| output_filter(s)))
 }
 
+/// The program that sets the shell's exit status for `command` when that
+/// status is not the status of what the command ran: an output filter after
+/// a pipe (`make 2>&1 | tail -3` exits with tail's status), or a step that
+/// always succeeds after `||` or `;` (`flake8 || true`, `pylint; echo
+/// "exit: $?"`, `make; exit 0`). `None` when the status is the command's.
+pub fn exit_masked_by(command: &str) -> Option<String> {
+    let steps = steps(command);
+    let last = *steps.last()?;
+    let stages = stages(last);
+    let final_stage = *stages.last()?;
+    let words = words(final_stage);
+    let program = words.first()?.clone();
+    if stages.len() > 1 && output_filter(final_stage) {
+        return Some(program);
+    }
+    // What joins the last step to the one before: after `&&` it ran only
+    // if that one passed, so its success says something.
+    let offset = last.as_ptr() as usize - command.as_ptr() as usize;
+    let before = command[..offset].trim_end();
+    let unconditional = before.ends_with("||") || before.ends_with(';') || command[..offset].ends_with('\n');
+    let always_succeeds = match program.as_str() {
+        "true" | ":" | "echo" | "printf" => true,
+        "exit" => words.get(1).map(String::as_str) == Some("0"),
+        _ => false,
+    };
+    (steps.len() > 1 && unconditional && always_succeeds).then_some(program)
+}
+
 /// An exit status that does not mean the command failed, named for what it
 /// says: `grep` finding no line, `diff` finding a difference, `pytest`
 /// selecting no test.
@@ -151,6 +179,28 @@ mod tests {
         assert!(!covers("pytest test", "pytest tests/test_a.py"));
         assert!(!covers("cd web && npm test", "cd api && npm test"));
         assert!(!covers("cargo test", "pytest"));
+        // An option not known to leave the selection alone may select:
+        // reruns of the failures never cover the whole run.
+        for partial in [
+            "rspec --only-failures",
+            "rspec --next-failure",
+            "pytest --lf",
+            "pytest --last-failed",
+            "mix test --failed",
+            "go test --rerun-failed ./...",
+            "sometool --whatever",
+        ] {
+            let whole = partial.split(" -").next().unwrap();
+            assert!(!covers(partial, whole), "{partial} covers {whole}");
+            assert!(covers(partial, partial), "{partial} covers itself");
+        }
+        // Options known to show results another way or stop early do not.
+        assert!(covers("rspec --format documentation", "rspec"));
+        assert!(covers("phpunit --testdox", "phpunit"));
+        assert!(covers("phpunit --stop-on-failure", "phpunit"));
+        assert!(covers("prove -lv t/", "prove -l t/"));
+        assert!(!covers("prove -l t/roman.t", "prove -l t/"));
+        assert!(!covers("ruby -Ilib -Itest test/test_slug.rb -n test_x", "ruby -Ilib -Itest test/test_slug.rb"));
     }
 
     #[test]
@@ -158,6 +208,27 @@ mod tests {
         assert!(checks_passed("make && ./app").contains(&check_key("make")));
         assert!(checks_passed("cd build && make && ctest").contains(&check_key("cd build && make")));
         assert!(!checks_passed("make || true").contains(&check_key("make")));
+    }
+
+    #[test]
+    fn an_exit_status_thrown_away_is_named_for_what_set_it() {
+        for (command, by) in [
+            ("java -jar junit.jar --scan-classpath 2>&1 | tail -n 30", Some("tail")),
+            ("flake8 inventory/ || true", Some("true")),
+            ("python3 -m doctest units.py || :", Some(":")),
+            ("pylint inventory; echo \"exit: $?\"", Some("echo")),
+            ("make test; exit 0", Some("exit")),
+            ("cd app && prove -l t/ 2>&1 | grep -v ok", Some("grep")),
+            ("make test\necho done", Some("echo")),
+            ("make && echo built", None),
+            ("make; exit 1", None),
+            ("pytest -q", None),
+            ("echo hello", None),
+            ("cd app && pytest", None),
+            ("make 2>&1 | tail -5 && ./app", None),
+        ] {
+            assert_eq!(exit_masked_by(command).as_deref(), by, "{command}");
+        }
     }
 
     #[test]

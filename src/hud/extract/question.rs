@@ -204,7 +204,8 @@ pub fn worth_asking(call: &ToolCall) -> bool {
 /// answer may quote. `None` when no parser read the output, or no line a
 /// quote could add (none says a failure, or only the one the facts show).
 fn asked_about(call: &ToolCall) -> Option<(&str, String, Option<String>, Vec<String>)> {
-    if !call.failed() || call.report.is_some() {
+    // Findings of unknown weight do not name what failed: the model may.
+    if !call.failed() || call.report.as_ref().is_some_and(|r| r.settles()) {
         return None;
     }
     let command = call.command.as_deref()?;

@@ -20,6 +20,7 @@ pub(crate) fn call_line(call: &ToolCall) -> String {
     let mark = match call.status {
         ToolStatus::Pending | ToolStatus::Running => "…",
         _ if call.failed() => "✗",
+        _ if call.unsettled().is_some() => "?",
         _ => "✓",
     };
     let mut line = format!("{mark} {}", call.tool);
@@ -42,10 +43,19 @@ pub(crate) fn call_line(call: &ToolCall) -> String {
                 line.push_str(&format!(": {}", report_line(report, 3)));
             }
         }
+        ToolStatus::Completed if call.unsettled().is_some() => {
+            let by = call.unsettled().unwrap_or_default();
+            line.push_str(&format!(" → exit {} ({by}'s, not the command's)", call.exit.unwrap_or(0)));
+            if let Some(report) = &call.report {
+                line.push_str(&format!(": {}", report_line(report, 3)));
+            } else if let Some(key) = call.output.as_ref().and_then(|o| o.key_line()) {
+                line.push_str(&format!(": {}", clean_line(key, 100)));
+            }
+        }
         ToolStatus::Completed if call.report.is_some() => {
             if let (Some(exit), Some(meaning)) = (call.exit, call.benign()) {
                 line.push_str(&format!(" → exit {exit} ({meaning})"));
-            } else if let Some(exit) = call.exit.filter(|&e| e != 0) {
+            } else if let Some(exit) = call.exit_code().filter(|&e| e != 0) {
                 line.push_str(&format!(" → exit {exit}"));
             }
             if let Some(report) = &call.report {
@@ -55,7 +65,7 @@ pub(crate) fn call_line(call: &ToolCall) -> String {
         ToolStatus::Completed => {
             if let (Some(exit), Some(meaning)) = (call.exit, call.benign()) {
                 line.push_str(&format!(" → exit {exit} ({meaning})"));
-            } else if let Some(exit) = call.exit.filter(|&e| e != 0).or(call.failed().then_some(0)) {
+            } else if let Some(exit) = call.exit_code().filter(|&e| e != 0).or(call.failed().then_some(0)) {
                 line.push_str(&format!(" → exit {exit}"));
                 if let Some(key) = call.output.as_ref().and_then(|o| o.key_line()) {
                     line.push_str(&format!(": {}", clean_line(key, 100)));
@@ -256,7 +266,7 @@ pub(crate) fn open_problems(problems: &Problems, findings: &Findings) -> Vec<Str
                 .map(|c| format!("`{}`", clean_line(c, 60)))
                 .or_else(|| call.subject().map(|s| clean_line(s, 60)));
             let subject = subject.unwrap_or_default();
-            let mut what = match (call.timed_out(), call.exit.filter(|&e| e != 0)) {
+            let mut what = match (call.timed_out(), call.exit_code().filter(|&e| e != 0)) {
                 (Some(secs), _) => format!("{} {subject} timed out after {secs} s", call.tool),
                 (None, Some(exit)) => format!("{} {subject} exited {exit}", call.tool),
                 (None, None) => format!("{} {subject} failed", call.tool),
@@ -290,8 +300,12 @@ pub(crate) fn open_problems(problems: &Problems, findings: &Findings) -> Vec<Str
             if call.before_compaction {
                 what.push_str("; from before the last compaction");
             }
+            // A finding about a test that has passed since goes with it.
             if let Some(found) = findings.get(&call.call_id) {
-                what.push_str(&format!("; {}", findings_line(found)));
+                let standing: Vec<Finding> = found.iter().filter(|f| !problem.passed_since_named(&f.name)).cloned().collect();
+                if !standing.is_empty() {
+                    what.push_str(&format!("; {}", findings_line(&standing)));
+                }
             }
             what
         })

@@ -7,7 +7,6 @@ mod lines;
 pub(super) use lines::{call_line, file_lines, open_problems};
 
 use super::extract::Findings;
-use super::problems::MAX_PROBLEMS;
 use super::session::{SessionState, TodoStatus, ToolCall};
 use super::text::{attribute, clean_line, TAG};
 use lines::run_traces;
@@ -64,7 +63,7 @@ pub fn render(state: &SessionState, findings: &Findings, budget: Budget, count: 
     let mut shown_files = files.len().min(MAX_FILES);
     let mut shown_traces = traces.len();
     let mut with_findings = bare_problems.is_some();
-    let mut shown_problems = MAX_PROBLEMS;
+    let mut shown_problems = problems.len();
     let mut goal_chars = 300;
     loop {
         let shown = Shown {
@@ -238,6 +237,13 @@ fn compose(
         out.push_str("Open problems:\n");
         for p in problems.iter().take(shown_problems) {
             out.push_str(&format!("  - {p}\n"));
+        }
+        // The list is never cut silently: the rest are counted and named.
+        let rest: Vec<String> = problems.iter().skip(shown_problems).map(|p| clean_line(p, 50)).collect();
+        if !rest.is_empty() {
+            let line = format!("  - +{} more: {}", rest.len(), rest.join("; "));
+            out.push_str(&clean_line(&line, 240));
+            out.push('\n');
         }
     }
     if let Some(todos) = &state.todos {

@@ -73,6 +73,11 @@ pub struct Said {
     /// output filter's (`python3 app.py 2>&1 | tail -3` exits 0 over a
     /// traceback).
     pub crashed_behind_a_filter: bool,
+    /// The program whose exit status the shell returned in place of the
+    /// command's (`tail` after a pipe, `true` after `||`, `echo` after `;`).
+    pub masked_by: Option<String>,
+    /// The status the command printed of itself (`; echo "exit: $?"`).
+    pub echoed_exit: Option<i64>,
 }
 
 impl ToolCall {
@@ -88,9 +93,31 @@ impl ToolCall {
                     || self.report.as_ref().is_some_and(|r| !r.ok())
                     || self.exit.is_some_and(|e| e != 0) && self.said.benign.is_none()
                     || self.said.crashed_behind_a_filter
+                    || self.said.echoed_exit.is_some_and(|e| e != 0)
             }
             _ => false,
         }
+    }
+
+    /// Finished with an exit status that is not the command's (see
+    /// [`Said::masked_by`]) and nothing else that settles it: no runner or
+    /// checker summary, no status it printed of itself. Neither a pass nor
+    /// a failure: it closes no problem, and the HUD says what it saw.
+    pub fn unsettled(&self) -> Option<&str> {
+        let settled = self.status != ToolStatus::Completed
+            || self.failed()
+            || self.report.as_ref().is_some_and(|r| r.settles())
+            || self.said.echoed_exit.is_some();
+        if settled {
+            return None;
+        }
+        self.said.masked_by.as_deref()
+    }
+
+    /// The command's own exit status: the one it printed of itself where
+    /// the shell's was thrown away (`; echo "exit: $?"`), else the shell's.
+    pub fn exit_code(&self) -> Option<i64> {
+        self.said.echoed_exit.or(self.exit)
     }
 
     /// The timeout, in seconds, at which the shell tool killed the command.
@@ -128,10 +155,24 @@ impl ToolCall {
                 let lines: Vec<&str> = o.kept_lines().collect();
                 crate::hud::text::crash_line(&lines).is_some()
             });
+        let masked_by = command.and_then(crate::hud::command::exit_masked_by);
+        let echoed_exit = command
+            .filter(|c| masked_by.is_some() && c.contains("$?"))
+            .and_then(|_| {
+                static ECHOED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+                    regex::Regex::new(r"(?i)^\s*(?:exit(?:[ _-]?(?:code|status))?|status|rc|code)\s*[:=]?\s*(-?\d{1,3})\s*$")
+                        .expect("a valid pattern")
+                });
+                let out = self.output.as_ref()?;
+                let lines: Vec<&str> = out.kept_lines().collect();
+                lines.iter().rev().find_map(|l| ECHOED.captures(l)?[1].parse().ok())
+            });
         self.said = Said {
             timeout_secs,
             benign,
             crashed_behind_a_filter,
+            masked_by,
+            echoed_exit,
         };
     }
 

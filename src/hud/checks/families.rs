@@ -1,0 +1,313 @@
+//! Summary formats shared by whole families of tools, read wherever they
+//! stand in an output (behind `make`, `npm run`, `rake`, a script or a
+//! pipe), never by the program's name: xUnit summaries (JUnit 4 and 5,
+//! Maven Surefire, PHPUnit), RSpec's and minitest's, a TAP harness's
+//! (`prove`), doctest's, and `path:line[:col]: message` diagnostics.
+
+use super::report::*;
+use regex::Regex;
+use std::sync::LazyLock;
+
+/// The numbered failure blocks of an xUnit or minitest report: `1) name`
+/// (or `1) Failure:` then the name) and the first line under it that says
+/// something.
+fn numbered_failures(lines: &[&str], failures: &mut Vec<Failure>, name_of: impl Fn(&[&str], usize) -> Option<(String, usize)>) {
+    static NUMBERED: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*\d+\) \S"));
+    for i in 0..lines.len() {
+        if !NUMBERED.is_match(lines[i]) {
+            continue;
+        }
+        let Some((name, body)) = name_of(lines, i) else { continue };
+        let detail = first_line(
+            lines,
+            body,
+            |l| NUMBERED.is_match(l),
+            |l| crate::hud::text::has_words(l) && !l.starts_with("at ") && !l.ends_with(':'),
+        );
+        push(failures, &name, detail);
+    }
+}
+
+/// JUnit 5's console launcher (`[ 2 tests failed ]`, with `JUnit
+/// Jupiter:CalcTest:testAdd()` and `=> …` under `Failures (2):`), JUnit 4
+/// and Maven Surefire (`Tests run: 6, Failures: 2, Errors: 0`, `OK (6
+/// tests)`, `1) testAdd(CalcTest)`), PHPUnit (`Tests: 7, Assertions: 9,
+/// Failures: 2.`, `OK (7 tests, 9 assertions)`, `1) InvoiceTest::testAdd`).
+pub(super) fn xunit(lines: &[&str]) -> Option<Report> {
+    static BOX: LazyLock<Regex> =
+        LazyLock::new(|| re(r"^\[\s*(\d+) tests (successful|failed|aborted|found|skipped|started)\s*\]$"));
+    static RUN: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"^(?:\[\w+\]\s+)?Tests run: (\d+),\s+Failures: (\d+)(?:,\s+Errors: (\d+))?(?:,\s+Skipped: (\d+))?")
+    });
+    static PHPUNIT: LazyLock<Regex> = LazyLock::new(|| re(r"^Tests: (\d+), Assertions: \d+((?:, [A-Z][a-z]+: \d+)*)\.$"));
+    static PHP_COUNT: LazyLock<Regex> = LazyLock::new(|| re(r"(Errors|Failures|Skipped|Incomplete|Risky): (\d+)"));
+    static OK: LazyLock<Regex> = LazyLock::new(|| re(r"^OK \((\d+) tests?(?:, \d+ assertions?)?\)$"));
+    static JUPITER: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*JUnit (?:Jupiter|Vintage|Platform Suite):(.+)$"));
+    let (tool, passed, failed) = if lines.iter().any(|l| BOX.is_match(l.trim())) {
+        let (mut ok, mut failed) = (0, 0);
+        for c in lines.iter().filter_map(|l| BOX.captures(l.trim())) {
+            match &c[2] {
+                "successful" => ok = num(&c[1]),
+                "failed" | "aborted" => failed += num(&c[1]),
+                _ => {}
+            }
+        }
+        ("junit", ok, failed)
+    } else if let Some(c) = lines.iter().rev().find_map(|l| RUN.captures(l.trim())) {
+        let failed = num(&c[2]) + c.get(3).map_or(0, |m| num(m.as_str()));
+        let skipped = c.get(4).map_or(0, |m| num(m.as_str()));
+        ("junit", num(&c[1]).saturating_sub(failed + skipped), failed)
+    } else if let Some(c) = lines.iter().rev().find_map(|l| PHPUNIT.captures(l.trim())) {
+        let (mut failed, mut skipped) = (0, 0);
+        for k in PHP_COUNT.captures_iter(&c[2]) {
+            match &k[1] {
+                "Errors" | "Failures" => failed += num(&k[2]),
+                _ => skipped += num(&k[2]),
+            }
+        }
+        ("phpunit", num(&c[1]).saturating_sub(failed + skipped), failed)
+    } else {
+        let c = lines.iter().rev().find_map(|l| OK.captures(l.trim()))?;
+        let tool = if lines.iter().any(|l| l.starts_with("PHPUnit ")) { "phpunit" } else { "junit" };
+        (tool, num(&c[1]), 0)
+    };
+    let mut failures = Vec::new();
+    // JUnit 5: the `Failures (N):` section.
+    for (i, l) in lines.iter().enumerate() {
+        if let Some(c) = JUPITER.captures(l) {
+            let name = c[1].split(':').filter(|p| !p.is_empty()).collect::<Vec<_>>().join(".");
+            let detail = lines[i + 1..]
+                .iter()
+                .take(6)
+                .map(|l| l.trim())
+                .find_map(|l| l.strip_prefix("=> "));
+            push(&mut failures, &name, detail);
+        }
+    }
+    if failures.is_empty() {
+        numbered_failures(lines, &mut failures, |lines, i| {
+            let name = lines[i].trim().split_once(") ")?.1.trim().to_owned();
+            Some((name, i + 1))
+        });
+    }
+    Some(Report {
+        tool,
+        passed: Some(passed),
+        failed,
+        counted: Counted::Tests,
+        failures,
+        passes: Vec::new(),
+    })
+}
+
+/// RSpec: `3 examples, 1 failure` (`, 2 pending`), `rspec ./spec/cart_spec.rb:12
+/// # Cart#total applies the discount`, and the numbered block's
+/// `Failure/Error:` and `expected` lines.
+pub(super) fn rspec(lines: &[&str]) -> Option<Report> {
+    static SUMMARY: LazyLock<Regex> =
+        LazyLock::new(|| re(r"^(\d+) examples?, (\d+) failures?(?:, (\d+) pending)?(?:, (\d+) errors? occurred outside of examples)?"));
+    static RERUN: LazyLock<Regex> = LazyLock::new(|| re(r"^rspec (\S+) # (.+)$"));
+    static BLOCK: LazyLock<Regex> = LazyLock::new(|| re(r"^\s+\d+\) (.+)$"));
+    let c = lines.iter().rev().find_map(|l| SUMMARY.captures(l.trim()))?;
+    let examples = num(&c[1]);
+    let failed = num(&c[2]) + c.get(4).map_or(0, |m| num(m.as_str()));
+    let pending = c.get(3).map_or(0, |m| num(m.as_str()));
+    let mut failures = Vec::new();
+    for r in lines.iter().filter_map(|l| RERUN.captures(l.trim())) {
+        let name = r[2].trim();
+        let block = lines.iter().position(|l| BLOCK.captures(l).is_some_and(|b| b[1].trim() == name));
+        let detail = block.and_then(|b| {
+            let stop = |l: &str| BLOCK.is_match(l) || l.starts_with("rspec ");
+            let expected = first_line(lines, b + 1, stop, |l| l.starts_with("expected"));
+            let got = first_line(lines, b + 1, stop, |l| l.starts_with("got:"));
+            match (expected, got) {
+                (Some(e), Some(g)) => Some(format!("{e}, {g}")),
+                (Some(e), None) => Some(e.to_owned()),
+                _ => first_line(lines, b + 1, stop, |l| l.starts_with("Failure/Error:"))
+                    .map(|l| l.trim_start_matches("Failure/Error:").trim().to_owned()),
+            }
+        });
+        push(&mut failures, name, detail.as_deref());
+    }
+    Some(Report {
+        tool: "rspec",
+        passed: Some(examples.saturating_sub(num(&c[2]) + pending)),
+        failed,
+        counted: Counted::Tests,
+        failures,
+        passes: Vec::new(),
+    })
+}
+
+/// minitest: `4 runs, 4 assertions, 1 failures, 0 errors, 0 skips`, and
+/// `1) Failure:` blocks naming `TestCart#test_total [test/test_cart.rb:10]:`.
+pub(super) fn minitest(lines: &[&str]) -> Option<Report> {
+    static SUMMARY: LazyLock<Regex> =
+        LazyLock::new(|| re(r"^(\d+) (?:runs|tests), (\d+) assertions, (\d+) failures, (\d+) errors, (\d+) skips"));
+    static NAME: LazyLock<Regex> = LazyLock::new(|| re(r"^(\S+#\S+?)(?: \[.*\])?:?$"));
+    let c = lines.iter().rev().find_map(|l| SUMMARY.captures(l.trim()))?;
+    let failed = num(&c[3]) + num(&c[4]);
+    let mut failures = Vec::new();
+    numbered_failures(lines, &mut failures, |lines, i| {
+        let header = lines[i].trim();
+        if !(header.ends_with("Failure:") || header.ends_with("Error:")) {
+            return None;
+        }
+        let name = NAME.captures(lines.get(i + 1)?.trim())?[1].to_owned();
+        Some((name, i + 2))
+    });
+    Some(Report {
+        tool: "minitest",
+        passed: Some(num(&c[1]).saturating_sub(failed + num(&c[5]))),
+        failed,
+        counted: Counted::Tests,
+        failures,
+        passes: Vec::new(),
+    })
+}
+
+/// A TAP harness's summary (Perl's `prove`, `Test::Harness`): `Result:
+/// FAIL` or `PASS`, `Files=2, Tests=6`, and under `Test Summary Report`
+/// each file with `Failed: N` and its `Failed tests:` numbers. Its verdict
+/// stands over the TAP lines of the files it ran.
+pub(super) fn tap_harness(lines: &[&str]) -> Option<Report> {
+    static RESULT: LazyLock<Regex> = LazyLock::new(|| re(r"^Result: (PASS|FAIL|NOTESTS)$"));
+    static FILES: LazyLock<Regex> = LazyLock::new(|| re(r"^Files=(\d+), Tests=(\d+),"));
+    static FILE: LazyLock<Regex> = LazyLock::new(|| re(r"^(\S+) \(Wstat: .*Tests: (\d+) Failed: (\d+)\)$"));
+    static FAILED_TESTS: LazyLock<Regex> = LazyLock::new(|| re(r"^Failed tests?:\s+(.+)$"));
+    static NOT_OK: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*not ok \d+(?: -)? (.+?)(?: # .*)?$"));
+    static FAILED_N: LazyLock<Regex> = LazyLock::new(|| re(r"^Failed (\d+)/(\d+) (?:test programs|subtests)"));
+    static FAILED_TEST: LazyLock<Regex> = LazyLock::new(|| re(r#"^#\s+Failed test ['"](.+)['"]$"#));
+    let result = lines.iter().rev().find_map(|l| RESULT.captures(l.trim()))?;
+    let tests = lines.iter().rev().find_map(|l| FILES.captures(l.trim())).map(|c| num(&c[2]));
+    let mut failures = Vec::new();
+    let mut failed = 0;
+    for (i, l) in lines.iter().enumerate() {
+        if let Some(c) = FILE.captures(l.trim()) {
+            failed += num(&c[3]);
+            let which = lines.get(i + 1).and_then(|n| FAILED_TESTS.captures(n.trim())).map(|t| format!("failed tests {}", t[1].trim()));
+            push(&mut failures, &c[1], which.as_deref());
+        }
+    }
+    // Names of the failed tests, where the TAP lines or Test::More's
+    // diagnostics (`#   Failed test 'name'`, then `#   at t/x.t line 6.`
+    // and its `got:` and `expected:`) are in the output.
+    let mut named = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if let Some(c) = FAILED_TEST.captures(l) {
+            let below: Vec<&str> = lines[i + 1..]
+                .iter()
+                .take_while(|l| l.starts_with('#') && !FAILED_TEST.is_match(l))
+                .map(|l| l.trim_start_matches('#').trim())
+                .collect();
+            let got = below.iter().find(|l| l.starts_with("got:"));
+            let expected = below.iter().find(|l| l.starts_with("expected:"));
+            let detail = match (got, expected) {
+                (Some(g), Some(e)) => Some(format!("{g}, {e}")),
+                _ => below.first().map(|l| (*l).to_owned()),
+            };
+            push(&mut named, &c[1], detail.as_deref());
+        } else if let Some(c) = NOT_OK.captures(l) {
+            push(&mut named, c[1].trim(), None);
+        }
+    }
+    if !named.is_empty() {
+        failures = named;
+    }
+    if &result[1] == "FAIL" && failed == 0 {
+        // A file that died before its plan (`Failed 1/3 test programs`).
+        failed = lines.iter().find_map(|l| FAILED_N.captures(l.trim())).map_or(1, |c| num(&c[1]).max(1));
+    }
+    if &result[1] == "PASS" {
+        failed = 0;
+    }
+    Some(Report {
+        tool: "prove",
+        passed: tests.map(|t| t.saturating_sub(failed)),
+        failed,
+        counted: Counted::Tests,
+        failures,
+        passes: Vec::new(),
+    })
+}
+
+/// Python's doctest: `***Test Failed*** 2 failures.` with `File "units.py",
+/// line 5, in units.to_km` blocks (their `Expected:` and `Got:`), or with
+/// `-v` `3 passed and 0 failed.` and `Test passed.`
+pub(super) fn doctest(lines: &[&str]) -> Option<Report> {
+    static FAILED: LazyLock<Regex> = LazyLock::new(|| re(r"^\*\*\*Test Failed\*\*\* (\d+) failures?\.$"));
+    static VERBOSE: LazyLock<Regex> = LazyLock::new(|| re(r"^(\d+) passed and (\d+) failed\.$"));
+    static AT: LazyLock<Regex> = LazyLock::new(|| re(r#"^File ".+", line \d+, in (\S+)$"#));
+    let verbose = lines.iter().rev().find_map(|l| VERBOSE.captures(l.trim()));
+    let failed = lines.iter().rev().find_map(|l| FAILED.captures(l.trim())).map(|c| num(&c[1]));
+    let (passed, failed) = match (verbose, failed) {
+        (Some(v), _) => (Some(num(&v[1])), num(&v[2])),
+        (None, Some(f)) => (None, f),
+        (None, None) => return None,
+    };
+    let mut failures = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let Some(c) = AT.captures(l.trim()) else { continue };
+        let block: Vec<&str> = lines[i + 1..].iter().take_while(|l| !l.starts_with("*****")).map(|l| l.trim()).collect();
+        let after = |label: &str| {
+            let at = block.iter().position(|l| *l == label)?;
+            block.get(at + 1).copied()
+        };
+        let detail = match (after("Expected:"), after("Got:")) {
+            (Some(e), Some(g)) => Some(format!("expected {e}, got {g}")),
+            _ => block.iter().find(|l| crate::hud::text::LineSays::quotable(l)).map(|l| (*l).to_owned()),
+        };
+        push_finding(&mut failures, &c[1], detail.as_deref());
+    }
+    Some(Report {
+        tool: "doctest",
+        passed,
+        failed,
+        counted: Counted::Tests,
+        failures,
+        passes: Vec::new(),
+    })
+}
+
+/// `path:line[:col]: message` lines of compilers and linters (gcc and
+/// clang, flake8, pylint, javac, cppcheck, yamllint's parsable format, …).
+/// `error:` ones are errors; the others are findings whose weight the
+/// output does not say, so they never make a failure by themselves.
+pub(super) fn diagnostics(lines: &[&str]) -> Option<Report> {
+    static LINE: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"^((?:\.{0,2}/)?[\w.\-/]*\w\.[A-Za-z]\w{0,8}|(?:\.{0,2}/)?[\w.\-]+/[\w.\-/]+):(\d+)(?::\d+)?:\s*(.+)$")
+    });
+    static ERROR: LazyLock<Regex> = LazyLock::new(|| re(r"^(?:fatal )?error\b[:\s]"));
+    let mut errors = Vec::new();
+    let mut findings = Vec::new();
+    let (mut error_count, mut finding_count) = (0, 0);
+    for c in lines.iter().filter_map(|l| LINE.captures(l)) {
+        let at = format!("{}:{}", c[1].trim_start_matches("./"), &c[2]);
+        let message = c[3].trim();
+        if ERROR.is_match(&message.to_ascii_lowercase()) {
+            error_count += 1;
+            push_finding(&mut errors, &at, Some(message.split_once(':').map_or(message, |(_, m)| m.trim())));
+        } else if !message.to_ascii_lowercase().starts_with("note") {
+            finding_count += 1;
+            push_finding(&mut findings, &at, Some(message));
+        }
+    }
+    if error_count > 0 {
+        return Some(Report {
+            tool: "diagnostics",
+            passed: None,
+            failed: error_count,
+            counted: Counted::Errors,
+            failures: errors,
+            passes: Vec::new(),
+        });
+    }
+    (finding_count > 0).then(|| Report {
+        tool: "diagnostics",
+        passed: None,
+        failed: finding_count,
+        counted: Counted::Findings,
+        failures: findings,
+        passes: Vec::new(),
+    })
+}

@@ -68,6 +68,8 @@ pub fn fetch(spec: &ModelSpec, options: &Options) -> anyhow::Result<Fetched> {
     match spec {
         ModelSpec::Path(p) => Ok(Fetched::Local(p.clone())),
         ModelSpec::Entry(e) => fetch_file(&hub_file(e), options),
+        // A hub file is never pinned: it needs --allow-unpinned like an
+        // unpinned registry entry.
         ModelSpec::Hub { repo, file, revision } => fetch_file(
             &HubFile {
                 repo,
@@ -77,10 +79,7 @@ pub fn fetch(spec: &ModelSpec, options: &Options) -> anyhow::Result<Fetched> {
                 size: None,
                 name: None,
             },
-            &Options {
-                allow_unpinned: true,
-                ..options.clone()
-            },
+            options,
         ),
     }
 }
@@ -163,11 +162,33 @@ pass --allow-unpinned to download it anyway (the sha256 is printed, to pin in mo
         .download(f.file)
         .map_err(|e| explain(e, f))
         .with_context(|| format!("downloading {label} from {}", endpoint()))?;
+    inside_cache(&path)?;
     if let Err(e) = verify(&path, f) {
         remove_download(&path);
         return Err(e.context(format!("the download of {label} was removed")));
     }
     Ok(Fetched::Downloaded(path))
+}
+
+/// Refuses a file the hub client placed outside its cache folder.
+fn inside_cache(path: &Path) -> anyhow::Result<()> {
+    let cache = Cache::from_env().path().clone();
+    let within = |p: &Path| {
+        let (Ok(p), Ok(cache)) = (std::fs::canonicalize(p), std::fs::canonicalize(&cache)) else {
+            return false;
+        };
+        p.starts_with(cache)
+    };
+    // The snapshot entry is a link into the cache's blobs; both stay inside.
+    let entry_inside = path.starts_with(&cache) && !path.components().any(|c| c == std::path::Component::ParentDir);
+    if !entry_inside || !within(path) {
+        bail!(
+            "the hub placed {} outside its cache {}; refusing it",
+            path.display(),
+            cache.display()
+        );
+    }
+    Ok(())
 }
 
 fn endpoint() -> String {

@@ -186,19 +186,32 @@ impl std::str::FromStr for ModelArg {
         if let Some(rest) = spec.strip_prefix("hf:") {
             let (path, revision) = rest.split_once('@').unwrap_or((rest, "main"));
             let mut parts = path.splitn(3, '/');
+            let not_a_hub_file =
+                || format!("`{spec}` is not a hub file; write hf:owner/repo/file.gguf (optionally @revision)");
             return match (parts.next(), parts.next(), parts.next()) {
-                (Some(owner), Some(name), Some(file))
-                    if !owner.is_empty() && !name.is_empty() && file.ends_with(".gguf") =>
-                {
+                (Some(owner), Some(name), Some(file)) if file.ends_with(".gguf") => {
+                    // Each part names something inside the repository: the
+                    // cache path is built from them.
+                    let word = |w: &str| {
+                        !w.is_empty()
+                            && w != "."
+                            && w != ".."
+                            && w.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+                    };
+                    let path_ok = |p: &str| p.split('/').all(word);
+                    if !(word(owner) && word(name) && path_ok(file) && path_ok(revision)) {
+                        return Err(format!(
+                            "`{spec}` is not a hub file: owner, repository, file and revision must each be \
+plain names (letters, digits, '.', '_', '-', and '/' between folders), with no empty part, `.` or `..`"
+                        ));
+                    }
                     Ok(ModelArg::Hub {
                         repo: format!("{owner}/{name}"),
                         file: file.to_owned(),
                         revision: revision.to_owned(),
                     })
                 }
-                _ => Err(format!(
-                    "`{spec}` is not a hub file; write hf:owner/repo/file.gguf (optionally @revision)"
-                )),
+                _ => Err(not_a_hub_file()),
             };
         }
         let path = Path::new(spec);
@@ -307,6 +320,20 @@ note = "n"
             }
         );
         assert!(resolve("hf:o/f.gguf", &r).is_err());
+        // Nothing that could leave the repository's folder in the cache.
+        for escape in [
+            "hf:o/r/../../../../../x.gguf",
+            "hf:o/r/a/../../x.gguf",
+            "hf:../r/x.gguf",
+            "hf:o/r//x.gguf",
+            "hf:o/r/x.gguf@../../main",
+            "hf:o/r/x.gguf@",
+            "hf:o/r/sub\\..\\x.gguf",
+        ] {
+            let refused = resolve(escape, &r).expect_err(escape).to_string();
+            assert!(refused.contains("is not a hub file"), "{escape}: {refused}");
+        }
+        assert!(resolve("hf:o/r/x.gguf@refs/pr/1", &r).is_ok());
         let err = resolve("qwen2.5-0.5", &r).unwrap_err().to_string();
         assert!(err.contains("did you mean `qwen2.5-0.5b`"), "{err}");
         let err = resolve("zzzz", &r).unwrap_err().to_string();

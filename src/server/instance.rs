@@ -1,5 +1,5 @@
-//! One `serve` per port on a machine: a lock file, held while the server
-//! runs, records its process id. A second `serve` on the same port (two
+//! One `serve` per port for a user: a lock file in a folder only that user
+//! may write, held while the server runs, records its process id. A second `serve` on the same port (two
 //! OpenCode processes starting the sidecar at once) finds the lock held and
 //! leaves before loading a model; `evolve-hud stop` reads the id from it.
 //! The kernel releases the lock when the process ends, however it ends.
@@ -27,17 +27,73 @@ impl Drop for Instance {
     }
 }
 
-/// Where the lock of `port` lives: `$XDG_RUNTIME_DIR/evolve-hud/`, else
-/// `$XDG_STATE_HOME/evolve-hud/` (`~/.local/state/evolve-hud/`), else the
-/// temporary folder.
-pub fn lock_path(port: u16) -> PathBuf {
+/// The folder of the locks: `$XDG_STATE_HOME/evolve-hud/`, else
+/// `~/.local/state/evolve-hud/`, the same for `serve`, `stop`, `doctor` and
+/// the plugin whatever else their environments hold. There is no shared
+/// fallback (a `/tmp` folder another user could make first).
+pub fn lock_dir() -> anyhow::Result<PathBuf> {
     let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    let dir = var("XDG_RUNTIME_DIR")
-        .or_else(|| var("XDG_STATE_HOME"))
+    let state = var("XDG_STATE_HOME")
         .or_else(|| var("HOME").map(|h| h.join(".local").join("state")))
-        .unwrap_or_else(std::env::temp_dir)
-        .join("evolve-hud");
-    dir.join(format!("serve-{port}.lock"))
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "neither XDG_STATE_HOME nor HOME is set, so there is no folder of this user's for evolve-hud's \
+lock files; set HOME (or XDG_STATE_HOME)"
+            )
+        })?;
+    Ok(state.join("evolve-hud"))
+}
+
+/// Where the lock of `port` lives (see [`lock_dir`]).
+pub fn lock_path(port: u16) -> anyhow::Result<PathBuf> {
+    Ok(lock_dir()?.join(format!("serve-{port}.lock")))
+}
+
+/// Makes `dir` (mode 0700) if it is missing, and checks that it is this
+/// user's and that no other user may write in it: a folder another user
+/// made or can write to could hold a lock that blocks `serve` or points
+/// `stop` at another process.
+pub fn own_dir(dir: &std::path::Path, purpose: &str) -> anyhow::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .with_context(|| {
+            format!(
+                "cannot create {}, the folder of {purpose}. Remove or rename what is in the way, or set \
+XDG_STATE_HOME to a folder you own",
+                dir.display()
+            )
+        })?;
+    trusted(dir, purpose)
+}
+
+/// Whether `dir` is this user's folder that no other user may write (see
+/// [`own_dir`]); why not, with the fix.
+fn trusted(dir: &std::path::Path, purpose: &str) -> anyhow::Result<()> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let meta = std::fs::symlink_metadata(dir).with_context(|| format!("reading {}", dir.display()))?;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if !meta.is_dir() || meta.uid() != me {
+        anyhow::bail!(
+            "{} (the folder of {purpose}) is not a folder of yours (owner uid {}, you are {me}); it is not \
+trusted. Remove it, or set XDG_STATE_HOME to a folder you own",
+            dir.display(),
+            meta.uid()
+        );
+    }
+    if meta.permissions().mode() & 0o022 != 0 {
+        anyhow::bail!(
+            "{} (the folder of {purpose}) can be written by other users (mode {:o}); it is not trusted. \
+`chmod 700 {}` makes it yours alone",
+            dir.display(),
+            meta.permissions().mode() & 0o777,
+            dir.display()
+        );
+    }
+    Ok(())
 }
 
 /// Claims `port` for this process. `Ok(None)` for port 0 (a free port is
@@ -47,16 +103,11 @@ pub fn claim(port: u16) -> anyhow::Result<Option<Instance>> {
     if port == 0 {
         return Ok(None);
     }
-    let path = lock_path(port);
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| {
-            format!(
-                "cannot create {}, the folder of evolve-hud serve's lock files (one per port, so that one \
-sidecar runs per port). Remove or rename what is in the way, or set XDG_RUNTIME_DIR to a folder you own",
-                dir.display()
-            )
-        })?;
-    }
+    let path = lock_path(port)?;
+    own_dir(
+        &lock_dir()?,
+        "evolve-hud serve's lock files (one per port, so that one sidecar runs per port)",
+    )?;
     loop {
         let mut file = OpenOptions::new()
             .read(true)
@@ -102,7 +153,9 @@ fn same_file(file: &File, path: &std::path::Path) -> bool {
 
 /// The process id of the server holding `port`'s lock, if one runs.
 pub fn running(port: u16) -> Option<u32> {
-    let mut file = File::open(lock_path(port)).ok()?;
+    // A lock in a folder another user controls names nothing of ours.
+    trusted(&lock_dir().ok()?, "lock files").ok()?;
+    let mut file = File::open(lock_path(port).ok()?).ok()?;
     match file.try_lock_shared() {
         // Nobody holds it: no server runs (the id is a leftover).
         Ok(()) => None,
@@ -115,6 +168,12 @@ pub fn stop(port: u16) -> anyhow::Result<String> {
     let Some(pid) = running(port) else {
         return Ok(format!("no evolve-hud serve is running on port {port}"));
     };
+    if let Err(what) = is_our_serve(pid) {
+        anyhow::bail!(
+            "the lock of port {port} names process {pid}, which is not an evolve-hud serve of yours ({what}); \
+it was not signalled"
+        );
+    }
     let pid_t = libc::pid_t::try_from(pid).context("process id out of range")?;
     // SAFETY: kill(2) with a process id and a signal number has no memory effects.
     if unsafe { libc::kill(pid_t, libc::SIGTERM) } != 0 {
@@ -128,6 +187,28 @@ pub fn stop(port: u16) -> anyhow::Result<String> {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     Ok(format!("stopped evolve-hud serve on port {port} (process {pid})"))
+}
+
+/// Whether process `pid` is an `evolve-hud serve` of this user: its owner,
+/// its executable's name and its first arguments, from `/proc`. What it is
+/// otherwise, in words.
+fn is_our_serve(pid: u32) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let proc = PathBuf::from(format!("/proc/{pid}"));
+    let owner = std::fs::metadata(&proc).map_err(|e| format!("it cannot be looked at: {e}"))?.uid();
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if owner != me {
+        return Err(format!("it belongs to uid {owner}"));
+    }
+    let exe = std::fs::read_link(proc.join("exe")).map_err(|e| format!("its executable cannot be read: {e}"))?;
+    let name = exe.file_name().map(|n| n.to_string_lossy().trim_end_matches(" (deleted)").to_owned());
+    let args = std::fs::read(proc.join("cmdline")).unwrap_or_default();
+    let serves = args.split(|&b| b == 0).nth(1) == Some(b"serve".as_slice());
+    match (name.as_deref(), serves) {
+        (Some("evolve-hud"), true) => Ok(()),
+        _ => Err(format!("it runs {}", exe.display())),
+    }
 }
 
 fn read_pid(file: &mut File) -> Option<u32> {
@@ -144,8 +225,8 @@ mod tests {
     #[test]
     fn a_second_claim_of_a_port_is_refused_until_the_first_ends() {
         let dir = tempfile::tempdir().unwrap();
-        // SAFETY: this test alone sets XDG_RUNTIME_DIR in this process.
-        unsafe { std::env::set_var("XDG_RUNTIME_DIR", dir.path()) };
+        // SAFETY: this test alone sets XDG_STATE_HOME in this process.
+        unsafe { std::env::set_var("XDG_STATE_HOME", dir.path()) };
         let port = 45_123;
         let first = claim(port).unwrap().expect("a lock");
         assert_eq!(running(port), Some(std::process::id()));
@@ -153,7 +234,7 @@ mod tests {
         assert!(second.contains("already running on port 45123"), "{second}");
         drop(first);
         assert_eq!(running(port), None);
-        assert!(!lock_path(port).exists(), "the lock file is removed on exit");
+        assert!(!lock_path(port).unwrap().exists(), "the lock file is removed on exit");
         assert!(claim(port).unwrap().is_some());
         assert!(claim(0).unwrap().is_none());
     }

@@ -95,7 +95,7 @@ fn sigterm_while_loading_exits_0_and_removes_the_lock_file() {
     let server = Server::spawn_env(
         port,
         &model_args(&test_model(), &[]),
-        &[("EVOLVE_HUD_FAULT_LOAD_MS", hold), ("XDG_RUNTIME_DIR", runtime.path().as_os_str())],
+        &[("EVOLVE_HUD_FAULT_LOAD_MS", hold), ("XDG_STATE_HOME", runtime.path().as_os_str())],
     );
     let lock = runtime.path().join(format!("evolve-hud/serve-{port}.lock"));
     assert!(lock.exists(), "no lock file at {}", lock.display());
@@ -184,9 +184,9 @@ fn a_lock_folder_that_cannot_be_made_is_named_with_its_purpose_and_fix() {
     let port = free_port().to_string();
     let model = test_model();
     let args: [&OsStr; 5] = ["serve".as_ref(), "--port".as_ref(), port.as_ref(), "--model".as_ref(), model.as_os_str()];
-    let (code, _, stderr) = run_bounded(&args, &[("XDG_RUNTIME_DIR", runtime.path().as_os_str())], Duration::from_secs(60));
+    let (code, _, stderr) = run_bounded(&args, &[("XDG_STATE_HOME", runtime.path().as_os_str())], Duration::from_secs(60));
     assert_eq!(code, Some(1), "{stderr}");
-    assert!(stderr.contains("lock files") && stderr.contains("XDG_RUNTIME_DIR"), "{stderr}");
+    assert!(stderr.contains("lock files") && stderr.contains("XDG_STATE_HOME"), "{stderr}");
     assert!(stderr.contains(&runtime.path().join("evolve-hud").display().to_string()), "{stderr}");
 }
 

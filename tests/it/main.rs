@@ -28,4 +28,5 @@ mod load;
 mod pull;
 mod security;
 mod serve;
+mod shared_machine;
 mod watch;

@@ -1843,6 +1843,357 @@ Install teh tool with pip, then run it once on a test folder to see wich
 files it would move. The dry run is the default, so ther is nothing to undo.
 `;
 
+// --- Held-out tools (second set): erlang eunit, tcltest, test-unit,
+// testthat, alcotest, stylelint, isort, tidy.
+
+const tempErl = `-module(temp).
+-export([c_to_f/1, f_to_c/1]).
+-include_lib("eunit/include/eunit.hrl").
+
+c_to_f(C) -> C * 9 / 5 + 23.
+
+f_to_c(F) -> (F - 32) * 5 / 9.
+
+c_to_f_test() ->
+    ?assertEqual(212.0, c_to_f(100)).
+
+f_to_c_test() ->
+    ?assertEqual(100.0, f_to_c(212)).
+
+round_trip_test() ->
+    ?assertEqual(37.0, f_to_c(c_to_f(37))).
+`;
+
+const labelErl = `-module(label).
+-export([label/1]).
+-include_lib("eunit/include/eunit.hrl").
+
+label(C) when C < 0 -> freezing;
+label(C) when C < 20 -> mild;
+label(_) -> warm.
+
+label_test_() ->
+    [?_assertEqual(freezing, label(-5)),
+     ?_assertEqual(freezing, label(0)),
+     ?_assertEqual(mild, label(19)),
+     ?_assertEqual(warm, label(20))].
+`;
+
+const eunitMakefile = `.PHONY: test
+SPEC ?= [temp, label]
+
+test:
+\t@mkdir -p ebin
+\terlc -o ebin src/*.erl
+\terl -noshell -pa ebin -eval 'halt(case eunit:test($(SPEC)) of ok -> 0; _ -> 1 end)'
+`;
+
+const slugTcl = `proc slugify {text} {
+    set s [string tolower [string trim $text]]
+    regsub -all {[^a-z0-9]+} $s - s
+    return $s
+}
+
+proc truncate {text n} {
+    if {[string length $text] <= $n} {
+        return $text
+    }
+    return "[string range $text 0 $n]..."
+}
+`;
+
+const slugTest = `package require tcltest
+namespace import ::tcltest::*
+source [file join [file dirname [info script]] .. lib slug.tcl]
+
+test slug-1.1 {lowercases words} {
+    slugify "Hello World"
+} hello-world
+
+test slug-1.2 {drops leading and trailing dashes} {
+    slugify "  Tcl & Tk!  "
+} tcl-tk
+
+test trunc-1.1 {short text is kept} {
+    truncate "abc" 5
+} abc
+
+test trunc-1.2 {long text is cut to n characters} {
+    truncate "abcdefgh" 4
+} abcd...
+
+cleanupTests
+`;
+
+const tclAllTcl = `package require tcltest
+namespace import ::tcltest::*
+configure -testdir [file dirname [file normalize [info script]]] {*}$argv
+exit [runAllTests]
+`;
+
+const cartRb = `class Cart
+  Item = Struct.new(:name, :price_cents, :qty)
+
+  def initialize
+    @items = []
+  end
+
+  def add(name, price_cents, qty = 1)
+    raise ArgumentError, "qty must be positive" if qty.negative?
+    @items << Item.new(name, price_cents, qty)
+    self
+  end
+
+  def count
+    @items.size
+  end
+
+  def total_cents
+    @items.sum { |i| i.price_cents }
+  end
+end
+`;
+
+const testCartRb = `require "test/unit"
+require "cart"
+
+class TestCart < Test::Unit::TestCase
+  def test_empty_total
+    assert_equal 0, Cart.new.total_cents
+  end
+
+  def test_count
+    cart = Cart.new.add("pen", 150).add("ink", 400)
+    assert_equal 2, cart.count
+  end
+
+  def test_total_uses_quantity
+    cart = Cart.new.add("pen", 150, 3).add("ink", 400)
+    assert_equal 850, cart.total_cents
+  end
+
+  def test_rejects_zero_qty
+    assert_raise(ArgumentError) { Cart.new.add("pen", 150, 0) }
+  end
+end
+`;
+
+const statsR = `trimmed_mean <- function(x, trim = 0.1) {
+  x <- sort(x)
+  k <- floor(length(x) * trim)
+  mean(x[k:(length(x) - k)])
+}
+
+mode_of <- function(x) {
+  counts <- table(x)
+  as.numeric(names(counts)[which.min(counts)])
+}
+`;
+
+const testMeanR = `source("../../R/stats.R")
+
+test_that("trimmed_mean drops the extremes", {
+  expect_equal(trimmed_mean(c(1, 2, 3, 4, 100), trim = 0.2), 3)
+})
+
+test_that("trimmed_mean without trim is the mean", {
+  expect_equal(trimmed_mean(c(2, 4, 6), trim = 0), 4)
+})
+`;
+
+const testModeR = `source("../../R/stats.R")
+
+test_that("mode_of finds the most frequent value", {
+  expect_equal(mode_of(c(1, 2, 2, 3, 2)), 2)
+})
+`;
+
+const wordcDune = `(library
+ (name wordc)
+ (modules wordc))
+
+(test
+ (name test_wordc)
+ (modules test_wordc)
+ (libraries wordc alcotest))
+`;
+
+const wordcMl = `let words s =
+  String.split_on_char ' ' s |> List.filter (fun w -> w <> "")
+
+let count s = List.length (words s)
+
+let longest s =
+  List.fold_left
+    (fun best w -> if String.length w > String.length best then w else best)
+    "" (words s)
+
+let capitalize s =
+  words s |> List.map String.capitalize_ascii |> String.concat ""
+`;
+
+const testWordcMl = [
+  "let test_count () =",
+  '  Alcotest.(check int) "three words" 3 (Wordc.count "one  two three")',
+  "",
+  "let test_count_tabs () =",
+  '  Alcotest.(check int) "tabs split words" 2 (Wordc.count "one\\ttwo")',
+  "",
+  "let test_longest () =",
+  '  Alcotest.(check string) "first longest wins" "three" (Wordc.longest "one three seven")',
+  "",
+  "let test_capitalize () =",
+  '  Alcotest.(check string) "title case" "Hello World" (Wordc.capitalize "hello world")',
+  "",
+  "let () =",
+  '  Alcotest.run "wordc"',
+  "    [",
+  '      ("count", [ Alcotest.test_case "spaces" `Quick test_count; Alcotest.test_case "tabs" `Quick test_count_tabs ]);',
+  '      ("longest", [ Alcotest.test_case "ties" `Quick test_longest ]);',
+  '      ("capitalize", [ Alcotest.test_case "title" `Quick test_capitalize ]);',
+  "    ]",
+  "",
+].join("\n");
+
+const stylePackageJson = `{
+  "name": "site",
+  "version": "1.0.0",
+  "private": true,
+  "scripts": { "lint:css": "stylelint \\"css/**/*.css\\"" },
+  "stylelint": {
+    "rules": {
+      "color-no-invalid-hex": true,
+      "declaration-block-no-duplicate-properties": true,
+      "unit-no-unknown": true,
+      "property-no-unknown": true,
+      "block-no-empty": true
+    }
+  }
+}
+`;
+
+const baseCss = `body {
+  margin: 0;
+  font-family: system-ui, sans-serif;
+  color: #333;
+}
+
+a {
+  color: #06c;
+  color: #0055aa;
+}
+`;
+
+const layoutCss = `.grid {
+  display: grid;
+  grid-gap: 12pix;
+  grid-template-columns: repeat(3, 1fr);
+}
+
+.sidebar {
+  widht: 240px;
+}
+
+.footer {
+}
+`;
+
+const layoutFixedCss = `.grid {
+  display: grid;
+  grid-gap: 12px;
+  grid-template-columns: repeat(3, 1fr);
+}
+
+.sidebar {
+  width: 240px;
+}
+`;
+
+const reportIsortPy = `import sys
+import os
+from pathlib import Path
+import json
+
+
+def load(path):
+    return json.loads(Path(path).read_text())
+
+
+def main():
+    data = load(sys.argv[1])
+    print(os.path.basename(sys.argv[1]), len(data))
+`;
+
+const cliIsortPy = `from app.report import main
+import argparse
+
+
+def run():
+    parser = argparse.ArgumentParser()
+    parser.parse_args()
+    main()
+`;
+
+const indexHtml = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>Home</title>
+</head>
+<body>
+<h1>Welcome</h1>
+<p>Read <a href="about.html">about us</a>.
+<img src="logo.png">
+</body>
+</html>
+`;
+
+const aboutHtml = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>About</title>
+</head>
+<body>
+<h1>About</h1>
+<p>We make <b>small <i>tools</b></i>.</p>
+<ul>
+<li>Fast</li>
+<li>Small
+</ul>
+<tabel><tr><td>2026</td></tr></tabel>
+</body>
+</html>
+`;
+
+const aboutFixedHtml = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>About</title>
+</head>
+<body>
+<h1>About</h1>
+<p>We make <b>small <i>tools</i></b>.</p>
+<ul>
+<li>Fast</li>
+<li>Small</li>
+</ul>
+<table><tr><td>2026</td></tr></table>
+</body>
+</html>
+`;
+
+const tidyCheckSh = `#!/bin/sh
+# Checks every page with tidy; fails if any page has an error or warning.
+status=0
+for f in site/*.html; do
+  echo "checking $f"
+  tidy -qe "$f" || status=1
+done
+exit $status
+`;
+
 export const scenarios: EvalScenario[] = [
   {
     name: "python-two-rounds",
@@ -2556,6 +2907,152 @@ export const scenarios: EvalScenario[] = [
       bash("codespell README.md docs/ | head -n 5"),
       edit(`${p}/docs/setup.md`, "so ther is", "so there is"),
       bash("codespell README.md docs/"),
+    ],
+  },
+  // --- Held-out tools, second set.
+  {
+    // EUnit through `make test` (make exits 2): three failures in two
+    // modules, a one-module run by SPEC= that passes, a piped tail over the
+    // rest (exit 0), then all pass.
+    name: "erlang-eunit",
+    goal: "`make test` fails; fix the temperature modules.",
+    steps: (p) => [
+      write(`${p}/src/temp.erl`, tempErl),
+      write(`${p}/src/label.erl`, labelErl),
+      write(`${p}/Makefile`, eunitMakefile),
+      bash("make test"),
+      edit(`${p}/src/label.erl`, "label(C) when C < 0 -> freezing;", "label(C) when C =< 0 -> freezing;"),
+      bash("make test SPEC=label"),
+      bash("make test 2>&1 | tail -n 6"),
+      edit(`${p}/src/temp.erl`, "C * 9 / 5 + 23.", "C * 9 / 5 + 32."),
+      bash("make test"),
+    ],
+  },
+  {
+    // tcltest through `cd tests && tclsh all.tcl`: two failures, a -match
+    // run that passes, a `; echo "done"` run (exit 0), then all pass.
+    name: "tcl-tcltest",
+    goal: "The tcltest suite fails; fix lib/slug.tcl.",
+    steps: (p) => [
+      write(`${p}/lib/slug.tcl`, slugTcl),
+      write(`${p}/tests/slug.test`, slugTest),
+      write(`${p}/tests/all.tcl`, tclAllTcl),
+      bash("cd tests && tclsh all.tcl"),
+      edit(`${p}/lib/slug.tcl`, "string range $text 0 $n]", "string range $text 0 [expr {$n - 1}]]"),
+      bash("cd tests && tclsh all.tcl -match 'trunc-*'"),
+      bash('tclsh tests/all.tcl; echo "done"'),
+      edit(`${p}/lib/slug.tcl`, "    regsub -all {[^a-z0-9]+} $s - s\n", "    regsub -all {[^a-z0-9]+} $s - s\n    set s [string trim $s -]\n"),
+      bash("cd tests && tclsh all.tcl"),
+    ],
+  },
+  {
+    // Ruby's test-unit run directly under `timeout 60`: two failures, a -n
+    // run of one test that passes, an `|| true` run (exit 0), then pass.
+    name: "ruby-test-unit",
+    goal: "test/test_cart.rb fails; fix lib/cart.rb.",
+    steps: (p) => [
+      write(`${p}/lib/cart.rb`, cartRb),
+      write(`${p}/test/test_cart.rb`, testCartRb),
+      bash("timeout 60 ruby -Ilib test/test_cart.rb"),
+      edit(`${p}/lib/cart.rb`, "if qty.negative?", "unless qty.positive?"),
+      bash("ruby -Ilib test/test_cart.rb -n test_rejects_zero_qty"),
+      bash("ruby -Ilib test/test_cart.rb || true"),
+      edit(`${p}/lib/cart.rb`, "@items.sum { |i| i.price_cents }", "@items.sum { |i| i.price_cents * i.qty }"),
+      bash("timeout 60 ruby -Ilib test/test_cart.rb"),
+    ],
+  },
+  {
+    // testthat through `cd tests && Rscript -e …`: a failure in each of two
+    // files, a test_file run of one that passes, an `|| true` run of the
+    // whole folder (exit 0), then all pass.
+    name: "r-testthat",
+    goal: "The testthat tests fail; fix R/stats.R.",
+    steps: (p) => [
+      write(`${p}/R/stats.R`, statsR),
+      write(`${p}/tests/testthat/test-mean.R`, testMeanR),
+      write(`${p}/tests/testthat/test-mode.R`, testModeR),
+      bash(`cd tests && Rscript -e 'testthat::test_dir("testthat")'`),
+      edit(`${p}/R/stats.R`, "which.min(counts)", "which.max(counts)"),
+      bash(`Rscript -e 'testthat::test_file("tests/testthat/test-mode.R")'`),
+      bash(`Rscript -e 'testthat::test_dir("tests/testthat")' || true`),
+      edit(`${p}/R/stats.R`, "mean(x[k:(length(x) - k)])", "mean(x[(k + 1):(length(x) - k)])"),
+      bash(`cd tests && Rscript -e 'testthat::test_dir("testthat")'`),
+    ],
+  },
+  {
+    // Alcotest through `timeout 60 dune test` (dune creates dune-project
+    // first): two failures, a `dune exec … -- test capitalize` run that
+    // passes, a piped tail (exit 0), then all pass.
+    name: "ocaml-alcotest",
+    goal: "`dune test` fails; fix wordc.ml.",
+    steps: (p) => [
+      write(`${p}/dune`, wordcDune),
+      write(`${p}/wordc.ml`, wordcMl),
+      write(`${p}/test_wordc.ml`, testWordcMl),
+      bash("timeout 60 dune test"),
+      edit(`${p}/wordc.ml`, 'String.concat ""', 'String.concat " "'),
+      bash("dune exec ./test_wordc.exe -- test capitalize"),
+      bash("dune test 2>&1 | tail -n 5"),
+      edit(
+        `${p}/wordc.ml`,
+        "String.split_on_char ' ' s",
+        "String.map (fun c -> if c = '\\t' then ' ' else c) s |> String.split_on_char ' '",
+      ),
+      bash("timeout 60 dune test"),
+    ],
+  },
+  {
+    // stylelint through `npm run lint:css` (exit 2): four problems in two
+    // files, a one-file run that passes, an `|| true` run over the rest
+    // (exit 0), then clean.
+    name: "css-stylelint",
+    goal: "`npm run lint:css` fails; fix the stylesheets.",
+    steps: (p) => [
+      write(`${p}/package.json`, stylePackageJson),
+      write(`${p}/css/base.css`, baseCss),
+      write(`${p}/css/layout.css`, layoutCss),
+      bash("npm run lint:css"),
+      edit(`${p}/css/base.css`, "  color: #06c;\n", ""),
+      bash("stylelint css/base.css"),
+      bash("stylelint css/*.css || true"),
+      write(`${p}/css/layout.css`, layoutFixedCss),
+      bash("npm run lint:css"),
+    ],
+  },
+  {
+    // isort --check-only through `make lint` (make exits 2): two files, a
+    // hand fix and a one-file check that passes, a piped head (exit 0), an
+    // isort run that fixes the other, then clean.
+    name: "python-isort",
+    goal: "`make lint` fails on import order; fix it.",
+    steps: (p) => [
+      write(`${p}/app/report.py`, reportIsortPy),
+      write(`${p}/app/cli.py`, cliIsortPy),
+      write(`${p}/Makefile`, ".PHONY: lint\nlint:\n\tisort --check-only app/\n"),
+      bash("make lint"),
+      edit(`${p}/app/cli.py`, "from app.report import main\nimport argparse\n", "import argparse\n\nfrom app.report import main\n"),
+      bash("isort --check-only app/cli.py"),
+      bash("isort --check-only app/ 2>&1 | head -n 3"),
+      bash("isort app/report.py"),
+      bash("make lint"),
+    ],
+  },
+  {
+    // tidy through `bash scripts/check.sh` (exit 1): a warning in one page,
+    // an error in the other, a one-page tidy that passes, a piped tail
+    // (exit 0), then clean.
+    name: "html-tidy",
+    goal: "`bash scripts/check.sh` fails; fix the pages.",
+    steps: (p) => [
+      write(`${p}/site/index.html`, indexHtml),
+      write(`${p}/site/about.html`, aboutHtml),
+      write(`${p}/scripts/check.sh`, tidyCheckSh),
+      bash("bash scripts/check.sh"),
+      edit(`${p}/site/index.html`, '<img src="logo.png">', '<img src="logo.png" alt="Logo">'),
+      bash("tidy -qe site/index.html"),
+      bash("bash scripts/check.sh 2>&1 | tail -n 4"),
+      write(`${p}/site/about.html`, aboutFixedHtml),
+      bash("bash scripts/check.sh"),
     ],
   },
 ];

@@ -104,9 +104,23 @@ impl Problems {
             if !call.finished() || call.report.as_ref().is_some_and(ran_nothing) || call.unsettled().is_some() {
                 continue;
             }
-            // A passing chain passed each of its steps (`make && ./app`).
+            // A passing chain passed each of its steps (`make && ./app`),
+            // and a script runner the commands it echoed (`npm run lint`).
             match &call.command {
-                Some(command) => pass(&mut tracks, call, &command::checks_passed(command), i),
+                Some(command) => {
+                    let mut keys = command::checks_passed(command);
+                    if let Some(out) = &call.output {
+                        let dirs = command::check_dirs(command);
+                        for echoed in command::echoed_scripts(out.kept_lines()) {
+                            let key = command::check_key(&echoed);
+                            keys.push(match key.split_once('\u{1f}') {
+                                Some((_, rest)) => format!("{dirs}\u{1f}{rest}"),
+                                None => key,
+                            });
+                        }
+                    }
+                    pass(&mut tracks, call, &keys, i)
+                }
                 None => tracks.entry(call.check()).or_default().last_pass = Some(i),
             }
             let (Some(report), Some(command)) = (call.report.as_ref(), &call.command) else {

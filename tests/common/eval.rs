@@ -1312,6 +1312,410 @@ pub const CASES: &[Case] = &[
             },
         ],
     },
+    // Held out. EUnit through `make test` (exit 2): a one-module run by
+    // SPEC= that passes, a piped tail over the rest, then all pass.
+    Case {
+        name: "erlang-eunit",
+        expect: &[
+            Expect {
+                calls: 4,
+                must: &["exited 2", "no pass since"],
+                model: &[],
+                must_not: &[
+                    "Open problems: none",
+                    "exit 2: erlc -o ebin",
+                    "exit 2: erl -noshell",
+                    "exit 2: make: *** [Makefile:7: test] Error 1",
+                    "exit 2: ====",
+                ],
+            },
+            Expect {
+                calls: 5,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 6,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 7,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `make test 2>&1 | tail -n 6`"],
+            },
+            Expect {
+                calls: 8,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 9,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // Held out. tcltest through `cd tests && tclsh all.tcl` (exit 1): a
+    // -match run that passes, a `; echo "done"` run, then all pass.
+    Case {
+        name: "tcl-tcltest",
+        expect: &[
+            Expect {
+                calls: 4,
+                must: &["exited 1", "no pass since"],
+                model: &[],
+                must_not: &[
+                    "Open problems: none",
+                    "exit 1: Tests running in interp",
+                    "exit 1: Tests located in",
+                    "exit 1: Tests began at",
+                    "exit 1: Tests ended at",
+                    "exit 1: slug.test",
+                    "exit 1: ==== Contents of test case",
+                    "exit 1: Sourced 1 Test Files",
+                ],
+            },
+            Expect {
+                calls: 5,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 6,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 7,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `tclsh tests/all.tcl; echo \"done\"`"],
+            },
+            Expect {
+                calls: 8,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 9,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // Held out. Ruby's test-unit under `timeout 60` (exit 1): a -n run of one
+    // test that passes, an `|| true` run, then pass.
+    Case {
+        name: "ruby-test-unit",
+        expect: &[
+            Expect {
+                calls: 3,
+                must: &["exited 1", "no pass since"],
+                model: &[],
+                must_not: &[
+                    "Open problems: none",
+                    "exit 1: Loaded suite",
+                    "exit 1: Started",
+                    "exit 1: ..F",
+                    "exit 1: ====",
+                    "exit 1: Finished in",
+                ],
+            },
+            Expect {
+                calls: 4,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 5,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 6,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `ruby -Ilib test/test_cart.rb || true`"],
+            },
+            Expect {
+                calls: 7,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 8,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // Held out. testthat through `cd tests && Rscript -e …` (exit 1): a
+    // test_file run of one file that passes, an `|| true` run, then pass.
+    Case {
+        name: "r-testthat",
+        expect: &[
+            Expect {
+                calls: 4,
+                must: &["exited 1", "no pass since"],
+                model: &[],
+                must_not: &[
+                    "Open problems: none",
+                    "exit 1: v | F W S",
+                    "exit 1: / |",
+                    "exit 1: == Results",
+                    "exit 1: Duration:",
+                    "exit 1: Execution halted",
+                ],
+            },
+            Expect {
+                calls: 5,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 6,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 7,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &[
+                    "Open problems: none",
+                    "✓ bash `Rscript -e 'testthat::test_dir(\"tests/testthat\")' || true`",
+                ],
+            },
+            Expect {
+                calls: 8,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 9,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // Held out. Alcotest through `timeout 60 dune test` (exit 1, dune's own
+    // lines first): a `dune exec … -- test capitalize` run that passes, a
+    // piped tail, then all pass.
+    Case {
+        name: "ocaml-alcotest",
+        expect: &[
+            Expect {
+                calls: 4,
+                must: &["exited 1", "no pass since"],
+                model: &[],
+                must_not: &[
+                    "Open problems: none",
+                    "exit 1: Info: Creating file dune-project",
+                    "exit 1: | (lang dune 2.9)",
+                    "exit 1: test_wordc alias runtest",
+                    "exit 1: (cd _build/default",
+                    "exit 1: Testing `wordc'",
+                    "exit 1: This run has ID",
+                    "exit 1: ┌",
+                ],
+            },
+            Expect {
+                calls: 5,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 6,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 7,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `dune test 2>&1 | tail -n 5`"],
+            },
+            Expect {
+                calls: 8,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 9,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // Held out. stylelint through `npm run lint:css` (exit 2, npm's notices
+    // after): a one-file run that passes, an `|| true` run, then clean.
+    Case {
+        name: "css-stylelint",
+        expect: &[
+            Expect {
+                calls: 4,
+                must: &["exited 2", "no pass since"],
+                model: &[],
+                must_not: &[
+                    "Open problems: none",
+                    "exit 2: > site@1.0.0 lint:css",
+                    "exit 2: > stylelint",
+                    "exit 2: npm notice",
+                    "exit 2: 1 error potentially fixable",
+                ],
+            },
+            Expect {
+                calls: 5,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 6,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 7,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `stylelint css/*.css || true`"],
+            },
+            Expect {
+                calls: 8,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 9,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // Held out. isort --check-only through `make lint` (exit 2): a one-file
+    // check that passes, a piped head, an isort fix run, then clean.
+    Case {
+        name: "python-isort",
+        expect: &[
+            Expect {
+                calls: 4,
+                must: &["exited 2", "no pass since"],
+                model: &[],
+                must_not: &[
+                    "Open problems: none",
+                    "exit 2: isort --check-only app/",
+                    "exit 2: make: *** [Makefile:3: lint] Error 1",
+                ],
+            },
+            Expect {
+                calls: 5,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 6,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 7,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &[
+                    "Open problems: none",
+                    "✓ bash `isort --check-only app/ 2>&1 | head -n 3`",
+                ],
+            },
+            Expect {
+                calls: 8,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 9,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // Held out. tidy through `bash scripts/check.sh` (exit 1, a "checking"
+    // line before each page): a one-page tidy that passes, a piped tail,
+    // then clean.
+    Case {
+        name: "html-tidy",
+        expect: &[
+            Expect {
+                calls: 4,
+                must: &["exited 1", "no pass since"],
+                model: &[],
+                must_not: &[
+                    "Open problems: none",
+                    "exit 1: checking site/",
+                    "exit 1: using HTML Tidy",
+                ],
+            },
+            Expect {
+                calls: 5,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 6,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 7,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `bash scripts/check.sh 2>&1 | tail -n 4`"],
+            },
+            Expect {
+                calls: 8,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 9,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
 ];
 
 /// The sessions whose tools' output formats the HUD's authors had not
@@ -1326,6 +1730,14 @@ pub const HELD_OUT: &[&str] = &[
     "elixir-exunit",
     "python-bandit",
     "docs-codespell",
+    "erlang-eunit",
+    "tcl-tcltest",
+    "ruby-test-unit",
+    "r-testthat",
+    "ocaml-alcotest",
+    "css-stylelint",
+    "python-isort",
+    "html-tidy",
 ];
 
 /// What one case gave.

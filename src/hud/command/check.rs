@@ -113,9 +113,22 @@ fn step_key(step: &str) -> String {
 /// `pytest tests/b` do not.
 pub fn check_key(command: &str) -> String {
     let steps = steps(command);
-    match steps.iter().rev().find(|s| !s.starts_with("cd ")) {
+    // `flake8 . || true` checks what flake8 checks: a step that always
+    // succeeds after it only throws its status away.
+    match steps.iter().rev().find(|s| !s.starts_with("cd ") && !always_succeeds(s)) {
         Some(last) => format!("{}\u{1f}{}", check_dirs(command), step_key(last)),
         None => command.trim().to_owned(),
+    }
+}
+
+/// Whether `step` always succeeds and checks nothing: `true`, `:`, an
+/// `echo` or `printf`, `exit 0`.
+pub(super) fn always_succeeds(step: &str) -> bool {
+    let words = words(step);
+    match words.first().map(String::as_str) {
+        Some("true" | ":" | "echo" | "printf") => true,
+        Some("exit") => words.get(1).map(String::as_str) == Some("0"),
+        _ => false,
     }
 }
 
@@ -217,10 +230,34 @@ pub fn covers(wider: &str, narrower: &str) -> bool {
             (None, _) => true,
             (Some(_), None) => false,
             (Some(wide), Some(narrow)) => narrow.iter().all(|n| {
-                wide.iter()
-                    .any(|w| n == w || n.strip_prefix(w.as_str()).is_some_and(|r| r.starts_with('/')))
+                wide.iter().any(|w| {
+                    n == w || n.strip_prefix(w.as_str()).is_some_and(|r| r.starts_with('/')) || glob_holds(w, n)
+                })
             }),
         }
+}
+
+/// Whether the glob `wide` holds every file `narrow` (a path or a glob)
+/// can name: `css/**/*.css` holds `css/*.css` and `css/a/b.css`;
+/// `css/*.css` holds `css/a.css` but not `css/a/b.css`.
+fn glob_holds(wide: &str, narrow: &str) -> bool {
+    let name_holds = |pattern: &str, name: &str| {
+        pattern == name
+            || pattern == "*"
+            || pattern
+                .strip_prefix('*')
+                .is_some_and(|tail| !tail.contains(['*', '?', '[']) && name.ends_with(tail))
+    };
+    let last = |p: &str| p.rsplit('/').next().unwrap_or(p).to_owned();
+    if let Some((dir, pattern)) = wide.split_once("/**/") {
+        return narrow.starts_with(&format!("{dir}/")) && name_holds(pattern, &last(narrow));
+    }
+    match (wide.rsplit_once('/'), narrow.rsplit_once('/')) {
+        (Some((wide_dir, pattern)), Some((narrow_dir, name))) if pattern.contains('*') => {
+            wide_dir == narrow_dir && name_holds(pattern, name)
+        }
+        _ => false,
+    }
 }
 
 /// What one step's words select: its program (with the subcommand, for
@@ -278,6 +315,14 @@ impl<'a> Scope<'a> {
             if subcommand {
                 scope.program.push(word);
                 subcommand = false;
+                continue;
+            }
+            // `make test SPEC=label`: a variable may select, like an
+            // option not known.
+            if word.split_once('=').is_some_and(|(name, _)| {
+                !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            }) {
+                scope.unknown.push(word);
                 continue;
             }
             // `vitest run` runs once what `vitest` watches.

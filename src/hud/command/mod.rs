@@ -50,12 +50,63 @@ pub fn exit_masked_by(command: &str) -> Option<String> {
     let offset = last.as_ptr() as usize - command.as_ptr() as usize;
     let before = command[..offset].trim_end();
     let unconditional = before.ends_with("||") || before.ends_with(';') || command[..offset].ends_with('\n');
-    let always_succeeds = match program.as_str() {
-        "true" | ":" | "echo" | "printf" => true,
-        "exit" => words.get(1).map(String::as_str) == Some("0"),
-        _ => false,
-    };
-    (steps.len() > 1 && unconditional && always_succeeds).then_some(program)
+    (steps.len() > 1 && unconditional && check::always_succeeds(last)).then_some(program)
+}
+
+/// The commands a package manager's script runner echoed before running
+/// them (`> app@1.0.0 lint` then `> stylelint "css/**/*.css"`, as npm and
+/// pnpm print them): what a passing `npm run lint` passed.
+pub fn echoed_scripts<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<String> {
+    static HEADER: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"^> \S+@\S+ \S+").expect("a valid pattern"));
+    let lines: Vec<&str> = lines.map(str::trim).collect();
+    lines
+        .windows(2)
+        .filter(|pair| HEADER.is_match(pair[0]))
+        .filter_map(|pair| pair[1].strip_prefix("> ").map(str::to_owned))
+        .collect()
+}
+
+/// What makes a run of `command` cover less than the whole suite, when an
+/// option known to do so says it: it reran only the failures of an earlier
+/// run (`--only-failures`, `--lf`, `--failed`, `--rerun-failed`, …), or it
+/// stops at the first failure (`-x`, `--exitfirst`, `--maxfail`,
+/// `--stop-on-failure`, `--bail`, `--fail-fast`), so its counts are of the
+/// tests run until then.
+pub fn partial_run(command: &str) -> Option<&'static str> {
+    let words: Vec<String> = steps(command)
+        .iter()
+        .flat_map(|step| stages(step))
+        .flat_map(|stage| words(stage))
+        .collect();
+    let flag = |w: &String| w.split('=').next().unwrap_or(w).to_owned();
+    let has = |set: &[&str]| words.iter().any(|w| set.contains(&flag(w).as_str()));
+    if has(&[
+        "--only-failures",
+        "--next-failure",
+        "--lf",
+        "--last-failed",
+        "--failed",
+        "--rerun-failed",
+        "--rerun-failures",
+        "--onlyFailures",
+    ]) {
+        Some("a rerun of earlier failures only")
+    } else if has(&[
+        "-x",
+        "--exitfirst",
+        "--maxfail",
+        "--stop-on-failure",
+        "--stop-on-error",
+        "--stop-on-defect",
+        "--bail",
+        "--fail-fast",
+        "--failfast",
+    ]) {
+        Some("stopped at the first failure")
+    } else {
+        None
+    }
 }
 
 /// An exit status that does not mean the command failed, named for what it
@@ -201,13 +252,29 @@ mod tests {
         assert!(covers("prove -lv t/", "prove -l t/"));
         assert!(!covers("prove -l t/roman.t", "prove -l t/"));
         assert!(!covers("ruby -Ilib -Itest test/test_slug.rb -n test_x", "ruby -Ilib -Itest test/test_slug.rb"));
+        assert!(!covers("make test SPEC=label", "make test"));
+        assert!(covers("make test SPEC=label", "make test SPEC=label"));
+        // A status thrown away does not change what was checked.
+        assert!(covers("flake8 app/", "flake8 app/ || true"));
+        assert!(covers("stylelint css/*.css", "stylelint css/*.css; echo done"));
+        assert!(covers("stylelint \"css/**/*.css\"", "stylelint css/*.css || true"));
+        assert!(covers("stylelint css/*.css", "stylelint css/base.css"));
+        assert!(!covers("stylelint css/*.css", "stylelint css/sub/base.css"));
+        assert!(!covers("stylelint css/*.scss", "stylelint css/base.css"));
+        assert_eq!(
+            echoed_scripts("\n> app@1.0.0 lint:css\n> stylelint \"css/**/*.css\"\n\n".lines()),
+            ["stylelint \"css/**/*.css\""]
+        );
     }
 
     #[test]
     fn a_passing_chain_passes_each_of_its_steps() {
         assert!(checks_passed("make && ./app").contains(&check_key("make")));
         assert!(checks_passed("cd build && make && ctest").contains(&check_key("cd build && make")));
-        assert!(!checks_passed("make || true").contains(&check_key("make")));
+        assert!(!checks_passed("make || ./fallback.sh").contains(&check_key("make")));
+        // `|| true` throws the status away: whether `make` passed is for
+        // its output to say (see `exit_masked_by`), not for the chain.
+        assert_eq!(check_key("make || true"), check_key("make"));
     }
 
     #[test]
@@ -229,6 +296,16 @@ mod tests {
         ] {
             assert_eq!(exit_masked_by(command).as_deref(), by, "{command}");
         }
+    }
+
+    #[test]
+    fn partial_runs_are_named() {
+        assert_eq!(partial_run("rspec --only-failures 2>&1 | tail -n 15"), Some("a rerun of earlier failures only"));
+        assert_eq!(partial_run("python -m pytest --lf -q"), Some("a rerun of earlier failures only"));
+        assert_eq!(partial_run("phpunit --stop-on-failure; echo \"exit: $?\""), Some("stopped at the first failure"));
+        assert_eq!(partial_run("cd app && phpunit --stop-on-failure"), Some("stopped at the first failure"));
+        assert_eq!(partial_run("pytest -x tests/"), Some("stopped at the first failure"));
+        assert_eq!(partial_run("pytest tests/"), None);
     }
 
     #[test]

@@ -40,14 +40,14 @@ pub(crate) fn call_line(call: &ToolCall) -> String {
             let secs = call.timed_out().unwrap_or_default();
             line.push_str(&format!(" → timed out after {secs} s"));
             if let Some(report) = &call.report {
-                line.push_str(&format!(": {}", report_line(report, 3)));
+                line.push_str(&format!(": {}", call_report_line(call, report, 3)));
             }
         }
         ToolStatus::Completed if call.unsettled().is_some() => {
             let by = call.unsettled().unwrap_or_default();
             line.push_str(&format!(" → exit {} ({by}'s, not the command's)", call.exit.unwrap_or(0)));
             if let Some(report) = &call.report {
-                line.push_str(&format!(": {}", report_line(report, 3)));
+                line.push_str(&format!(": {}", call_report_line(call, report, 3)));
             } else if let Some(key) = call.output.as_ref().and_then(|o| o.key_line()) {
                 line.push_str(&format!(": {}", clean_line(key, 100)));
             }
@@ -59,7 +59,7 @@ pub(crate) fn call_line(call: &ToolCall) -> String {
                 line.push_str(&format!(" → exit {exit}"));
             }
             if let Some(report) = &call.report {
-                line.push_str(&format!(": {}", report_line(report, 3)));
+                line.push_str(&format!(": {}", call_report_line(call, report, 3)));
             }
         }
         ToolStatus::Completed => {
@@ -83,6 +83,20 @@ pub(crate) fn call_line(call: &ToolCall) -> String {
         }
     }
     line
+}
+
+/// [`report_line`] of a call's report, with what made the run partial when
+/// an option says so (`rspec 1 of 2 failed, a rerun of earlier failures
+/// only: …`): its counts are not the whole suite's.
+fn call_report_line(call: &ToolCall, report: &Report, details: usize) -> String {
+    let line = report_line(report, details);
+    match call.command.as_deref().and_then(command::partial_run) {
+        Some(partial) => {
+            let counts = format!("{} {}", report.tool, report.counts());
+            clean_line(&line.replacen(&counts, &format!("{counts} ({partial})"), 1), 260)
+        }
+        None => line,
+    }
 }
 
 /// `unittest 2 of 4 failed: test_average (AssertionError: 1.5 != 2); test_div (…)`;

@@ -29,5 +29,5 @@ git ls-files -z --cached --others --exclude-standard \
   | xargs -0 -r sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh \
   | tar --null -T - -cf - | tar -xf - -C "$copy"
 ln -s "$PWD/plugin-shim/node_modules" "$copy/plugin-shim/node_modules"
-export EVOLVE_HUD_BIN="${EVOLVE_HUD_BIN:-$PWD/target/release/evolve-hud}"
+export EVOLVE_HUD_BIN="${EVOLVE_HUD_BIN:-${CARGO_TARGET_DIR:-$PWD/target}/release/evolve-hud}"
 (cd "$copy/plugin-shim" && npm test)

@@ -2194,6 +2194,223 @@ done
 exit $status
 `;
 
+// --- Held-out tools, third set.
+
+const geoPy = `import math
+def distance(a,b):
+    dx = b[0] - a[0]
+    dy = b[1] - a[1]
+    return math.sqrt(dx*dx + dy*dy) 
+
+
+def bearing(a, b):
+    return math.degrees(math.atan2(b[1] - a[1], b[0] - a[0]))
+`;
+
+const geoFixedPy = `import math
+
+
+def distance(a, b):
+    dx = b[0] - a[0]
+    dy = b[1] - a[1]
+    return math.sqrt(dx * dx + dy * dy)
+
+
+def bearing(a, b):
+    return math.degrees(math.atan2(b[1] - a[1], b[0] - a[0]))
+`;
+
+const unitsPy = `def to_km(distance, unit=None):
+    if unit == None:
+        unit = "mi"
+    return distance * 1.609344 if unit == "mi" else distance
+`;
+
+const styleMakefile = `.PHONY: style
+style:
+\t@echo "== pycodestyle =="
+\t@pycodestyle --max-line-length=100 pkg/
+\t@echo "style OK"
+`;
+
+const moneyPhp = `<?php
+
+function format_cents(int $cents): string
+{
+    $sign = $cents < 0 ? '-' : '';
+    $cents = abs($cents);
+    return $sign . intdiv($cents, 100) . '.' . str_pad((string) ($cents % 100), 2, '0', STR_PAD_LEFT)
+}
+
+function parse_money(string $s): int
+{
+    [$whole, $frac] = array_pad(explode('.', trim($s), 2), 2, '0');
+    return (int) $whole * 100 + (int) $frac;
+}
+`;
+
+const slugPhp = `<?php
+
+function slugify(string $s): string
+{
+    $s = strtolower(trim($s));
+    $s = preg_replace('/[^a-z0-9]+/', '-', $s);
+    return trim($s, '-');
+}
+`;
+
+const runPhp = `<?php
+require __DIR__ . '/../src/Money.php';
+require __DIR__ . '/../src/Slug.php';
+
+$cases = [
+    'format_cents positive' => fn() => format_cents(1234) === '12.34',
+    'format_cents negative' => fn() => format_cents(-5) === '-0.05',
+    'parse_money whole' => fn() => parse_money('3') === 300,
+    'parse_money one decimal' => fn() => parse_money('1.5') === 150,
+    'parse_money two decimals' => fn() => parse_money('2.75') === 275,
+    'slugify' => fn() => slugify('  Hello, World! ') === 'hello-world',
+];
+
+$filter = $argv[1] ?? '';
+$failed = 0;
+foreach ($cases as $name => $check) {
+    if ($filter !== '' && strpos($name, $filter) === false) {
+        continue;
+    }
+    if ($check()) {
+        echo "PASS $name\\n";
+    } else {
+        echo "FAIL $name\\n";
+        $failed++;
+    }
+}
+echo $failed === 0 ? "all passed\\n" : "$failed failed\\n";
+exit($failed === 0 ? 0 : 1);
+`;
+
+const shopSchemaSql = `CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+CREATE TABLE orders (
+  id INTEGER PRIMARY KEY,
+  customer_id INTEGER REFERENCES customers(id),
+  cents INTEGER NOT NULL,
+  status TEXT NOT NULL
+);
+INSERT INTO customers VALUES (1, 'ann'), (2, 'bob'), (3, 'cy');
+INSERT INTO orders VALUES (1, 1, 1000, 'paid'), (2, 1, 2000, 'paid'), (3, 2, 500, 'refunded'), (4, 2, 700, 'paid');
+`;
+
+const shopViewsSql = `CREATE VIEW customer_totals AS
+SELECT c.name, SUM(o.cents) AS total
+FROM customers c JOIN orders o ON o.customer_id = c.id
+GROUP BY c.name;
+`;
+
+const shopCheckSql = `.bail on
+.read schema.sql
+.read views.sql
+CREATE TEMP TABLE assert (name TEXT, ok INTEGER CHECK (ok = 1));
+INSERT INTO assert VALUES ('ann total', (SELECT total FROM customer_totals WHERE name = 'ann') IS 3000);
+INSERT INTO assert VALUES ('refunds excluded', (SELECT total FROM customer_totals WHERE name = 'bob') IS 700);
+INSERT INTO assert VALUES ('no orders is zero', (SELECT total FROM customer_totals WHERE name = 'cy') IS 0);
+SELECT count(*) || ' checks passed' FROM assert;
+`;
+
+const regionAwk = `# Totals the amount column of a CSV per region, sorted by region.
+{ total[$1] += $2; n[$1]++ }
+END {
+    for (r in total) printf "%s %d %d\\n", r, n[r], total[r] | "sort"
+}
+`;
+
+const salesCsv = `region,amount
+north,10
+south,5
+north,2.5
+east,7
+`;
+
+const regionExpected = `east 1 7.00
+north 2 12.50
+south 1 5.00
+`;
+
+const durationMjs = `const UNITS = { h: 3600, m: 60, s: 1 };
+
+export function parseDuration(text) {
+  const re = /(\\d+)([hms])/g;
+  let total = 0;
+  let match;
+  while ((match = re.exec(text)) !== null) {
+    total += Number(match[1]) * UNITS[match[2]];
+  }
+  return total;
+}
+
+export function formatDuration(seconds) {
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor(seconds / 60);
+  const s = seconds % 60;
+  return [h && \`\${h}h\`, m && \`\${m}m\`, s && \`\${s}s\`].filter(Boolean).join("") || "0s";
+}
+`;
+
+const checkDurationMjs = `import assert from "node:assert/strict";
+import { formatDuration, parseDuration } from "../src/duration.mjs";
+
+const cases = {
+  "parseDuration 1h30m": () => assert.equal(parseDuration("1h30m"), 5400),
+  "parseDuration bare seconds": () => assert.equal(parseDuration("90"), 90),
+  "formatDuration 45s": () => assert.equal(formatDuration(45), "45s"),
+  "formatDuration 1h1m": () => assert.equal(formatDuration(3660), "1h1m"),
+  "formatDuration zero": () => assert.equal(formatDuration(0), "0s"),
+};
+
+const only = process.argv[2];
+let failed = 0;
+for (const [name, run] of Object.entries(cases)) {
+  if (only && !name.startsWith(only)) continue;
+  try {
+    run();
+    console.log(\`ok - \${name}\`);
+  } catch (err) {
+    failed++;
+    console.log(\`not ok - \${name}\`);
+    console.log(\`  \${err.message.split("\\n").join("\\n  ")}\`);
+  }
+}
+console.log(\`\${failed} failed\`);
+process.exit(failed ? 1 : 0);
+`;
+
+const backupSh = `#!/bin/sh
+# Copies each config file into the backup folder with a date suffix.
+set -eu
+dest=\${BACKUP_DIR:-/var/backups/app}
+stamp=$(date +%Y%m%d)
+mkdir -p "$dest"
+for f in /etc/app/*.conf; do
+  [ -e "$f" ] || continue
+  cp "$f" "$dest/$(basename "$f").$stamp"
+echo "backed up to $dest"
+`;
+
+const rotateSh = `#!/bin/sh
+# Keeps the newest $KEEP backups and deletes the rest.
+set -eu
+dir=\${1:-/var/backups/app}
+keep=\${KEEP:-7}
+case "$keep" in
+  ''|*[!0-9]*) echo "KEEP must be a number" >&2; exit 2 ;;
+esac
+ls -1t "$dir" | tail -n +$((keep + 1)) | while read -r old; do
+  if [ -f "$dir/$old" ]
+    rm -- "$dir/$old"
+  fi
+done
+echo "kept $keep"
+`;
+
 export const scenarios: EvalScenario[] = [
   {
     name: "python-two-rounds",
@@ -3053,6 +3270,113 @@ export const scenarios: EvalScenario[] = [
       bash("bash scripts/check.sh 2>&1 | tail -n 4"),
       write(`${p}/site/about.html`, aboutFixedHtml),
       bash("bash scripts/check.sh"),
+    ],
+  },
+  // --- Held-out tools, third set.
+  {
+    // pycodestyle through `make style` with @ recipes (make exits 2): a
+    // one-file run that passes, a `| grep -v` run (exit 0), then clean.
+    name: "python-pycodestyle",
+    goal: "`make style` fails; fix the style problems in pkg/.",
+    steps: (p) => [
+      write(`${p}/pkg/geo.py`, geoPy),
+      write(`${p}/pkg/units.py`, unitsPy),
+      write(`${p}/Makefile`, styleMakefile),
+      bash("make style"),
+      edit(`${p}/pkg/units.py`, "if unit == None:", "if unit is None:"),
+      bash("pycodestyle pkg/units.py"),
+      bash("make style 2>&1 | grep -v '^=='"),
+      write(`${p}/pkg/geo.py`, geoFixedPy),
+      bash("make style"),
+    ],
+  },
+  {
+    // php -l in a for loop whose last file passes (exit 0), then a
+    // hand-written PASS/FAIL runner that fails, the loop clean, then pass.
+    name: "php-lint-runner",
+    goal: "Fix src/ so that it parses and `php tests/run.php` passes.",
+    steps: (p) => [
+      write(`${p}/src/Money.php`, moneyPhp),
+      write(`${p}/src/Slug.php`, slugPhp),
+      write(`${p}/tests/run.php`, runPhp),
+      bash('for f in src/*.php; do php -l "$f"; done'),
+      edit(`${p}/src/Money.php`, "STR_PAD_LEFT)\n", "STR_PAD_LEFT);\n"),
+      bash("php tests/run.php"),
+      bash('for f in src/*.php; do php -l "$f"; done'),
+      edit(`${p}/src/Money.php`, "(int) $frac;", "(int) str_pad(substr($frac, 0, 2), 2, '0');"),
+      bash("php tests/run.php"),
+    ],
+  },
+  {
+    // sqlite3 running an assertion script through `cd db && … < check.sql`
+    // (exit 1), a `set -o pipefail; … | tail` run that still fails (exit 1),
+    // then pass.
+    name: "sql-sqlite-asserts",
+    goal: "`cd db && sqlite3 :memory: < check.sql` fails; fix views.sql.",
+    steps: (p) => [
+      write(`${p}/db/schema.sql`, shopSchemaSql),
+      write(`${p}/db/views.sql`, shopViewsSql),
+      write(`${p}/db/check.sql`, shopCheckSql),
+      bash("cd db && sqlite3 :memory: < check.sql"),
+      edit(`${p}/db/views.sql`, "ON o.customer_id = c.id\n", "ON o.customer_id = c.id AND o.status = 'paid'\n"),
+      bash("set -o pipefail; cd db && sqlite3 :memory: < check.sql 2>&1 | tail -n 3"),
+      edit(
+        `${p}/db/views.sql`,
+        "SELECT c.name, SUM(o.cents) AS total\nFROM customers c JOIN",
+        "SELECT c.name, COALESCE(SUM(o.cents), 0) AS total\nFROM customers c LEFT JOIN",
+      ),
+      bash("cd db && sqlite3 :memory: < check.sql"),
+    ],
+  },
+  {
+    // A golden test with `awk … | diff -u expected -` (exit 1), an
+    // `|| echo failed` run that still differs (exit 0), then no diff.
+    name: "awk-golden-diff",
+    goal: "The region report does not match tests/expected.txt; fix report.awk.",
+    steps: (p) => [
+      write(`${p}/report.awk`, regionAwk),
+      write(`${p}/sales.csv`, salesCsv),
+      write(`${p}/tests/expected.txt`, regionExpected),
+      bash("awk -F, -f report.awk sales.csv | diff -u tests/expected.txt -"),
+      edit(`${p}/report.awk`, "{ total[$1] += $2; n[$1]++ }", "NR == 1 { next }\n{ total[$1] += $2; n[$1]++ }"),
+      bash("awk -F, -f report.awk sales.csv | diff -u tests/expected.txt - || echo failed"),
+      edit(`${p}/report.awk`, '"%s %d %d\\n"', '"%s %d %.2f\\n"'),
+      bash("awk -F, -f report.awk sales.csv | diff -u tests/expected.txt -"),
+    ],
+  },
+  {
+    // A Node assert-based script with its own ok/not ok lines under
+    // `timeout 30` (exit 1): a one-function run that passes, a `| tee` run
+    // and a `| grep -v '^ok'` run (both exit 0), then pass.
+    name: "js-assert-script",
+    goal: "`node test/check.mjs` fails; fix src/duration.mjs.",
+    steps: (p) => [
+      write(`${p}/src/duration.mjs`, durationMjs),
+      write(`${p}/test/check.mjs`, checkDurationMjs),
+      bash("timeout 30 node test/check.mjs"),
+      edit(`${p}/src/duration.mjs`, "  const re = /", "  if (/^\\d+$/.test(text)) return Number(text);\n  const re = /"),
+      bash("node test/check.mjs parseDuration"),
+      bash("node test/check.mjs 2>&1 | tee test.log"),
+      bash("node test/check.mjs | grep -v '^ok'"),
+      edit(`${p}/src/duration.mjs`, "Math.floor(seconds / 60)", "Math.floor((seconds % 3600) / 60)"),
+      bash("timeout 30 node test/check.mjs"),
+    ],
+  },
+  {
+    // dash -n over the scripts with `set -e` in a for loop (exit 2, a
+    // banner per file): a one-file check that passes, a `; echo "rc=$?"`
+    // run (exit 0), then clean.
+    name: "shell-dash-n",
+    goal: "The scripts in bin/ have syntax errors; fix them.",
+    steps: (p) => [
+      write(`${p}/bin/backup.sh`, backupSh),
+      write(`${p}/bin/rotate.sh`, rotateSh),
+      bash('set -e; for f in bin/*.sh; do echo "== $f"; dash -n "$f"; done'),
+      edit(`${p}/bin/backup.sh`, '$stamp"\necho', '$stamp"\ndone\necho'),
+      bash('dash -n bin/backup.sh && echo "backup.sh ok"'),
+      bash('for f in bin/*.sh; do dash -n "$f"; done; echo "rc=$?"'),
+      edit(`${p}/bin/rotate.sh`, 'if [ -f "$dir/$old" ]\n', 'if [ -f "$dir/$old" ]; then\n'),
+      bash('set -e; for f in bin/*.sh; do echo "== $f"; dash -n "$f"; done'),
     ],
   },
 ];

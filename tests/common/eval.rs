@@ -1716,6 +1716,236 @@ pub const CASES: &[Case] = &[
             },
         ],
     },
+    // Held out. pycodestyle through `make style` with @ recipes (exit 2, a
+    // banner echo first): a one-file run that passes, a `| grep -v` run,
+    // then clean.
+    Case {
+        name: "python-pycodestyle",
+        expect: &[
+            Expect {
+                calls: 4,
+                must: &["exited 2", "no pass since"],
+                model: &[],
+                must_not: &[
+                    "Open problems: none",
+                    "exit 2: == pycodestyle ==",
+                    "exit 2: make: *** [Makefile:4: style] Error 1",
+                ],
+            },
+            Expect {
+                calls: 6,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 7,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `make style 2>&1 | grep -v '^=='`"],
+            },
+            Expect {
+                calls: 8,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 9,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // Held out. php -l in a for loop whose last file passes (exit 0), a
+    // hand-written PASS/FAIL runner (exit 1), the loop clean, then pass.
+    Case {
+        name: "php-lint-runner",
+        expect: &[
+            Expect {
+                calls: 4,
+                must: &[],
+                model: &[],
+                must_not: &[
+                    "Open problems: none",
+                    r#"✓ bash `for f in src/*.php; do php -l "$f"; done`"#,
+                ],
+            },
+            Expect {
+                calls: 6,
+                must: &["exited 1", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "exit 1: PASS format_cents positive"],
+            },
+            Expect {
+                calls: 7,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 9,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // Held out. sqlite3 running an assertion script by `cd db && … <
+    // check.sql` (exit 1), a `set -o pipefail; … | tail` run that keeps
+    // the status (exit 1), then pass.
+    Case {
+        name: "sql-sqlite-asserts",
+        expect: &[
+            Expect {
+                calls: 4,
+                must: &["exited 1", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 5,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 6,
+                must: &["exited 1", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 8,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // Held out. A golden test by `awk … | diff -u expected -` (exit 1, the
+    // diff's headers first), an `|| echo failed` run, then no diff.
+    Case {
+        name: "awk-golden-diff",
+        expect: &[
+            Expect {
+                calls: 4,
+                must: &["exited 1", "no pass since"],
+                model: &[],
+                must_not: &[
+                    "Open problems: none",
+                    "exit 1: --- tests/expected.txt",
+                    "exit 1: +++ -",
+                    "exit 1: @@ -1,3 +1,4 @@",
+                ],
+            },
+            Expect {
+                calls: 6,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &[
+                    "Open problems: none",
+                    "✓ bash `awk -F, -f report.awk sales.csv | diff -u tests/expected.txt - || echo failed`",
+                ],
+            },
+            Expect {
+                calls: 7,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 8,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // Held out. A Node assert script with its own ok/not ok lines under
+    // `timeout 30` (exit 1): a one-function run that passes, a `| tee` and
+    // a `| grep -v '^ok'` run, then pass.
+    Case {
+        name: "js-assert-script",
+        expect: &[
+            Expect {
+                calls: 3,
+                must: &["exited 1", "no pass since"],
+                model: &[],
+                must_not: &[
+                    "Open problems: none",
+                    "exit 1: ok - parseDuration 1h30m",
+                    "exit 1: Expected values to be strictly equal:",
+                ],
+            },
+            Expect {
+                calls: 5,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 6,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `node test/check.mjs 2>&1 | tee test.log`"],
+            },
+            Expect {
+                calls: 7,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "✓ bash `node test/check.mjs | grep -v '^ok'`"],
+            },
+            Expect {
+                calls: 9,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
+    // Held out. dash -n over bin/*.sh in a `set -e` for loop (exit 2, a
+    // banner per file): a one-file check that passes, a `; echo "rc=$?"`
+    // run, then clean.
+    Case {
+        name: "shell-dash-n",
+        expect: &[
+            Expect {
+                calls: 3,
+                must: &["exited 2", "no pass since"],
+                model: &[],
+                must_not: &["Open problems: none", "exit 2: == bin/backup.sh"],
+            },
+            Expect {
+                calls: 5,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 6,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &[
+                    "Open problems: none",
+                    r#"✓ bash `for f in bin/*.sh; do dash -n "$f"; done; echo "rc=$?"`"#,
+                ],
+            },
+            Expect {
+                calls: 7,
+                must: &["no pass since"],
+                model: &[],
+                must_not: &["Open problems: none"],
+            },
+            Expect {
+                calls: 8,
+                must: &["Open problems: none"],
+                model: &[],
+                must_not: STILL_OPEN,
+            },
+        ],
+    },
 ];
 
 /// The sessions whose tools' output formats the HUD's authors had not
@@ -1738,6 +1968,12 @@ pub const HELD_OUT: &[&str] = &[
     "css-stylelint",
     "python-isort",
     "html-tidy",
+    "python-pycodestyle",
+    "php-lint-runner",
+    "sql-sqlite-asserts",
+    "awk-golden-diff",
+    "js-assert-script",
+    "shell-dash-n",
 ];
 
 /// What one case gave.

@@ -801,7 +801,7 @@ fn a_thrown_away_status_and_a_partial_rerun_claim_nothing() {
         let h = shell_session(&[(command, lint, Some(0))], 0);
         let masked_by = if command.contains("||") { "true" } else if command.contains('|') { "head" } else { "echo" };
         assert!(
-            h.contains(&format!("? bash `{command}` → exit 0 ({masked_by}'s, not the command's): diagnostics 1 finding")),
+            h.contains(&format!("? bash `{command}` → exit 0 (set by {masked_by}, not by the command): diagnostics 1 finding")),
             "{h}"
         );
         assert!(!h.contains("✓ bash"), "{h}");

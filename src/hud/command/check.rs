@@ -284,6 +284,7 @@ impl<'a> Scope<'a> {
             paths: None,
         };
         let mut paths = Vec::new();
+        let mut script_seen = false;
         let mut subcommand = matches!(
             program,
             "go" | "cargo" | "npm" | "pnpm" | "yarn" | "bun" | "ruff" | "deno"
@@ -329,6 +330,14 @@ impl<'a> Scope<'a> {
             if program == "vitest" && matches!(word, "run" | "watch") {
                 continue;
             }
+            // After the script an interpreter runs, the words are the
+            // script's own arguments: they may select, as an option not
+            // known (`node test/check.mjs parseDuration`).
+            if script_seen {
+                scope.unknown.push(word);
+                continue;
+            }
+            script_seen = is_interpreter(program) && is_script(word);
             let path = word.trim_start_matches("./").trim_end_matches('/');
             // The whole project: `.`, `./...`, and mocha's default folder.
             let whole = matches!(path, "" | "." | "...") || (program == "mocha" && path == "test");
@@ -353,6 +362,25 @@ impl<'a> Scope<'a> {
         self.paths = None;
         self
     }
+}
+
+/// Programs that run a script file given to them, passing it the words
+/// after it.
+fn is_interpreter(program: &str) -> bool {
+    matches!(
+        program,
+        "node" | "deno" | "bun" | "ruby" | "perl" | "php" | "bash" | "sh" | "dash" | "zsh" | "Rscript" | "tclsh" | "lua"
+    ) || program.starts_with("python")
+}
+
+/// Whether `word` names a script file by its extension.
+fn is_script(word: &str) -> bool {
+    word.rsplit_once('.').is_some_and(|(_, ext)| {
+        matches!(
+            ext,
+            "js" | "mjs" | "cjs" | "ts" | "py" | "rb" | "pl" | "t" | "php" | "sh" | "bash" | "R" | "r" | "tcl" | "lua"
+        )
+    })
 }
 
 /// Options that select which tests or targets run (with their value).

@@ -42,8 +42,25 @@ pub fn exit_masked_by(command: &str) -> Option<String> {
     let final_stage = *stages.last()?;
     let words = words(final_stage);
     let program = words.first()?.clone();
-    if stages.len() > 1 && output_filter(final_stage) {
+    // With `set -o pipefail` before it, a pipeline fails when any stage does.
+    let pipefail = steps[..steps.len() - 1].iter().any(|s| {
+        let w = shell::words(s);
+        w.first().is_some_and(|p| p == "set") && w.iter().any(|o| o == "pipefail" || (o.starts_with('-') && o.contains("pipefail")))
+    });
+    if stages.len() > 1 && output_filter(final_stage) && !pipefail {
         return Some(program);
+    }
+    // `for f in *.php; do php -l "$f"; done` exits with its last pass's
+    // status: a failure of an earlier pass is thrown away, unless the body
+    // stops the loop on it (`|| exit 1`, `|| break`) or `set -e` is on.
+    let looped = steps.iter().any(|s| s.starts_with("for ") || s.starts_with("while ") || s.starts_with("until "));
+    let stops = command.contains("|| exit") || command.contains("|| break") || command.contains("|| return");
+    let errexit = steps.iter().any(|s| {
+        let w = shell::words(s);
+        w.first().is_some_and(|p| p == "set") && w.iter().any(|o| o.starts_with('-') && !o.starts_with("--") && o.contains('e'))
+    });
+    if looped && last.trim() == "done" && !stops && !errexit {
+        return Some("the loop's last pass".to_owned());
     }
     // What joins the last step to the one before: after `&&` it ran only
     // if that one passed, so its success says something.
@@ -114,9 +131,12 @@ pub fn partial_run(command: &str) -> Option<&'static str> {
 /// selecting no test.
 pub fn benign_exit(command: &str, exit: i64) -> Option<&'static str> {
     let program = exit_program(command)?;
+    // A program's output piped into `diff expected.txt -` is a golden test:
+    // a difference is its failure.
+    let compares_output = steps(command).last().is_some_and(|s| stages(s).len() > 1);
     match (program.as_str(), exit) {
         ("grep" | "egrep" | "fgrep" | "rg" | "ag" | "zgrep", 1) => Some("no match"),
-        ("diff" | "cmp" | "colordiff", 1) => Some("files differ"),
+        ("diff" | "cmp" | "colordiff", 1) if !compares_output => Some("files differ"),
         ("pytest" | "py.test", 5) => Some("no tests selected"),
         _ => None,
     }
@@ -253,6 +273,8 @@ mod tests {
         assert!(!covers("prove -l t/roman.t", "prove -l t/"));
         assert!(!covers("ruby -Ilib -Itest test/test_slug.rb -n test_x", "ruby -Ilib -Itest test/test_slug.rb"));
         assert!(!covers("make test SPEC=label", "make test"));
+        assert!(!covers("node test/check.mjs parseDuration", "timeout 30 node test/check.mjs"));
+        assert!(covers("timeout 30 node test/check.mjs", "node test/check.mjs 2>&1 | tee test.log"));
         assert!(covers("make test SPEC=label", "make test SPEC=label"));
         // A status thrown away does not change what was checked.
         assert!(covers("flake8 app/", "flake8 app/ || true"));
@@ -288,6 +310,11 @@ mod tests {
             ("cd app && prove -l t/ 2>&1 | grep -v ok", Some("grep")),
             ("make test\necho done", Some("echo")),
             ("make && echo built", None),
+            ("set -o pipefail; make 2>&1 | tail -n 5", None),
+            ("for f in src/*.php; do php -l \"$f\"; done", Some("the loop's last pass")),
+            ("for f in src/*.php; do php -l \"$f\" || exit 1; done", None),
+            ("set -e; for f in bin/*.sh; do dash -n \"$f\"; done", None),
+            ("set -euo pipefail && make | tail", None),
             ("make; exit 1", None),
             ("pytest -q", None),
             ("echo hello", None),
@@ -316,6 +343,7 @@ mod tests {
         assert_eq!(benign_exit("grep -q TODO notes.txt", 1), Some("no match"));
         assert_eq!(benign_exit("grep -q TODO notes.txt", 2), None);
         assert_eq!(benign_exit("diff -u a.txt b.txt", 1), Some("files differ"));
+        assert_eq!(benign_exit("awk -f r.awk data.csv | diff -u expected.txt -", 1), None, "a golden test");
         assert_eq!(benign_exit("python -m pytest -k smoke", 5), Some("no tests selected"));
         assert_eq!(benign_exit("pytest -k smoke", 1), None);
         assert_eq!(benign_exit("grep foo log || make", 1), None);

@@ -45,7 +45,7 @@ pub(crate) fn call_line(call: &ToolCall) -> String {
         }
         ToolStatus::Completed if call.unsettled().is_some() => {
             let by = call.unsettled().unwrap_or_default();
-            line.push_str(&format!(" → exit {} ({by}'s, not the command's)", call.exit.unwrap_or(0)));
+            line.push_str(&format!(" → exit {} (set by {by}, not by the command)", call.exit.unwrap_or(0)));
             if let Some(report) = &call.report {
                 line.push_str(&format!(": {}", call_report_line(call, report, 3)));
             } else if let Some(key) = call.output.as_ref().and_then(|o| o.key_line()) {

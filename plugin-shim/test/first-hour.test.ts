@@ -6,12 +6,13 @@
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { createInterface } from "node:readline";
 import { join } from "node:path";
 import type { Scenario } from "./fake-model.ts";
 import { deadPort } from "./helpers.ts";
 import * as harness from "./opencode.ts";
-import { base, sidecarBin } from "./opencode.ts";
+import { base, sidecarBin, testModel } from "./opencode.ts";
 
 after(() => rmSync(base, { recursive: true, force: true }));
 
@@ -54,6 +55,28 @@ test("autostart with no model on disk: OpenCode is told the sidecar exited, why,
 });
 
 test("a sidecar still loading: the plugin says it is loading, and the HUD's facts come meanwhile", async (t) => {
+  // The hold needs a sidecar built with the test feature (scripts/test.sh builds it so).
+  const probe = spawn(sidecarBin, ["serve", "--port", "0", "--model", testModel], {
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, RUST_LOG: "info", EVOLVE_HUD_FAULT_LOAD_MS: "3000" },
+  });
+  const url = await new Promise<string>((ok) => {
+    const timer = setTimeout(() => ok(""), 30_000);
+    createInterface({ input: probe.stderr! }).on("line", (line) => {
+      const m = line.match(/listening on (http:\/\/\S+)/);
+      if (m) {
+        clearTimeout(timer);
+        ok(m[1]);
+      }
+    });
+  });
+  const loading: any = url ? await fetch(`${url}/health`).then((r) => r.json()).catch(() => ({})) : {};
+  probe.kill("SIGKILL");
+  assert.equal(
+    loading.status,
+    "loading",
+    `${sidecarBin} does not hold its load: build it with \`cargo build --release --features fault-injection\` (scripts/test.sh does)`,
+  );
   const port = await deadPort();
   const prepared = await harness.prepare({
     installShim: true,

@@ -13,6 +13,11 @@ export EVOLVE_HUD_EVAL_MODEL
 # after the first build): the real remote engine of tests/it/engine.rs.
 EVOLVE_HUD_LLAMA_SERVER="$(scripts/llama-cpp.sh llama-server | tail -n 1)"
 export EVOLVE_HUD_LLAMA_SERVER
+# The lint gate: formatting, and clippy over every target with warnings as
+# errors (about 40 s on 2 cores once the tests' build is there: it reuses
+# llama.cpp's build).
+cargo fmt --check
+cargo clippy --release --locked --all-targets --features fault-injection -- -D warnings
 # cargo-nextest runs each test in a process of its own under the time limit
 # in .config/nextest.toml. fault-injection: lets tests/it/faults.rs make the
 # model thread panic.

@@ -122,7 +122,8 @@ fn model(args: &DoctorArgs) -> Check {
         Ok(crate::registry::ModelSpec::Path(p)) => Check::wrong(
             "model",
             format!("the recorded model file {} is not a file on disk", p.display()),
-            "evolve-hud install-shim --model FILE.gguf   (a GGUF file, or a registry name from `evolve-hud models`)".into(),
+            "evolve-hud install-shim --model FILE.gguf   (a GGUF file, or a registry name from `evolve-hud models`)"
+                .into(),
         ),
         Ok(crate::registry::ModelSpec::Entry(e)) => match crate::pull::cached(&e) {
             Some(path) => Check::ok("model", format!("{name} at {}", path.display())),

@@ -58,7 +58,11 @@ pub fn check(path: &Path) -> Result<GgufSummary, GgufError> {
         })?
         .file_type();
     if !kind.is_file() {
-        let what = if kind.is_dir() { "a directory" } else { "not a regular file (a FIFO, socket or device)" };
+        let what = if kind.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file (a FIFO, socket or device)"
+        };
         return Err(GgufError::Io {
             path: path.to_owned(),
             source: io::Error::new(io::ErrorKind::InvalidInput, format!("it is {what}; give a .gguf file")),

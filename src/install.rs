@@ -261,7 +261,10 @@ pub fn installed(dir: &Path) -> Installed {
         return Installed::Absent;
     };
     // An entry file of another version is an older install, whatever else is there.
-    if !FILES.iter().any(|&(name, contents)| name == FILE_NAME && entry == contents.as_bytes()) {
+    if !FILES
+        .iter()
+        .any(|&(name, contents)| name == FILE_NAME && entry == contents.as_bytes())
+    {
         return Installed::Older;
     }
     let missing: Vec<&'static str> = FILES

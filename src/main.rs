@@ -92,9 +92,17 @@ fn pull(args: &evolve_hud::cli::PullArgs) -> anyhow::Result<()> {
     // Checked means against a pinned sha256; a hub file or an unpinned
     // entry is only hashed (the sha256 is printed, to pin).
     let pinned = matches!(&spec, evolve_hud::registry::ModelSpec::Entry(e) if e.sha256.is_some());
-    let checked = if pinned { " and checked" } else { " (not checked: no pinned sha256)" };
+    let checked = if pinned {
+        " and checked"
+    } else {
+        " (not checked: no pinned sha256)"
+    };
     match fetch(&spec, &Options::from_env(args.offline, args.allow_unpinned))? {
-        Fetched::Cached(p) => println!("already present{}: {}", if pinned { " (checked)" } else { checked }, p.display()),
+        Fetched::Cached(p) => println!(
+            "already present{}: {}",
+            if pinned { " (checked)" } else { checked },
+            p.display()
+        ),
         Fetched::Downloaded(p) => println!("downloaded{checked}: {}", p.display()),
         Fetched::Local(p) => println!("{}", p.display()),
     }

@@ -106,7 +106,9 @@ fn text(command: &[String]) -> String {
 /// What an existing unit or agent runs.
 fn ran(unit: &str) -> Option<&str> {
     if cfg!(target_os = "macos") {
-        return unit.find("<array>").map(|at| unit[at..].lines().nth(1).unwrap_or_default().trim());
+        return unit
+            .find("<array>")
+            .map(|at| unit[at..].lines().nth(1).unwrap_or_default().trim());
     }
     unit.lines().find_map(|l| l.strip_prefix("ExecStart="))
 }
@@ -130,7 +132,11 @@ fn manager() -> Result<(), String> {
         Ok(out) => Err(format!(
             "no user service manager answers (`{program} {}` failed: {})",
             args.join(" "),
-            String::from_utf8_lossy(&out.stderr).lines().next().unwrap_or("no reason given").trim()
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .next()
+                .unwrap_or("no reason given")
+                .trim()
         )),
         Err(e) => Err(format!("`{program}` cannot be run here ({e})")),
     }

@@ -369,7 +369,10 @@ mod tests {
         for (short, long) in LLAMA_FLAGS {
             let entry = help.split(long).nth(1).expect(long);
             let entry = entry.split("\n\n").next().unwrap_or(entry);
-            assert!(entry.contains(short), "--help of {long} does not name {short}:\n{entry}");
+            assert!(
+                entry.contains(short),
+                "--help of {long} does not name {short}:\n{entry}"
+            );
         }
     }
 }

@@ -187,7 +187,9 @@ impl Hud {
         // generation is cancelled.
         let gone = || self.with_entry(id, Some(epoch), |e| e.state.problems().is_open(&question.call_id)) != Some(true);
         let deadline = tokio::time::Instant::now() + self.config.extract_timeout;
-        let asked = self.ask(&question, id, epoch, deadline, self.config.extract_timeout, &gone).await;
+        let asked = self
+            .ask(&question, id, epoch, deadline, self.config.extract_timeout, &gone)
+            .await;
         Some((question.call_id, asked))
     }
 
@@ -347,7 +349,10 @@ impl Hud {
                 return self.outcome(id);
             };
             // The sync waits no longer than it said: no grace.
-            match self.ask(&question, id, epoch, until, std::time::Duration::ZERO, &|| false).await {
+            match self
+                .ask(&question, id, epoch, until, std::time::Duration::ZERO, &|| false)
+                .await
+            {
                 Asked::Answered(answer) => self.update(id, epoch, |e| e.record(&question.call_id, answer)),
                 Asked::NotTaken | Asked::Gone => {
                     drop(_asking);

@@ -195,14 +195,18 @@ it was not signalled"
 fn is_our_serve(pid: u32) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt;
     let proc = PathBuf::from(format!("/proc/{pid}"));
-    let owner = std::fs::metadata(&proc).map_err(|e| format!("it cannot be looked at: {e}"))?.uid();
+    let owner = std::fs::metadata(&proc)
+        .map_err(|e| format!("it cannot be looked at: {e}"))?
+        .uid();
     // SAFETY: geteuid has no preconditions and cannot fail.
     let me = unsafe { libc::geteuid() };
     if owner != me {
         return Err(format!("it belongs to uid {owner}"));
     }
     let exe = std::fs::read_link(proc.join("exe")).map_err(|e| format!("its executable cannot be read: {e}"))?;
-    let name = exe.file_name().map(|n| n.to_string_lossy().trim_end_matches(" (deleted)").to_owned());
+    let name = exe
+        .file_name()
+        .map(|n| n.to_string_lossy().trim_end_matches(" (deleted)").to_owned());
     let args = std::fs::read(proc.join("cmdline")).unwrap_or_default();
     let serves = args.split(|&b| b == 0).nth(1) == Some(b"serve".as_slice());
     match (name.as_deref(), serves) {

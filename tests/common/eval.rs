@@ -38,7 +38,12 @@ const STILL_OPEN: &[&str] = &["no pass since"];
 const CTEST: &[Expect] = &[
     Expect {
         calls: 3,
-        must: &["exited 8", "average_of_three", "divide_by_zero_is_refused", "expected 2.333333"],
+        must: &[
+            "exited 8",
+            "average_of_three",
+            "divide_by_zero_is_refused",
+            "expected 2.333333",
+        ],
         model: &[],
         must_not: &["Open problems: none"],
     },
@@ -1889,7 +1894,10 @@ pub const CASES: &[Case] = &[
                 calls: 6,
                 must: &["no pass since"],
                 model: &[],
-                must_not: &["Open problems: none", "✓ bash `node test/check.mjs 2>&1 | tee test.log`"],
+                must_not: &[
+                    "Open problems: none",
+                    "✓ bash `node test/check.mjs 2>&1 | tee test.log`",
+                ],
             },
             Expect {
                 calls: 7,
@@ -2141,7 +2149,10 @@ fn check(case: &Case, calls: usize, text: &str, outputs: &[String], out: &mut Ou
     let squeeze = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
     for quote in quotes(text) {
         let quote_squeezed = squeeze(&quote);
-        if !outputs.iter().any(|o| o.lines().any(|l| squeeze(l).contains(&quote_squeezed))) {
+        if !outputs
+            .iter()
+            .any(|o| o.lines().any(|l| squeeze(l).contains(&quote_squeezed)))
+        {
             out.false_statements.push(format!(
                 "{} at {calls} calls: {what} quotes {quote:?}, not in any output",
                 case.name
@@ -2194,7 +2205,11 @@ pub async fn warm_up(server: &Server) -> Option<super::hud::Warmups> {
 pub async fn run_all(server: &Server) -> (Outcome, Outcome) {
     let (mut known, mut held_out) = (Outcome::default(), Outcome::default());
     for case in CASES {
-        let part = if HELD_OUT.contains(&case.name) { &mut held_out } else { &mut known };
+        let part = if HELD_OUT.contains(&case.name) {
+            &mut held_out
+        } else {
+            &mut known
+        };
         part.add(&run_case(server, case).await);
     }
     (known, held_out)

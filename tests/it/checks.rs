@@ -342,7 +342,10 @@ fn xunit_summaries() {
 fn rspec_and_minitest_summaries() {
     let r = report("rspec-3-failed.txt");
     assert_eq!((r.tool, r.passed, r.failed), ("rspec", Some(1), 3));
-    assert_eq!(r.failures[0], failure("Inventory#add adds up repeated skus", "expected: 5, got: 3"));
+    assert_eq!(
+        r.failures[0],
+        failure("Inventory#add adds up repeated skus", "expected: 5, got: 3")
+    );
     assert_eq!(report("rspec-passed.txt").counts(), "4 passed");
     // Through `rake test`, whose own `rake aborted!` follows.
     let r = report("minitest-rake-3-failed.txt");
@@ -375,30 +378,47 @@ fn tap_harness_and_doctest_summaries() {
 fn path_line_diagnostics_of_any_linter() {
     let r = report("flake8-3-findings.txt");
     assert_eq!((r.tool, r.counted, r.failed), ("diagnostics", Counted::Findings, 3));
-    assert_eq!(r.failures[2], failure("app/report.py:21", "F821 undefined name 'load_rows'"));
+    assert_eq!(
+        r.failures[2],
+        failure("app/report.py:21", "F821 undefined name 'load_rows'")
+    );
     // Findings of unknown weight never fail a run by themselves.
     assert!(r.ok() && !r.settles());
     assert_eq!(r.counts(), "3 findings");
     let r = report("pylint-5-findings.txt");
     assert_eq!((r.counted, r.failed), (Counted::Findings, 5));
     // A compiler's `error:` lines are errors.
-    let gcc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/outputs/make-gcc.txt")).unwrap();
+    let gcc = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/outputs/make-gcc.txt"
+    ))
+    .unwrap();
     let r = read(&gcc).expect("gcc's lines read");
     assert_eq!((r.counted, r.failed), (Counted::Errors, 1));
-    assert_eq!(r.failures[0], failure("calc.c:10", "‘count’ undeclared (first use in this function)"));
+    assert_eq!(
+        r.failures[0],
+        failure("calc.c:10", "‘count’ undeclared (first use in this function)")
+    );
     assert!(!r.ok());
 }
 
 #[test]
 fn ctest_runs() {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/outputs/ctest.txt")).unwrap();
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/outputs/ctest.txt")).unwrap();
     let r = read(&text).expect("ctest's summary read");
     assert_eq!((r.tool, r.passed, r.failed), ("ctest", Some(1), 2));
     assert_eq!(
         r.failures,
         [
-            failure("average_of_three", "test_calc.c:9: average(1, 2, 4) = 2.000000, expected 2.333333"),
-            failure("divide_by_zero_is_refused", "test_calc.c:10: divide(1, 0) returned 0, expected -1 (division by zero)")
+            failure(
+                "average_of_three",
+                "test_calc.c:9: average(1, 2, 4) = 2.000000, expected 2.333333"
+            ),
+            failure(
+                "divide_by_zero_is_refused",
+                "test_calc.c:10: divide(1, 0) returned 0, expected -1 (division by zero)"
+            )
         ]
     );
     assert_eq!(r.counts(), "2 of 3 failed");

@@ -14,7 +14,11 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 async fn health(server: &Server) -> (u16, Value) {
-    let r = common::client().get(server.url("/health")).send().await.expect("health");
+    let r = common::client()
+        .get(server.url("/health"))
+        .send()
+        .await
+        .expect("health");
     (r.status().as_u16(), r.json().await.expect("health JSON"))
 }
 
@@ -95,7 +99,10 @@ fn sigterm_while_loading_exits_0_and_removes_the_lock_file() {
     let server = Server::spawn_env(
         port,
         &model_args(&test_model(), &[]),
-        &[("EVOLVE_HUD_FAULT_LOAD_MS", hold), ("XDG_STATE_HOME", runtime.path().as_os_str())],
+        &[
+            ("EVOLVE_HUD_FAULT_LOAD_MS", hold),
+            ("XDG_STATE_HOME", runtime.path().as_os_str()),
+        ],
     );
     let lock = runtime.path().join(format!("evolve-hud/serve-{port}.lock"));
     assert!(lock.exists(), "no lock file at {}", lock.display());
@@ -119,10 +126,19 @@ fn a_model_path_that_is_not_a_regular_file_is_refused() {
     let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
     assert!(made.success());
     for path in [fifo.as_path(), dir.path()] {
-        let args: [&OsStr; 5] = ["serve".as_ref(), "--port".as_ref(), "0".as_ref(), "--model".as_ref(), path.as_os_str()];
+        let args: [&OsStr; 5] = [
+            "serve".as_ref(),
+            "--port".as_ref(),
+            "0".as_ref(),
+            "--model".as_ref(),
+            path.as_os_str(),
+        ];
         let (code, _, stderr) = run_bounded(&args, &[], Duration::from_secs(60));
         assert_eq!(code, Some(1), "{stderr}");
-        assert!(stderr.contains("error:") && stderr.contains("give a .gguf file"), "{stderr}");
+        assert!(
+            stderr.contains("error:") && stderr.contains("give a .gguf file"),
+            "{stderr}"
+        );
     }
 }
 
@@ -156,7 +172,9 @@ async fn a_model_file_changed_under_the_server_is_caught_before_it_is_read() {
     assert_eq!(status, 200);
     let logged: Vec<String> = server.log.try_iter().collect();
     assert!(
-        logged.iter().any(|l| l.contains("ERROR") && l.contains("changed on disk")),
+        logged
+            .iter()
+            .any(|l| l.contains("ERROR") && l.contains("changed on disk")),
         "{logged:?}"
     );
 }
@@ -164,14 +182,34 @@ async fn a_model_file_changed_under_the_server_is_caught_before_it_is_read() {
 #[test]
 fn bench_says_what_it_is_doing() {
     let model = test_model();
-    let args: Vec<&OsStr> = ["bench", "-p", "16", "-n", "4", "-r", "2", "--warmup", "0", "--e2e-requests", "0", "--threads", "2", "--model"]
-        .iter()
-        .map(OsStr::new)
-        .chain([model.as_os_str()])
-        .collect();
+    let args: Vec<&OsStr> = [
+        "bench",
+        "-p",
+        "16",
+        "-n",
+        "4",
+        "-r",
+        "2",
+        "--warmup",
+        "0",
+        "--e2e-requests",
+        "0",
+        "--threads",
+        "2",
+        "--model",
+    ]
+    .iter()
+    .map(OsStr::new)
+    .chain([model.as_os_str()])
+    .collect();
     let (code, stdout, stderr) = run_bounded(&args, &[], Duration::from_secs(120));
     assert_eq!(code, Some(0), "{stderr}");
-    for step in ["bench: loading", "bench: pp16 run 1/2", "bench: pp16 run 2/2", "bench: tg4 run 2/2"] {
+    for step in [
+        "bench: loading",
+        "bench: pp16 run 1/2",
+        "bench: pp16 run 2/2",
+        "bench: tg4 run 2/2",
+    ] {
         assert!(stderr.contains(step), "no {step:?} in:\n{stderr}");
     }
     assert!(stdout.contains("pp16") && !stdout.contains("bench:"), "{stdout}");
@@ -183,11 +221,27 @@ fn a_lock_folder_that_cannot_be_made_is_named_with_its_purpose_and_fix() {
     std::fs::write(runtime.path().join("evolve-hud"), b"in the way").unwrap();
     let port = free_port().to_string();
     let model = test_model();
-    let args: [&OsStr; 5] = ["serve".as_ref(), "--port".as_ref(), port.as_ref(), "--model".as_ref(), model.as_os_str()];
-    let (code, _, stderr) = run_bounded(&args, &[("XDG_STATE_HOME", runtime.path().as_os_str())], Duration::from_secs(60));
+    let args: [&OsStr; 5] = [
+        "serve".as_ref(),
+        "--port".as_ref(),
+        port.as_ref(),
+        "--model".as_ref(),
+        model.as_os_str(),
+    ];
+    let (code, _, stderr) = run_bounded(
+        &args,
+        &[("XDG_STATE_HOME", runtime.path().as_os_str())],
+        Duration::from_secs(60),
+    );
     assert_eq!(code, Some(1), "{stderr}");
-    assert!(stderr.contains("lock files") && stderr.contains("XDG_STATE_HOME"), "{stderr}");
-    assert!(stderr.contains(&runtime.path().join("evolve-hud").display().to_string()), "{stderr}");
+    assert!(
+        stderr.contains("lock files") && stderr.contains("XDG_STATE_HOME"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&runtime.path().join("evolve-hud").display().to_string()),
+        "{stderr}"
+    );
 }
 
 /// A client's schema is checked before llama.cpp sees it: one that would
@@ -215,7 +269,10 @@ async fn a_hostile_response_format_is_refused_and_the_server_lives_on() {
         .await;
         assert_eq!(status, 400, "{schema}: {body}");
         assert_eq!(body["error"]["type"], "invalid_request_error", "{body}");
-        assert!(body["error"]["message"].as_str().unwrap().contains("JSON schema"), "{body}");
+        assert!(
+            body["error"]["message"].as_str().unwrap().contains("JSON schema"),
+            "{body}"
+        );
     }
     let (status, _) = health(&server).await;
     assert_eq!(status, 200, "the server lives on");

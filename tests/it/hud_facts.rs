@@ -797,11 +797,23 @@ fn a_thrown_away_status_and_a_partial_rerun_claim_nothing() {
 
     // A linter no parser settles, its status thrown away: `?`, never `✓`,
     // with what it printed.
-    for command in ["flake8 app/ || true", "flake8 app/ | head -n 20", "flake8 app/; echo done"] {
+    for command in [
+        "flake8 app/ || true",
+        "flake8 app/ | head -n 20",
+        "flake8 app/; echo done",
+    ] {
         let h = shell_session(&[(command, lint, Some(0))], 0);
-        let masked_by = if command.contains("||") { "true" } else if command.contains('|') { "head" } else { "echo" };
+        let masked_by = if command.contains("||") {
+            "true"
+        } else if command.contains('|') {
+            "head"
+        } else {
+            "echo"
+        };
         assert!(
-            h.contains(&format!("? bash `{command}` → exit 0 (set by {masked_by}, not by the command): diagnostics 1 finding")),
+            h.contains(&format!(
+                "? bash `{command}` → exit 0 (set by {masked_by}, not by the command): diagnostics 1 finding"
+            )),
             "{h}"
         );
         assert!(!h.contains("✓ bash"), "{h}");
@@ -809,7 +821,10 @@ fn a_thrown_away_status_and_a_partial_rerun_claim_nothing() {
     }
 
     // It closes nothing: the failure of the same linter stays open.
-    let h = shell_session(&[("flake8 app/", lint, Some(1)), ("flake8 app/ || true", lint, Some(0))], 0);
+    let h = shell_session(
+        &[("flake8 app/", lint, Some(1)), ("flake8 app/ || true", lint, Some(0))],
+        0,
+    );
     assert_eq!(open_problems(&h).len(), 1, "{h}");
     assert!(!h.contains("Open problems: none"), "{h}");
 
@@ -826,17 +841,29 @@ fn a_thrown_away_status_and_a_partial_rerun_claim_nothing() {
     // A rerun of only the failures that passed does not close the run's failure.
     let rspec_failed = runner_output("rspec-3-failed.txt");
     let one = "Run options: include {:last_run_status=>\"failed\"}\n.\n\nFinished in 0.00354 seconds\n1 example, 0 failures\n";
-    for rerun in ["rspec --only-failures", "rspec --next-failure", "rspec --some-new-option"] {
+    for rerun in [
+        "rspec --only-failures",
+        "rspec --next-failure",
+        "rspec --some-new-option",
+    ] {
         let h = shell_session(&[("rspec", &rspec_failed, Some(1)), (rerun, one, Some(0))], 0);
         assert_eq!(open_problems(&h).len(), 1, "{rerun}:\n{h}");
         assert!(!h.contains("Open problems: none"), "{rerun}:\n{h}");
     }
     let all = runner_output("rspec-passed.txt");
-    let h = shell_session(&[("rspec", &rspec_failed, Some(1)), ("rspec --format documentation", &all, Some(0))], 0);
+    let h = shell_session(
+        &[
+            ("rspec", &rspec_failed, Some(1)),
+            ("rspec --format documentation", &all, Some(0)),
+        ],
+        0,
+    );
     assert!(h.contains("Open problems: none"), "{h}");
 
     // Seven open problems: all listed or counted, none dropped silently.
-    let calls: Vec<(String, &str, Option<i64>)> = (1..=7).map(|i| (format!("./check{i}.sh"), "boom: it broke\n", Some(1))).collect();
+    let calls: Vec<(String, &str, Option<i64>)> = (1..=7)
+        .map(|i| (format!("./check{i}.sh"), "boom: it broke\n", Some(1)))
+        .collect();
     let calls: Vec<(&str, &str, Option<i64>)> = calls.iter().map(|(c, o, e)| (c.as_str(), *o, *e)).collect();
     let h = shell_session(&calls, 0);
     let listed = open_problems(&h);

@@ -185,7 +185,6 @@ fn doctor_names_what_is_missing_and_how_to_fix_it() {
     .unwrap();
     let text = stdout(&doctor(&server.base));
     assert!(text.contains("✗ plugin   older than this binary's"), "{text}");
-
 }
 
 /// `service install` writes a user unit that runs this binary's `serve`,
@@ -255,11 +254,20 @@ fn doctor_tells_a_broken_install_as_it_is() {
     assert!(text.contains("✗ plugin   incomplete in "), "{text}");
     assert!(text.contains("evolve-hud/") && text.contains("missing"), "{text}");
     assert!(!text.contains("older than"), "{text}");
-    assert!(text.contains("✗ model    the recorded model file /nope.gguf is not a file on disk"), "{text}");
+    assert!(
+        text.contains("✗ model    the recorded model file /nope.gguf is not a file on disk"),
+        "{text}"
+    );
     assert!(!text.contains("evolve-hud pull /nope.gguf"), "{text}");
-    assert!(text.contains("fix: evolve-hud install-shim --model FILE.gguf"), "{text}");
+    assert!(
+        text.contains("fix: evolve-hud install-shim --model FILE.gguf"),
+        "{text}"
+    );
 
     std::fs::write(config.join("evolve-hud/launch.json"), "{ not json").unwrap();
     let text = doctor();
-    assert!(text.contains("✗ start    ") && text.contains("launch.json is not a launch record"), "{text}");
+    assert!(
+        text.contains("✗ start    ") && text.contains("launch.json is not a launch record"),
+        "{text}"
+    );
 }

@@ -291,7 +291,9 @@ async fn offline_without_a_cache_and_unknown_names_say_what_to_do() {
     assert!(text(&out).1.contains("did you mean `smollm2-135m`"), "{:?}", text(&out));
 
     // A file the hub does not have.
-    let out = mock.run(&["pull", "hf:test-org/other/missing.gguf", "--allow-unpinned"], &[]).await;
+    let out = mock
+        .run(&["pull", "hf:test-org/other/missing.gguf", "--allow-unpinned"], &[])
+        .await;
     assert!(text(&out).1.contains("is not on the Hub"), "{:?}", text(&out));
 }
 
@@ -310,15 +312,24 @@ async fn hub_files_need_allow_unpinned_and_stay_inside_the_cache() {
     let out = mock.run(&["pull", &spec, "--allow-unpinned"], &[]).await;
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stdout}{stderr}");
-    assert!(stdout.starts_with("downloaded (not checked: no pinned sha256): "), "{stdout}");
-    assert!(stderr.contains(&format!("sha256 {SHA256}")), "the sha256 to pin is printed: {stderr}");
+    assert!(
+        stdout.starts_with("downloaded (not checked: no pinned sha256): "),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains(&format!("sha256 {SHA256}")),
+        "the sha256 to pin is printed: {stderr}"
+    );
     assert!(!stdout.contains("and checked"), "{stdout}");
 
     for escape in [
         format!("hf:{REPO}/../../../../../x.gguf"),
         format!("hf:{REPO}/{FILE}@../../main"),
     ] {
-        for command in [&["pull", escape.as_str(), "--allow-unpinned"][..], &["serve", "--port", "0", "--allow-unpinned", "--model", escape.as_str()][..]] {
+        for command in [
+            &["pull", escape.as_str(), "--allow-unpinned"][..],
+            &["serve", "--port", "0", "--allow-unpinned", "--model", escape.as_str()][..],
+        ] {
             let out = mock.run(command, &[]).await;
             let (_, stderr) = text(&out);
             assert_ne!(out.status.code(), Some(0), "{command:?}: {stderr}");
@@ -326,8 +337,15 @@ async fn hub_files_need_allow_unpinned_and_stay_inside_the_cache() {
             assert!(!stderr.contains("panicked"), "{stderr}");
         }
     }
-    assert_eq!(mock.body_requests().len(), 1, "only the one allowed download reached the hub");
+    assert_eq!(
+        mock.body_requests().len(),
+        1,
+        "only the one allowed download reached the hub"
+    );
     // Nothing was written beside the cache.
-    let beside: Vec<_> = std::fs::read_dir(mock.home.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let beside: Vec<_> = std::fs::read_dir(mock.home.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert!(!beside.iter().any(|n| n == "x.gguf"), "{beside:?}");
 }

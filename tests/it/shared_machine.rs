@@ -37,7 +37,10 @@ fn a_lock_folder_others_can_write_or_own_is_refused() {
     let out = evolve_hud(&serve, state.path());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("can be written by other users") && stderr.contains("chmod 700"), "{stderr}");
+    assert!(
+        stderr.contains("can be written by other users") && stderr.contains("chmod 700"),
+        "{stderr}"
+    );
 
     if !root() {
         eprintln!("skipped: handing the folder to another account needs root");
@@ -52,7 +55,10 @@ fn a_lock_folder_others_can_write_or_own_is_refused() {
     assert!(stderr.contains("is not a folder of yours (owner uid 65534"), "{stderr}");
     // `stop` reads no lock from it either.
     let out = evolve_hud(&["stop", "--port", &port], state.path());
-    assert!(String::from_utf8_lossy(&out.stdout).contains("no evolve-hud serve is running"), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("no evolve-hud serve is running"),
+        "{out:?}"
+    );
 }
 
 #[test]
@@ -82,7 +88,10 @@ fn stop_signals_only_an_evolve_hud_serve_of_its_user() {
     let out = evolve_hud(&["stop", "--port", &port.to_string()], state.path());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("is not an evolve-hud serve of yours") && stderr.contains("sleep"), "{stderr}");
+    assert!(
+        stderr.contains("is not an evolve-hud serve of yours") && stderr.contains("sleep"),
+        "{stderr}"
+    );
     assert!(stderr.contains("it was not signalled"), "{stderr}");
     assert!(holder.try_wait().unwrap().is_none(), "the other process was signalled");
     // The holder and its sleep, as a group.

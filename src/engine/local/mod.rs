@@ -160,13 +160,19 @@ fn check_schema(schema: &serde_json::Value) -> Result<(), String> {
             None => Ok(None),
             Some(v) => match v.as_u64() {
                 Some(n) if n <= MAX_SCHEMA_COUNT => Ok(Some(n)),
-                _ => Err(format!("`{key}` must be a whole number up to {MAX_SCHEMA_COUNT}, not {v}")),
+                _ => Err(format!(
+                    "`{key}` must be a whole number up to {MAX_SCHEMA_COUNT}, not {v}"
+                )),
             },
         }
     };
     match schema {
         Value::Object(o) => {
-            for (min, max) in [("minLength", "maxLength"), ("minItems", "maxItems"), ("minProperties", "maxProperties")] {
+            for (min, max) in [
+                ("minLength", "maxLength"),
+                ("minItems", "maxItems"),
+                ("minProperties", "maxProperties"),
+            ] {
                 if let (Some(lo), Some(hi)) = (count(o, min)?, count(o, max)?) {
                     if lo > hi {
                         return Err(format!("`{min}` {lo} is above `{max}` {hi}"));
@@ -178,11 +184,18 @@ fn check_schema(schema: &serde_json::Value) -> Result<(), String> {
                 regex::RegexBuilder::new(pattern)
                     .size_limit(1 << 16)
                     .build()
-                    .map_err(|e| format!("`pattern` {pattern:?} is not usable: {}", e.to_string().lines().last().unwrap_or("invalid")))?;
+                    .map_err(|e| {
+                        format!(
+                            "`pattern` {pattern:?} is not usable: {}",
+                            e.to_string().lines().last().unwrap_or("invalid")
+                        )
+                    })?;
                 static BOUND: std::sync::LazyLock<regex::Regex> =
                     std::sync::LazyLock::new(|| regex::Regex::new(r"\{(\d+)(?:,(\d*))?\}").expect("a valid pattern"));
                 for c in BOUND.captures_iter(pattern) {
-                    let too_big = |m: Option<regex::Match>| m.is_some_and(|m| m.as_str().parse::<u64>().map_or(true, |n| n > MAX_SCHEMA_COUNT));
+                    let too_big = |m: Option<regex::Match>| {
+                        m.is_some_and(|m| m.as_str().parse::<u64>().map_or(true, |n| n > MAX_SCHEMA_COUNT))
+                    };
                     if too_big(c.get(1)) || too_big(c.get(2)) {
                         return Err(format!("`pattern` repeats more than {MAX_SCHEMA_COUNT} times"));
                     }

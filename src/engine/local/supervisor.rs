@@ -107,7 +107,10 @@ pub(super) fn run(
 
     // Tests hold the load back to see the server while it loads.
     #[cfg(feature = "fault-injection")]
-    if let Some(ms) = std::env::var("EVOLVE_HUD_FAULT_LOAD_MS").ok().and_then(|v| v.parse::<u64>().ok()) {
+    if let Some(ms) = std::env::var("EVOLVE_HUD_FAULT_LOAD_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
         let until = Instant::now() + Duration::from_millis(ms);
         while Instant::now() < until && progress.step(0.0) {
             std::thread::sleep(Duration::from_millis(10));

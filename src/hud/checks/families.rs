@@ -11,13 +11,19 @@ use std::sync::LazyLock;
 /// The numbered failure blocks of an xUnit or minitest report: `1) name`
 /// (or `1) Failure:` then the name) and the first line under it that says
 /// something.
-fn numbered_failures(lines: &[&str], failures: &mut Vec<Failure>, name_of: impl Fn(&[&str], usize) -> Option<(String, usize)>) {
+fn numbered_failures(
+    lines: &[&str],
+    failures: &mut Vec<Failure>,
+    name_of: impl Fn(&[&str], usize) -> Option<(String, usize)>,
+) {
     static NUMBERED: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*\d+\) \S"));
     for i in 0..lines.len() {
         if !NUMBERED.is_match(lines[i]) {
             continue;
         }
-        let Some((name, body)) = name_of(lines, i) else { continue };
+        let Some((name, body)) = name_of(lines, i) else {
+            continue;
+        };
         let detail = first_line(
             lines,
             body,
@@ -39,7 +45,8 @@ pub(super) fn xunit(lines: &[&str]) -> Option<Report> {
     static RUN: LazyLock<Regex> = LazyLock::new(|| {
         re(r"^(?:\[\w+\]\s+)?Tests run: (\d+),\s+Failures: (\d+)(?:,\s+Errors: (\d+))?(?:,\s+Skipped: (\d+))?")
     });
-    static PHPUNIT: LazyLock<Regex> = LazyLock::new(|| re(r"^Tests: (\d+), Assertions: \d+((?:, [A-Z][a-z]+: \d+)*)\.$"));
+    static PHPUNIT: LazyLock<Regex> =
+        LazyLock::new(|| re(r"^Tests: (\d+), Assertions: \d+((?:, [A-Z][a-z]+: \d+)*)\.$"));
     static PHP_COUNT: LazyLock<Regex> = LazyLock::new(|| re(r"(Errors|Failures|Skipped|Incomplete|Risky): (\d+)"));
     static OK: LazyLock<Regex> = LazyLock::new(|| re(r"^OK \((\d+) tests?(?:, \d+ assertions?)?\)$"));
     static JUPITER: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*JUnit (?:Jupiter|Vintage|Platform Suite):(.+)$"));
@@ -68,7 +75,11 @@ pub(super) fn xunit(lines: &[&str]) -> Option<Report> {
         ("phpunit", num(&c[1]).saturating_sub(failed + skipped), failed)
     } else {
         let c = lines.iter().rev().find_map(|l| OK.captures(l.trim()))?;
-        let tool = if lines.iter().any(|l| l.starts_with("PHPUnit ")) { "phpunit" } else { "junit" };
+        let tool = if lines.iter().any(|l| l.starts_with("PHPUnit ")) {
+            "phpunit"
+        } else {
+            "junit"
+        };
         (tool, num(&c[1]), 0)
     };
     let mut failures = Vec::new();
@@ -104,8 +115,9 @@ pub(super) fn xunit(lines: &[&str]) -> Option<Report> {
 /// # Cart#total applies the discount`, and the numbered block's
 /// `Failure/Error:` and `expected` lines.
 pub(super) fn rspec(lines: &[&str]) -> Option<Report> {
-    static SUMMARY: LazyLock<Regex> =
-        LazyLock::new(|| re(r"^(\d+) examples?, (\d+) failures?(?:, (\d+) pending)?(?:, (\d+) errors? occurred outside of examples)?"));
+    static SUMMARY: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"^(\d+) examples?, (\d+) failures?(?:, (\d+) pending)?(?:, (\d+) errors? occurred outside of examples)?")
+    });
     static RERUN: LazyLock<Regex> = LazyLock::new(|| re(r"^rspec (\S+) # (.+)$"));
     static BLOCK: LazyLock<Regex> = LazyLock::new(|| re(r"^\s+\d+\) (.+)$"));
     let c = lines.iter().rev().find_map(|l| SUMMARY.captures(l.trim()))?;
@@ -115,7 +127,9 @@ pub(super) fn rspec(lines: &[&str]) -> Option<Report> {
     let mut failures = Vec::new();
     for r in lines.iter().filter_map(|l| RERUN.captures(l.trim())) {
         let name = r[2].trim();
-        let block = lines.iter().position(|l| BLOCK.captures(l).is_some_and(|b| b[1].trim() == name));
+        let block = lines
+            .iter()
+            .position(|l| BLOCK.captures(l).is_some_and(|b| b[1].trim() == name));
         let detail = block.and_then(|b| {
             let stop = |l: &str| BLOCK.is_match(l) || l.starts_with("rspec ");
             let expected = first_line(lines, b + 1, stop, |l| l.starts_with("expected"));
@@ -179,13 +193,20 @@ pub(super) fn tap_harness(lines: &[&str]) -> Option<Report> {
     static FAILED_N: LazyLock<Regex> = LazyLock::new(|| re(r"^Failed (\d+)/(\d+) (?:test programs|subtests)"));
     static FAILED_TEST: LazyLock<Regex> = LazyLock::new(|| re(r#"^#\s+Failed test ['"](.+)['"]$"#));
     let result = lines.iter().rev().find_map(|l| RESULT.captures(l.trim()))?;
-    let tests = lines.iter().rev().find_map(|l| FILES.captures(l.trim())).map(|c| num(&c[2]));
+    let tests = lines
+        .iter()
+        .rev()
+        .find_map(|l| FILES.captures(l.trim()))
+        .map(|c| num(&c[2]));
     let mut failures = Vec::new();
     let mut failed = 0;
     for (i, l) in lines.iter().enumerate() {
         if let Some(c) = FILE.captures(l.trim()) {
             failed += num(&c[3]);
-            let which = lines.get(i + 1).and_then(|n| FAILED_TESTS.captures(n.trim())).map(|t| format!("failed tests {}", t[1].trim()));
+            let which = lines
+                .get(i + 1)
+                .and_then(|n| FAILED_TESTS.captures(n.trim()))
+                .map(|t| format!("failed tests {}", t[1].trim()));
             push(&mut failures, &c[1], which.as_deref());
         }
     }
@@ -216,7 +237,10 @@ pub(super) fn tap_harness(lines: &[&str]) -> Option<Report> {
     }
     if &result[1] == "FAIL" && failed == 0 {
         // A file that died before its plan (`Failed 1/3 test programs`).
-        failed = lines.iter().find_map(|l| FAILED_N.captures(l.trim())).map_or(1, |c| num(&c[1]).max(1));
+        failed = lines
+            .iter()
+            .find_map(|l| FAILED_N.captures(l.trim()))
+            .map_or(1, |c| num(&c[1]).max(1));
     }
     if &result[1] == "PASS" {
         failed = 0;
@@ -239,7 +263,11 @@ pub(super) fn doctest(lines: &[&str]) -> Option<Report> {
     static VERBOSE: LazyLock<Regex> = LazyLock::new(|| re(r"^(\d+) passed and (\d+) failed\.$"));
     static AT: LazyLock<Regex> = LazyLock::new(|| re(r#"^File ".+", line \d+, in (\S+)$"#));
     let verbose = lines.iter().rev().find_map(|l| VERBOSE.captures(l.trim()));
-    let failed = lines.iter().rev().find_map(|l| FAILED.captures(l.trim())).map(|c| num(&c[1]));
+    let failed = lines
+        .iter()
+        .rev()
+        .find_map(|l| FAILED.captures(l.trim()))
+        .map(|c| num(&c[1]));
     let (passed, failed) = match (verbose, failed) {
         (Some(v), _) => (Some(num(&v[1])), num(&v[2])),
         (None, Some(f)) => (None, f),
@@ -248,14 +276,21 @@ pub(super) fn doctest(lines: &[&str]) -> Option<Report> {
     let mut failures = Vec::new();
     for (i, l) in lines.iter().enumerate() {
         let Some(c) = AT.captures(l.trim()) else { continue };
-        let block: Vec<&str> = lines[i + 1..].iter().take_while(|l| !l.starts_with("*****")).map(|l| l.trim()).collect();
+        let block: Vec<&str> = lines[i + 1..]
+            .iter()
+            .take_while(|l| !l.starts_with("*****"))
+            .map(|l| l.trim())
+            .collect();
         let after = |label: &str| {
             let at = block.iter().position(|l| *l == label)?;
             block.get(at + 1).copied()
         };
         let detail = match (after("Expected:"), after("Got:")) {
             (Some(e), Some(g)) => Some(format!("expected {e}, got {g}")),
-            _ => block.iter().find(|l| crate::hud::text::LineSays::quotable(l)).map(|l| (*l).to_owned()),
+            _ => block
+                .iter()
+                .find(|l| crate::hud::text::LineSays::quotable(l))
+                .map(|l| (*l).to_owned()),
         };
         push_finding(&mut failures, &c[1], detail.as_deref());
     }
@@ -286,7 +321,11 @@ pub(super) fn diagnostics(lines: &[&str]) -> Option<Report> {
         let message = c[3].trim();
         if ERROR.is_match(&message.to_ascii_lowercase()) {
             error_count += 1;
-            push_finding(&mut errors, &at, Some(message.split_once(':').map_or(message, |(_, m)| m.trim())));
+            push_finding(
+                &mut errors,
+                &at,
+                Some(message.split_once(':').map_or(message, |(_, m)| m.trim())),
+            );
         } else if !message.to_ascii_lowercase().starts_with("note") {
             finding_count += 1;
             push_finding(&mut findings, &at, Some(message));

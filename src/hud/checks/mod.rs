@@ -27,8 +27,29 @@ pub fn read(text: &str) -> Option<Report> {
     let owned: Vec<String> = text.lines().map(|l| strip_ansi(l.trim_end_matches('\r'))).collect();
     let lines: Vec<&str> = owned.iter().map(String::as_str).collect();
     [
-        unittest, pytest, cargo_test, go_test, node_test, jest, vitest, mocha, ctest, rustc, tsc, mypy, eslint, ruff,
-        shellcheck, go_vet, tap_harness, tap, xunit, rspec, minitest, doctest, diagnostics,
+        unittest,
+        pytest,
+        cargo_test,
+        go_test,
+        node_test,
+        jest,
+        vitest,
+        mocha,
+        ctest,
+        rustc,
+        tsc,
+        mypy,
+        eslint,
+        ruff,
+        shellcheck,
+        go_vet,
+        tap_harness,
+        tap,
+        xunit,
+        rspec,
+        minitest,
+        doctest,
+        diagnostics,
     ]
     .iter()
     .find_map(|parse| parse(&lines))

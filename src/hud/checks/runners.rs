@@ -430,9 +430,16 @@ pub(super) fn ctest(lines: &[&str]) -> Option<Report> {
     for l in listed.map_or(&[][..], |at| &lines[at + 1..]) {
         let Some(f) = FAILED.captures(l) else { break };
         let name = &f[1];
-        let result = lines.iter().position(|l| RESULT.captures(l).is_some_and(|r| &r[1] == name && &r[2] != "Passed"));
+        let result = lines
+            .iter()
+            .position(|l| RESULT.captures(l).is_some_and(|r| &r[1] == name && &r[2] != "Passed"));
         let detail = result.and_then(|at| {
-            first_line(lines, at + 1, |l| RESULT.is_match(l) || l.trim_start().starts_with("Start "), |l| !l.contains("tests passed"))
+            first_line(
+                lines,
+                at + 1,
+                |l| RESULT.is_match(l) || l.trim_start().starts_with("Start "),
+                |l| !l.contains("tests passed"),
+            )
         });
         push(&mut failures, name, detail.or(Some(&f[2])));
     }

@@ -115,7 +115,11 @@ pub fn check_key(command: &str) -> String {
     let steps = steps(command);
     // `flake8 . || true` checks what flake8 checks: a step that always
     // succeeds after it only throws its status away.
-    match steps.iter().rev().find(|s| !s.starts_with("cd ") && !always_succeeds(s)) {
+    match steps
+        .iter()
+        .rev()
+        .find(|s| !s.starts_with("cd ") && !always_succeeds(s))
+    {
         Some(last) => format!("{}\u{1f}{}", check_dirs(command), step_key(last)),
         None => command.trim().to_owned(),
     }
@@ -369,7 +373,19 @@ impl<'a> Scope<'a> {
 fn is_interpreter(program: &str) -> bool {
     matches!(
         program,
-        "node" | "deno" | "bun" | "ruby" | "perl" | "php" | "bash" | "sh" | "dash" | "zsh" | "Rscript" | "tclsh" | "lua"
+        "node"
+            | "deno"
+            | "bun"
+            | "ruby"
+            | "perl"
+            | "php"
+            | "bash"
+            | "sh"
+            | "dash"
+            | "zsh"
+            | "Rscript"
+            | "tclsh"
+            | "lua"
     ) || program.starts_with("python")
 }
 
@@ -416,28 +432,123 @@ const SELECTING: &[&str] = &[
 /// by letter.
 fn leaves_the_selection(flag: &str) -> bool {
     const KNOWN: &[&str] = &[
-        "-v", "-vv", "-vvv", "-q", "-qq", "-s", "-l", "-r", "-x", "-b", "-w", "--verbose", "--quiet", "--silent",
-        "--strict", "--noEmit", "--no-emit", "-p", "--project", "-c", "--config", "-S", "--severity", "-f",
-        "--format", "-R", "--reporter", "--max-warnings", "-o", "--output", "--tb", "--output-format", "--ext",
-        "--timeout", "-timeout", "-j", "--jobs", "-e", "--shell", "--test-reporter", "--pretty",
-        "--show-error-codes", "--no-error-summary", "--show-column-numbers", "--all-targets", "--all-features",
-        "--workspace", "--release", "--locked", "--offline", "--frozen", "-D", "-W", "--deny", "--warn", "--fix",
-        "--show-fixes", "--statistics", "--ci", "--run", "-count", "--count", "-race", "-json", "--json",
-        "--color", "--colour", "--colors", "--no-color", "--no-colors", "--nocapture", "--no-fail-fast",
-        "--exitfirst", "--maxfail", "--stop-on-failure", "--stop-on-error", "--stop-on-defect", "--bail",
-        "--fail-fast", "--failfast", "--testdox", "--no-coverage", "--trace", "--backtrace", "--no-header",
-        "--no-summary", "--disable-warnings", "--showlocals", "--capture", "--durations", "--warnings",
-        "--recursive", "--max-line-length", "--error-exitcode", "--enable", "--inconclusive", "--noout",
-        "--nonet", "--summary", "--write-changes", "--pedantic", "-O2", "-O0", "-g",
+        "-v",
+        "-vv",
+        "-vvv",
+        "-q",
+        "-qq",
+        "-s",
+        "-l",
+        "-r",
+        "-x",
+        "-b",
+        "-w",
+        "--verbose",
+        "--quiet",
+        "--silent",
+        "--strict",
+        "--noEmit",
+        "--no-emit",
+        "-p",
+        "--project",
+        "-c",
+        "--config",
+        "-S",
+        "--severity",
+        "-f",
+        "--format",
+        "-R",
+        "--reporter",
+        "--max-warnings",
+        "-o",
+        "--output",
+        "--tb",
+        "--output-format",
+        "--ext",
+        "--timeout",
+        "-timeout",
+        "-j",
+        "--jobs",
+        "-e",
+        "--shell",
+        "--test-reporter",
+        "--pretty",
+        "--show-error-codes",
+        "--no-error-summary",
+        "--show-column-numbers",
+        "--all-targets",
+        "--all-features",
+        "--workspace",
+        "--release",
+        "--locked",
+        "--offline",
+        "--frozen",
+        "-D",
+        "-W",
+        "--deny",
+        "--warn",
+        "--fix",
+        "--show-fixes",
+        "--statistics",
+        "--ci",
+        "--run",
+        "-count",
+        "--count",
+        "-race",
+        "-json",
+        "--json",
+        "--color",
+        "--colour",
+        "--colors",
+        "--no-color",
+        "--no-colors",
+        "--nocapture",
+        "--no-fail-fast",
+        "--exitfirst",
+        "--maxfail",
+        "--stop-on-failure",
+        "--stop-on-error",
+        "--stop-on-defect",
+        "--bail",
+        "--fail-fast",
+        "--failfast",
+        "--testdox",
+        "--no-coverage",
+        "--trace",
+        "--backtrace",
+        "--no-header",
+        "--no-summary",
+        "--disable-warnings",
+        "--showlocals",
+        "--capture",
+        "--durations",
+        "--warnings",
+        "--recursive",
+        "--max-line-length",
+        "--error-exitcode",
+        "--enable",
+        "--inconclusive",
+        "--noout",
+        "--nonet",
+        "--summary",
+        "--write-changes",
+        "--pedantic",
+        "-O2",
+        "-O0",
+        "-g",
     ];
     let flag = flag.split('=').next().unwrap_or(flag);
     if KNOWN.contains(&flag) || flag.starts_with("-I") || flag.starts_with("-W") || flag.starts_with("--tb") {
         return true;
     }
     // `-lv`: each letter a known flag.
-    let bundled = flag.strip_prefix('-').filter(|f| !f.starts_with('-') && f.len() > 1 && f.len() <= 4);
+    let bundled = flag
+        .strip_prefix('-')
+        .filter(|f| !f.starts_with('-') && f.len() > 1 && f.len() <= 4);
     bundled.is_some_and(|letters| {
-        letters.chars().all(|c| c.is_ascii_alphabetic() && KNOWN.contains(&format!("-{c}").as_str()))
+        letters
+            .chars()
+            .all(|c| c.is_ascii_alphabetic() && KNOWN.contains(&format!("-{c}").as_str()))
     })
 }
 

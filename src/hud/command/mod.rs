@@ -45,7 +45,9 @@ pub fn exit_masked_by(command: &str) -> Option<String> {
     // With `set -o pipefail` before it, a pipeline fails when any stage does.
     let pipefail = steps[..steps.len() - 1].iter().any(|s| {
         let w = shell::words(s);
-        w.first().is_some_and(|p| p == "set") && w.iter().any(|o| o == "pipefail" || (o.starts_with('-') && o.contains("pipefail")))
+        w.first().is_some_and(|p| p == "set")
+            && w.iter()
+                .any(|o| o == "pipefail" || (o.starts_with('-') && o.contains("pipefail")))
     });
     if stages.len() > 1 && output_filter(final_stage) && !pipefail {
         return Some(program);
@@ -53,11 +55,15 @@ pub fn exit_masked_by(command: &str) -> Option<String> {
     // `for f in *.php; do php -l "$f"; done` exits with its last pass's
     // status: a failure of an earlier pass is thrown away, unless the body
     // stops the loop on it (`|| exit 1`, `|| break`) or `set -e` is on.
-    let looped = steps.iter().any(|s| s.starts_with("for ") || s.starts_with("while ") || s.starts_with("until "));
+    let looped = steps
+        .iter()
+        .any(|s| s.starts_with("for ") || s.starts_with("while ") || s.starts_with("until "));
     let stops = command.contains("|| exit") || command.contains("|| break") || command.contains("|| return");
     let errexit = steps.iter().any(|s| {
         let w = shell::words(s);
-        w.first().is_some_and(|p| p == "set") && w.iter().any(|o| o.starts_with('-') && !o.starts_with("--") && o.contains('e'))
+        w.first().is_some_and(|p| p == "set")
+            && w.iter()
+                .any(|o| o.starts_with('-') && !o.starts_with("--") && o.contains('e'))
     });
     if looped && last.trim() == "done" && !stops && !errexit {
         return Some("the loop's last pass".to_owned());
@@ -94,7 +100,7 @@ pub fn partial_run(command: &str) -> Option<&'static str> {
     let words: Vec<String> = steps(command)
         .iter()
         .flat_map(|step| stages(step))
-        .flat_map(|stage| words(stage))
+        .flat_map(words)
         .collect();
     let flag = |w: &String| w.split('=').next().unwrap_or(w).to_owned();
     let has = |set: &[&str]| words.iter().any(|w| set.contains(&flag(w).as_str()));
@@ -271,10 +277,19 @@ mod tests {
         assert!(covers("phpunit --stop-on-failure", "phpunit"));
         assert!(covers("prove -lv t/", "prove -l t/"));
         assert!(!covers("prove -l t/roman.t", "prove -l t/"));
-        assert!(!covers("ruby -Ilib -Itest test/test_slug.rb -n test_x", "ruby -Ilib -Itest test/test_slug.rb"));
+        assert!(!covers(
+            "ruby -Ilib -Itest test/test_slug.rb -n test_x",
+            "ruby -Ilib -Itest test/test_slug.rb"
+        ));
         assert!(!covers("make test SPEC=label", "make test"));
-        assert!(!covers("node test/check.mjs parseDuration", "timeout 30 node test/check.mjs"));
-        assert!(covers("timeout 30 node test/check.mjs", "node test/check.mjs 2>&1 | tee test.log"));
+        assert!(!covers(
+            "node test/check.mjs parseDuration",
+            "timeout 30 node test/check.mjs"
+        ));
+        assert!(covers(
+            "timeout 30 node test/check.mjs",
+            "node test/check.mjs 2>&1 | tee test.log"
+        ));
         assert!(covers("make test SPEC=label", "make test SPEC=label"));
         // A status thrown away does not change what was checked.
         assert!(covers("flake8 app/", "flake8 app/ || true"));
@@ -311,7 +326,10 @@ mod tests {
             ("make test\necho done", Some("echo")),
             ("make && echo built", None),
             ("set -o pipefail; make 2>&1 | tail -n 5", None),
-            ("for f in src/*.php; do php -l \"$f\"; done", Some("the loop's last pass")),
+            (
+                "for f in src/*.php; do php -l \"$f\"; done",
+                Some("the loop's last pass"),
+            ),
             ("for f in src/*.php; do php -l \"$f\" || exit 1; done", None),
             ("set -e; for f in bin/*.sh; do dash -n \"$f\"; done", None),
             ("set -euo pipefail && make | tail", None),
@@ -327,10 +345,22 @@ mod tests {
 
     #[test]
     fn partial_runs_are_named() {
-        assert_eq!(partial_run("rspec --only-failures 2>&1 | tail -n 15"), Some("a rerun of earlier failures only"));
-        assert_eq!(partial_run("python -m pytest --lf -q"), Some("a rerun of earlier failures only"));
-        assert_eq!(partial_run("phpunit --stop-on-failure; echo \"exit: $?\""), Some("stopped at the first failure"));
-        assert_eq!(partial_run("cd app && phpunit --stop-on-failure"), Some("stopped at the first failure"));
+        assert_eq!(
+            partial_run("rspec --only-failures 2>&1 | tail -n 15"),
+            Some("a rerun of earlier failures only")
+        );
+        assert_eq!(
+            partial_run("python -m pytest --lf -q"),
+            Some("a rerun of earlier failures only")
+        );
+        assert_eq!(
+            partial_run("phpunit --stop-on-failure; echo \"exit: $?\""),
+            Some("stopped at the first failure")
+        );
+        assert_eq!(
+            partial_run("cd app && phpunit --stop-on-failure"),
+            Some("stopped at the first failure")
+        );
         assert_eq!(partial_run("pytest -x tests/"), Some("stopped at the first failure"));
         assert_eq!(partial_run("pytest tests/"), None);
     }
@@ -343,7 +373,11 @@ mod tests {
         assert_eq!(benign_exit("grep -q TODO notes.txt", 1), Some("no match"));
         assert_eq!(benign_exit("grep -q TODO notes.txt", 2), None);
         assert_eq!(benign_exit("diff -u a.txt b.txt", 1), Some("files differ"));
-        assert_eq!(benign_exit("awk -f r.awk data.csv | diff -u expected.txt -", 1), None, "a golden test");
+        assert_eq!(
+            benign_exit("awk -f r.awk data.csv | diff -u expected.txt -", 1),
+            None,
+            "a golden test"
+        );
         assert_eq!(benign_exit("python -m pytest -k smoke", 5), Some("no tests selected"));
         assert_eq!(benign_exit("pytest -k smoke", 1), None);
         assert_eq!(benign_exit("grep foo log || make", 1), None);

@@ -45,7 +45,10 @@ pub(crate) fn call_line(call: &ToolCall) -> String {
         }
         ToolStatus::Completed if call.unsettled().is_some() => {
             let by = call.unsettled().unwrap_or_default();
-            line.push_str(&format!(" → exit {} (set by {by}, not by the command)", call.exit.unwrap_or(0)));
+            line.push_str(&format!(
+                " → exit {} (set by {by}, not by the command)",
+                call.exit.unwrap_or(0)
+            ));
             if let Some(report) = &call.report {
                 line.push_str(&format!(": {}", call_report_line(call, report, 3)));
             } else if let Some(key) = call.output.as_ref().and_then(|o| o.key_line()) {
@@ -316,7 +319,11 @@ pub(crate) fn open_problems(problems: &Problems, findings: &Findings) -> Vec<Str
             }
             // A finding about a test that has passed since goes with it.
             if let Some(found) = findings.get(&call.call_id) {
-                let standing: Vec<Finding> = found.iter().filter(|f| !problem.passed_since_named(&f.name)).cloned().collect();
+                let standing: Vec<Finding> = found
+                    .iter()
+                    .filter(|f| !problem.passed_since_named(&f.name))
+                    .cloned()
+                    .collect();
                 if !standing.is_empty() {
                     what.push_str(&format!("; {}", findings_line(&standing)));
                 }

@@ -239,7 +239,11 @@ fn compose(
             out.push_str(&format!("  - {p}\n"));
         }
         // The list is never cut silently: the rest are counted and named.
-        let rest: Vec<String> = problems.iter().skip(shown_problems).map(|p| clean_line(p, 50)).collect();
+        let rest: Vec<String> = problems
+            .iter()
+            .skip(shown_problems)
+            .map(|p| clean_line(p, 50))
+            .collect();
         if !rest.is_empty() {
             let line = format!("  - +{} more: {}", rest.len(), rest.join("; "));
             out.push_str(&clean_line(&line, 240));

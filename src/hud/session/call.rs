@@ -160,8 +160,10 @@ impl ToolCall {
             .filter(|c| masked_by.is_some() && c.contains("$?"))
             .and_then(|_| {
                 static ECHOED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-                    regex::Regex::new(r"(?i)^\s*(?:exit(?:[ _-]?(?:code|status))?|status|rc|code)\s*[:=]?\s*(-?\d{1,3})\s*$")
-                        .expect("a valid pattern")
+                    regex::Regex::new(
+                        r"(?i)^\s*(?:exit(?:[ _-]?(?:code|status))?|status|rc|code)\s*[:=]?\s*(-?\d{1,3})\s*$",
+                    )
+                    .expect("a valid pattern")
                 });
                 let out = self.output.as_ref()?;
                 let lines: Vec<&str> = out.kept_lines().collect();

@@ -306,47 +306,41 @@ pub(super) fn doctest(lines: &[&str]) -> Option<Report> {
 
 /// `path:line[:col]: message` lines of compilers and linters (gcc and
 /// clang, flake8, pylint, javac, cppcheck, yamllint's parsable format, …).
-/// `error:` ones are errors; the others are findings whose weight the
-/// output does not say, so they never make a failure by themselves.
+/// Every one is a finding whose weight the output alone does not settle:
+/// the same lines stand in a `grep -rn "error:" logs/` that succeeded, so
+/// they never make a run fail by themselves, and its exit status (or its
+/// absence) says how it went. `error:` lines come first.
 pub(super) fn diagnostics(lines: &[&str]) -> Option<Report> {
     static LINE: LazyLock<Regex> = LazyLock::new(|| {
         re(r"^((?:\.{0,2}/)?[\w.\-/]*\w\.[A-Za-z]\w{0,8}|(?:\.{0,2}/)?[\w.\-]+/[\w.\-/]+):(\d+)(?::\d+)?:\s*(.+)$")
     });
     static ERROR: LazyLock<Regex> = LazyLock::new(|| re(r"^(?:fatal )?error\b[:\s]"));
     let mut errors = Vec::new();
-    let mut findings = Vec::new();
-    let (mut error_count, mut finding_count) = (0, 0);
+    let mut others = Vec::new();
+    let mut count = 0;
     for c in lines.iter().filter_map(|l| LINE.captures(l)) {
         let at = format!("{}:{}", c[1].trim_start_matches("./"), &c[2]);
         let message = c[3].trim();
-        if ERROR.is_match(&message.to_ascii_lowercase()) {
-            error_count += 1;
-            push_finding(
-                &mut errors,
-                &at,
-                Some(message.split_once(':').map_or(message, |(_, m)| m.trim())),
-            );
-        } else if !message.to_ascii_lowercase().starts_with("note") {
-            finding_count += 1;
-            push_finding(&mut findings, &at, Some(message));
+        let lower = message.to_ascii_lowercase();
+        if lower.starts_with("note") {
+            continue;
         }
+        count += 1;
+        let list = if ERROR.is_match(&lower) {
+            &mut errors
+        } else {
+            &mut others
+        };
+        push_finding(list, &at, Some(message));
     }
-    if error_count > 0 {
-        return Some(Report {
-            tool: "diagnostics",
-            passed: None,
-            failed: error_count,
-            counted: Counted::Errors,
-            failures: errors,
-            passes: Vec::new(),
-        });
-    }
-    (finding_count > 0).then(|| Report {
+    errors.extend(others);
+    errors.truncate(MAX_FAILURES);
+    (count > 0).then(|| Report {
         tool: "diagnostics",
         passed: None,
-        failed: finding_count,
+        failed: count,
         counted: Counted::Findings,
-        failures: findings,
+        failures: errors,
         passes: Vec::new(),
     })
 }

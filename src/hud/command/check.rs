@@ -424,6 +424,20 @@ const SELECTING: &[&str] = &[
     "--only",
 ];
 
+/// Options that stop a run at its first failure: a run that passes with
+/// one ran everything, one that fails counts only the tests run until then.
+pub(super) const STOP_EARLY: &[&str] = &[
+    "-x",
+    "--exitfirst",
+    "--maxfail",
+    "--stop-on-failure",
+    "--stop-on-error",
+    "--stop-on-defect",
+    "--bail",
+    "--fail-fast",
+    "--failfast",
+];
+
 /// Whether `flag` is known to leave what runs alone: it shows results
 /// another way, sets strictness, configuration, parallelism or a timeout,
 /// or stops at the first failure (a run that passes with it ran
@@ -504,14 +518,6 @@ fn leaves_the_selection(flag: &str) -> bool {
         "--no-colors",
         "--nocapture",
         "--no-fail-fast",
-        "--exitfirst",
-        "--maxfail",
-        "--stop-on-failure",
-        "--stop-on-error",
-        "--stop-on-defect",
-        "--bail",
-        "--fail-fast",
-        "--failfast",
         "--testdox",
         "--no-coverage",
         "--trace",
@@ -538,7 +544,12 @@ fn leaves_the_selection(flag: &str) -> bool {
         "-g",
     ];
     let flag = flag.split('=').next().unwrap_or(flag);
-    if KNOWN.contains(&flag) || flag.starts_with("-I") || flag.starts_with("-W") || flag.starts_with("--tb") {
+    if KNOWN.contains(&flag)
+        || STOP_EARLY.contains(&flag)
+        || flag.starts_with("-I")
+        || flag.starts_with("-W")
+        || flag.starts_with("--tb")
+    {
         return true;
     }
     // `-lv`: each letter a known flag.

@@ -43,12 +43,14 @@ pub fn exit_masked_by(command: &str) -> Option<String> {
     let words = words(final_stage);
     let program = words.first()?.clone();
     // With `set -o pipefail` before it, a pipeline fails when any stage does.
-    let pipefail = steps[..steps.len() - 1].iter().any(|s| {
-        let w = shell::words(s);
-        w.first().is_some_and(|p| p == "set")
-            && w.iter()
-                .any(|o| o == "pipefail" || (o.starts_with('-') && o.contains("pipefail")))
-    });
+    // `set` steps before the last: the shell options they turn on.
+    let set = |on: &dyn Fn(&str) -> bool| {
+        steps[..steps.len() - 1].iter().any(|s| {
+            let w = shell::words(s);
+            w.first().is_some_and(|p| p == "set") && w.iter().any(|o| on(o))
+        })
+    };
+    let pipefail = set(&|o| o == "pipefail" || (o.starts_with('-') && o.contains("pipefail")));
     if stages.len() > 1 && output_filter(final_stage) && !pipefail {
         return Some(program);
     }
@@ -59,12 +61,7 @@ pub fn exit_masked_by(command: &str) -> Option<String> {
         .iter()
         .any(|s| s.starts_with("for ") || s.starts_with("while ") || s.starts_with("until "));
     let stops = command.contains("|| exit") || command.contains("|| break") || command.contains("|| return");
-    let errexit = steps.iter().any(|s| {
-        let w = shell::words(s);
-        w.first().is_some_and(|p| p == "set")
-            && w.iter()
-                .any(|o| o.starts_with('-') && !o.starts_with("--") && o.contains('e'))
-    });
+    let errexit = set(&|o| o.starts_with('-') && !o.starts_with("--") && o.contains('e'));
     if looped && last.trim() == "done" && !stops && !errexit {
         return Some("the loop's last pass".to_owned());
     }
@@ -115,17 +112,7 @@ pub fn partial_run(command: &str) -> Option<&'static str> {
         "--onlyFailures",
     ]) {
         Some("a rerun of earlier failures only")
-    } else if has(&[
-        "-x",
-        "--exitfirst",
-        "--maxfail",
-        "--stop-on-failure",
-        "--stop-on-error",
-        "--stop-on-defect",
-        "--bail",
-        "--fail-fast",
-        "--failfast",
-    ]) {
+    } else if has(check::STOP_EARLY) {
         Some("stopped at the first failure")
     } else {
         None

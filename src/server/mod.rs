@@ -48,6 +48,9 @@ pub struct AppState {
 
 /// Runs `evolve-hud serve` until SIGINT or SIGTERM.
 pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
+    // Signals are taken over before anything else: a SIGTERM that arrives
+    // any time after this, even before the port is bound, stops in order.
+    let signals = Signals::install()?;
     // Access rules first: refuse a bad binding before loading anything.
     let access = access::Access::of(&config.server)?;
     if !config.server.host.is_loopback() {
@@ -72,7 +75,16 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
         tracing::info!(engine = %remote.url, "using a remote engine; no model is loaded here");
         let engine = crate::engine::remote::RemoteEngine::start(remote)?;
         let listener = bind(address).await?;
-        serve(config, access, metrics, Engine::new(engine), listener, shutdown).await?;
+        serve(
+            config,
+            access,
+            metrics,
+            Engine::new(engine),
+            listener,
+            shutdown,
+            signals,
+        )
+        .await?;
     } else {
         let local = config.model.local()?;
         // Bound before the model loads: the port answers at once, `/health`
@@ -91,6 +103,7 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
             Engine::new(starting.clone()),
             listener,
             shutdown.clone(),
+            signals,
         ));
         tracing::info!(model = %local.path.display(), "loading model");
         match crate::engine::local::ModelHandle::start_with(&local, progress.clone()).await {
@@ -184,12 +197,13 @@ async fn serve(
     engine: Engine,
     listener: tokio::net::TcpListener,
     shutdown: CancellationToken,
+    signals: Signals,
 ) -> anyhow::Result<()> {
     let local = listener.local_addr().context("reading the bound address")?;
     let (app, streams) = app(&config, access, metrics, engine.clone())?;
     tracing::info!("listening on http://{local}");
 
-    tokio::spawn(on_signals(shutdown.clone(), engine));
+    tokio::spawn(on_signals(signals, shutdown.clone(), engine));
     tokio::spawn({
         let shutdown = shutdown.clone();
         async move {
@@ -218,12 +232,12 @@ pub const DRAIN: std::time::Duration = std::time::Duration::from_millis(1000);
 
 /// At the first SIGINT or SIGTERM: stop the engine taking work and begin the
 /// shutdown. At a second one: exit at once.
-async fn on_signals(shutdown: CancellationToken, engine: Engine) {
-    shutdown_signal().await;
+async fn on_signals(mut signals: Signals, shutdown: CancellationToken, engine: Engine) {
+    signals.next().await;
     tracing::info!("shutting down (a second signal exits at once)");
     engine.begin_shutdown();
     shutdown.cancel();
-    shutdown_signal().await;
+    signals.next().await;
     exit_now("second signal", 130);
 }
 
@@ -333,25 +347,39 @@ impl AppState {
     }
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
+/// SIGINT and SIGTERM, taken over from the moment `install` returns (the
+/// handlers are registered then, not when first awaited).
+struct Signals {
+    #[cfg(unix)]
+    interrupt: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install() -> anyhow::Result<Signals> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            Ok(Signals {
+                interrupt: signal(SignalKind::interrupt()).context("handling SIGINT")?,
+                terminate: signal(SignalKind::terminate()).context("handling SIGTERM")?,
+            })
+        }
+        #[cfg(not(unix))]
+        Ok(Signals {})
+    }
+
+    /// The next SIGINT or SIGTERM.
+    async fn next(&mut self) {
+        #[cfg(unix)]
+        tokio::select! {
+            _ = self.interrupt.recv() => {},
+            _ = self.terminate.recv() => {},
+        }
+        #[cfg(not(unix))]
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;
         }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = terminate => {},
     }
 }

@@ -42,7 +42,7 @@ function createShim(options: Source = {}, deps: ShimDeps = {}, client?: PluginIn
   if (launch.problem) log("warn", `evolve-hud: ignoring the launch record: ${launch.problem}`);
   const { config, problems } = loadConfig(options, env, launch.record.port);
   for (const p of problems) log("warn", `evolve-hud: ignoring ${p}`);
-  const sidecar = new Sidecar(config, log, now);
+  const sidecar = new Sidecar(config, log, now, env);
   const launcher = new Launcher(config, log, env, now, launch.record);
   sidecar.onRefused = () => launcher.start();
   sidecar.onAnswered = () => launcher.answered();

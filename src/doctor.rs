@@ -146,7 +146,9 @@ fn model(args: &DoctorArgs) -> Check {
     }
 }
 
-/// The sidecar at the URL: its health, and the token it wants.
+/// The sidecar at the URL, with the checks the plugin makes: something
+/// answers, it proves it is the user's sidecar, it takes the user's token,
+/// and its model is ready.
 fn sidecar(args: &DoctorArgs) -> Check {
     let url = args.sidecar.url();
     let token = match args.sidecar.token() {
@@ -155,11 +157,10 @@ fn sidecar(args: &DoctorArgs) -> Check {
             return Check::wrong(
                 "sidecar",
                 format!("the token does not load: {e:#}"),
-                "check --auth-token-file".into(),
+                "fix what it says, or check --auth-token-file".into(),
             )
         }
     };
-    let with_token = token.is_some();
     let port = url
         .rsplit(':')
         .next()
@@ -168,21 +169,54 @@ fn sidecar(args: &DoctorArgs) -> Check {
         .and_then(crate::server::instance::running)
         .map_or_else(String::new, |pid| format!(", process {pid}"));
     let client = Sidecar::new(&url, token, Duration::from_secs(3));
-    match client.call("/health", None) {
-        Ok((200, health)) => Check::ok(
+    let (status, health) = match client.health() {
+        Ok(answer) => answer,
+        Err(e) => {
+            // A port held by something that does not speak HTTP.
+            if let Some(who) = crate::client::listener_of(&url) {
+                return Check::wrong(
+                    "sidecar",
+                    format!("{who}, but what listens there does not answer as a sidecar: {e:#}"),
+                    "stop that server, or serve the sidecar on another port (--port, EVOLVE_HUD_PORT)".into(),
+                );
+            }
+            return Check::wrong(
+                "sidecar",
+                format!("nothing answers at {url}"),
+                "evolve-hud serve   (or just run opencode: the plugin starts it)".into(),
+            );
+        }
+    };
+    if let Err(e) = client.check_identity() {
+        return Check::wrong(
+            "sidecar",
+            format!("{e:#}"),
+            "the plugin sends this server nothing either: stop it, or run yours on another port".into(),
+        );
+    }
+    match client.call("/v1/status", None) {
+        Ok((401, _)) => {
+            return Check::wrong(
+                "sidecar",
+                format!("{url} is yours but wants another token than the one given here"),
+                "use the sidecar's --auth-token-file here too (EVOLVE_HUD_AUTH_TOKEN_FILE), or leave both out: \
+then both use ~/.config/evolve-hud/token"
+                    .into(),
+            )
+        }
+        Ok(_) => {}
+        Err(e) => return Check::wrong("sidecar", format!("{e:#}"), "see its log".into()),
+    }
+    match status {
+        200 => Check::ok(
             "sidecar",
             format!(
-                "ready at {url}{holder}: {} ({})",
+                "ready at {url}{holder}: {} ({}); it proved it is yours",
                 health["model"].as_str().unwrap_or("?"),
                 health["engine"].as_str().unwrap_or("?")
             ),
         ),
-        Ok((401, _)) => Check::wrong(
-            "sidecar",
-            format!("{url} wants a token{}", if with_token { " other than the one given" } else { "" }),
-            "set EVOLVE_HUD_AUTH_TOKEN (or --auth-token-file) to the sidecar's token, here and in OpenCode's environment".into(),
-        ),
-        Ok((503, health)) if health["status"] == "loading" => Check::wrong(
+        503 if health["status"] == "loading" => Check::wrong(
             "sidecar",
             format!(
                 "{url}{holder} is loading its model ({:.0} %); the HUD's facts are served meanwhile",
@@ -190,7 +224,7 @@ fn sidecar(args: &DoctorArgs) -> Check {
             ),
             "wait: it answers ready once the model is in".into(),
         ),
-        Ok((status, health)) => Check::wrong(
+        status => Check::wrong(
             "sidecar",
             format!(
                 "{url} answers {status}: {}",
@@ -200,11 +234,6 @@ fn sidecar(args: &DoctorArgs) -> Check {
                     .unwrap_or("not ready")
             ),
             "see ~/.local/state/evolve-hud/serve.log; `evolve-hud stop` and start it again".into(),
-        ),
-        Err(_) => Check::wrong(
-            "sidecar",
-            format!("nothing answers at {url}"),
-            "evolve-hud serve   (or just run opencode: the plugin starts it)".into(),
         ),
     }
 }

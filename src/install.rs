@@ -31,6 +31,7 @@ pub const FILES: &[(&str, &str)] = &[
     module!("config.ts"),
     module!("heartbeat.ts"),
     module!("hud.ts"),
+    module!("identity.ts"),
     module!("launcher.ts"),
     module!("log.ts"),
     module!("notify.ts"),
@@ -70,6 +71,10 @@ pub fn run(args: &InstallShimArgs) -> anyhow::Result<()> {
     }
     let outcome = install(&dir)?;
     let launch = record_launch(args.model.as_deref(), None)?;
+    // The secret the plugin and the sidecar share, made now so that the
+    // plugin has it before the sidecar's first start.
+    crate::secret::Secret::of_user()?;
+    let secret = crate::secret::user_secret_path()?;
     let verb = match outcome {
         Outcome::Installed => "installed",
         Outcome::Updated => "updated",
@@ -79,10 +84,10 @@ pub fn run(args: &InstallShimArgs) -> anyhow::Result<()> {
         "{verb} {}
 OpenCode loads it on its next start. It talks to http://127.0.0.1:8377 and, when no
 sidecar answers there, starts `{} serve{}` (recorded in {}; its log goes to
-~/.local/state/evolve-hud/serve.log). For another address or a token, or to turn the
-start off, set these in OpenCode's environment:
+~/.local/state/evolve-hud/serve.log). Both use your secret in {} (yours alone):
+the plugin sends nothing to a server that cannot prove it knows it. For another address,
+or to turn the start off, set these in OpenCode's environment:
   EVOLVE_HUD_URL=http://127.0.0.1:PORT   (or EVOLVE_HUD_PORT=PORT)
-  EVOLVE_HUD_AUTH_TOKEN=...
   EVOLVE_HUD_AUTOSTART=off
 Remove it with `evolve-hud install-shim{} --uninstall`.
 ",
@@ -94,6 +99,7 @@ Remove it with `evolve-hud install-shim{} --uninstall`.
             .map(|m| format!(" --model {m}"))
             .unwrap_or_default(),
         launch_path()?.display(),
+        secret.display(),
         if args.global { " --global" } else { "" }
     ))
 }

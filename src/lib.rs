@@ -10,7 +10,9 @@
 //! - [`openai`]: the OpenAI chat protocol's wire types, for the server and
 //!   the remote engine.
 //! - [`server`]: the HTTP API (axum).
-//! - [`secret`]: bearer tokens that never show in logs.
+//! - [`secret`]: the user's secret, bearer tokens that never show in logs,
+//!   and the proof that a server knows the secret.
+//! - [`private`]: folders and files of this user alone.
 //! - [`logging`]: tracing set-up, llama.cpp's log included.
 //! - [`install`]: `install-shim`, which writes the embedded OpenCode plugin.
 //! - [`registry`]: models.toml, and what `--model` names.
@@ -36,6 +38,7 @@ pub mod install;
 pub mod json;
 pub mod logging;
 pub mod openai;
+pub mod private;
 pub mod pull;
 pub mod registry;
 pub mod secret;

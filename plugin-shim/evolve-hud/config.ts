@@ -3,7 +3,11 @@
 export interface Config {
   /** Base URL of the sidecar. */
   url: string;
-  /** Bearer token sent to the sidecar, if it asks for one. */
+  /**
+   * The secret shared with the sidecar, sent as its bearer token once the
+   * sidecar proved it knows it. Unset: `EVOLVE_HUD_AUTH_TOKEN_FILE`, else the
+   * user's own `~/.config/evolve-hud/token`, which the sidecar makes.
+   */
   token?: string;
   /** Longest wait for one sidecar call. */
   timeoutMs: number;

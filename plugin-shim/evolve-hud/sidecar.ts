@@ -2,12 +2,13 @@
 
 import type { Config } from "./config.ts";
 import { isObject } from "./hud.ts";
+import { listenerOf, nonce, portOf, proves, readSecret } from "./identity.ts";
 import type { Log } from "./log.ts";
 
 export class SidecarError extends Error {
   constructor(
     message: string,
-    readonly kind: "timeout" | "refused" | "unreachable" | "status" | "malformed",
+    readonly kind: "timeout" | "refused" | "unreachable" | "status" | "malformed" | "foreign",
     readonly status?: number,
     readonly body?: unknown,
   ) {
@@ -54,7 +55,9 @@ export class Breaker {
   failure(error: SidecarError): void {
     this.failures++;
     const refused = error.kind === "refused";
-    const open = refused || this.state === "half-open" || error.kind === "timeout" || this.failures >= this.config.failureThreshold;
+    // A timeout or a server that is not the user's sidecar opens it at once.
+    const open =
+      refused || this.state === "half-open" || error.kind === "timeout" || error.kind === "foreign" || this.failures >= this.config.failureThreshold;
     if (!open) return;
     // Nothing listening costs nothing to try again; a slow or broken one does.
     this.retryMs = refused ? Math.min(REFUSED_RETRY_MS, this.config.cooldownMs) : this.config.cooldownMs;
@@ -87,6 +90,7 @@ export class Sidecar {
     private config: Config,
     log: Log,
     now?: () => number,
+    private env: Record<string, string | undefined> = process.env,
   ) {
     this.breaker = new Breaker(config, log, now);
   }
@@ -120,16 +124,59 @@ export class Sidecar {
     }
   }
 
+  /** Checks the server's identity, then POSTs with the secret as the bearer token. */
   private async request(path: string, body: unknown, timeoutMs: number): Promise<unknown> {
-    const headers: Record<string, string> = { "content-type": "application/json" };
-    if (this.config.token) headers.authorization = `Bearer ${this.config.token}`;
+    // Requests made together share one check, and go out in the order made.
+    this.verifying ??= this.verify(timeoutMs).finally(() => (this.verifying = undefined));
+    const secret = await this.verifying;
+    return this.exchange("POST", path, body, timeoutMs, secret);
+  }
+
+  /** The identity check in flight, if any. */
+  private verifying?: Promise<string>;
+
+  /**
+   * Asks the server at the sidecar's address to prove that it knows the
+   * user's secret, before anything is sent to it; returns the secret. A
+   * server that cannot gets nothing: a "foreign" error naming the port's
+   * holder.
+   */
+  private async verify(timeoutMs: number): Promise<string> {
+    const n = nonce();
+    const url = this.config.url;
+    let answer: unknown;
+    let what = "it does not know your secret";
+    try {
+      answer = await this.exchange("GET", `/v1/identity?nonce=${n}`, undefined, timeoutMs);
+    } catch (e) {
+      if (!(e instanceof SidecarError) || e.kind !== "status") throw e;
+      what = e.status === 404 ? "it has no /v1/identity (an older evolve-hud, or another server)" : `it answered /v1/identity with ${e.status}`;
+    }
+    const found = readSecret({ token: this.config.token, env: this.env });
+    if ("problem" in found) {
+      throw new SidecarError(`cannot check that the server at ${url} is your evolve-hud sidecar: ${found.problem}; nothing was sent to it`, "foreign");
+    }
+    const port = portOf(url);
+    if (isObject(answer) && proves(found.secret, port, n, answer.proof)) return found.secret;
+    const local = /^https?:\/\/(127\.|localhost|\[::1\])/.test(url) ? listenerOf(port) : undefined;
+    throw new SidecarError(
+      `the server at ${url} is not your evolve-hud sidecar: ${what}${local ? ` (${local})` : ""}. Nothing was sent to it. ` +
+        "Stop it, or serve yours on another port (EVOLVE_HUD_PORT)",
+      "foreign",
+    );
+  }
+
+  private async exchange(method: "GET" | "POST", path: string, body: unknown, timeoutMs: number, secret?: string): Promise<unknown> {
+    const headers: Record<string, string> = {};
+    if (method === "POST") headers["content-type"] = "application/json";
+    if (secret) headers.authorization = `Bearer ${secret}`;
     let response: Response;
     let text: string;
     try {
       response = await fetch(this.config.url + path, {
-        method: "POST",
+        method,
         headers,
-        body: JSON.stringify(body),
+        body: method === "POST" ? JSON.stringify(body) : undefined,
         signal: AbortSignal.timeout(timeoutMs),
       });
       text = await response.text();

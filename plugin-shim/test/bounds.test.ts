@@ -8,7 +8,7 @@ import fc from "fast-check";
 import { EvolveHudPlugin } from "../evolve-hud.ts";
 import type { Entry } from "../evolve-hud/hud.ts";
 import { clipBytes, FAILURE_WORDS, lineCount, middleLines, MIDDLE_BYTES, MIDDLE_LINES, PAGE_BYTES, pages } from "../evolve-hud/slim.ts";
-import { FakeSidecar } from "./helpers.ts";
+import { FakeSidecar, TEST_SECRET } from "./helpers.ts";
 
 const { createShim } = EvolveHudPlugin.internals;
 
@@ -123,7 +123,7 @@ test("clipping cuts at character boundaries and counts lines as the sidecar does
 test("a full resync of a long session goes out in bounded pages, and the last answer's HUD is used", async (t) => {
   const sidecar = await FakeSidecar.start();
   t.after(() => sidecar.stop());
-  const hooks = createShim({ url: sidecar.url }, { log: () => {}, env: {} });
+  const hooks = createShim({ url: sidecar.url, token: TEST_SECRET }, { log: () => {}, env: {} });
   const user: Entry = { info: { id: "msg_user", sessionID: SESSION, role: "user", time: { created: 0 } }, parts: [{ id: "prt_u", type: "text", text: "Go." }] };
   const messages = [user, ...Array.from({ length: 300 }, (_, i) => entry(i + 1, [{ kind: "bash", seed: "line\n", size: 30_000 }]))];
   const output = { messages: structuredClone(messages) as any[] };

@@ -16,9 +16,9 @@ import { EvolveHudPlugin } from "../evolve-hud.ts";
 import { isHud } from "../evolve-hud/hud.ts";
 import { FAILURE_WORDS, MIDDLE_BYTES, MIDDLE_LINE_BYTES, MIDDLE_LINES } from "../evolve-hud/slim.ts";
 import type { Scenario, ToolStep } from "./fake-model.ts";
-import { clone, deadPort, timeSteps, Tmux, transforms } from "./helpers.ts";
+import { AUTH, clone, deadPort, TEST_SECRET, timeSteps, Tmux, transforms } from "./helpers.ts";
 import * as harness from "./opencode.ts";
-import { base, isHudMessage, opencode, project, sidecarBin, startSidecar, testModel, textOf, withoutHud } from "./opencode.ts";
+import { base, isHudMessage, opencode, project, sidecarBin, sidecarConfigHome, startSidecar, testModel, textOf, withoutHud } from "./opencode.ts";
 import type { RunOptions, RunResult, Sidecar } from "./opencode.ts";
 
 const { createShim } = EvolveHudPlugin.internals;
@@ -59,7 +59,7 @@ after(async () => {
 }, { timeout: 60_000 });
 
 test("the plugin clips outputs by the real sidecar's rule (its /health hud_clip)", async () => {
-  const health = await (await fetch(sidecar.url + "/health")).json();
+  const health = await (await fetch(sidecar.url + "/health", { headers: AUTH })).json();
   assert.deepEqual(health.hud_clip, {
     head: 2048,
     tail: 2048,
@@ -87,20 +87,21 @@ test("with the shim: one HUD, last, reflecting the tool calls; otherwise identic
   assert.match(last, /✗ bash `cat missing\.txt` → exit 1/);
   assert.match(last, /No such file or directory/);
   // One sync per step: the plugin is loaded once.
-  const metrics = await (await fetch(sidecar.url + "/metrics")).text();
+  const metrics = await (await fetch(sidecar.url + "/metrics", { headers: AUTH })).text();
   const syncs = metrics
     .split("\n")
     .filter((l) => l.startsWith("evolve_hud_http_requests_total{") && l.includes('path="/v1/hud/sync"'))
     .reduce((sum, l) => sum + Number(l.split(" ").at(-1)), 0);
   assert.equal(syncs, run.main.length, metrics);
   // The sidecar saw the forwarded tool results too.
-  const list = await (await fetch(sidecar.url + "/v1/hud")).json();
+  const list = await (await fetch(sidecar.url + "/v1/hud", { headers: AUTH })).json();
   assert.ok(list.sessions.some((s: any) => s.tool_calls === script.length), JSON.stringify(list));
   t.diagnostic(`opencode run: ${run.seconds.toFixed(1)} s with the shim, ${baseline.seconds.toFixed(1)} s without`);
 });
 
 test("evolve-hud watch in a terminal shows the run's HUD live, as the agent gets it", async (t) => {
-  const tmux = Tmux.start(`${sidecarBin} watch --url ${sidecar.url}`, 200, 40);
+  // `watch` finds the secret the way the sidecar does: in its config folder.
+  const tmux = Tmux.start(`env XDG_CONFIG_HOME=${sidecarConfigHome} ${sidecarBin} watch --url ${sidecar.url}`, 200, 40);
   try {
     await tmux.waitFor("the watch screen", 10_000, (s) => s.includes("● model ready"));
     // Which HUD versions of the run's session the screen showed while it ran.
@@ -121,7 +122,7 @@ test("evolve-hud watch in a terminal shows the run's HUD live, as the agent gets
     const deadline = performance.now() + 5_000;
     let screen: string;
     for (;;) {
-      const view = await (await fetch(sidecar.url + "/v1/hud/" + session)).json();
+      const view = await (await fetch(sidecar.url + "/v1/hud/" + session, { headers: AUTH })).json();
       screen = tmux.screen();
       const lines = view.hud.split("\n").filter((l: string) => l.length <= 110);
       if (screen.includes(`· version ${view.version} ·`) && lines.every((l: string) => screen.includes(l))) break;
@@ -268,7 +269,7 @@ test("heartbeat under opencode serve: a sidecar-written [heartbeat] prompt arriv
 });
 
 test("time the shim adds per step against the real sidecar", async (t) => {
-  const hooks = createShim({ url: sidecar.url }, { log: () => {}, env: {} });
+  const hooks = createShim({ url: sidecar.url, token: TEST_SECRET }, { log: () => {}, env: {} });
   const steps = transforms().map((s) => s.messages);
   const rounds = Array.from({ length: 20 }, () => steps).flat();
   const { report } = await timeSteps(hooks["experimental.chat.messages.transform"]!, rounds, isHud);
@@ -284,7 +285,7 @@ test("a sidecar killed mid-sync and restarted: that step is left alone, the next
   // A timeout far longer than the kill takes, so a loaded machine cannot
   // turn the reset into a timeout; the log tells which ended the step.
   const logs: string[] = [];
-  const hooks = createShim({ url: first.url, timeoutMs: 10_000 }, { log: (_level: string, message: string) => logs.push(message), env: {} });
+  const hooks = createShim({ url: first.url, token: TEST_SECRET, timeoutMs: 10_000 }, { log: (_level: string, message: string) => logs.push(message), env: {} });
   const transform = hooks["experimental.chat.messages.transform"]!;
   for (const messages of steps.slice(0, 3)) {
     const output = { messages: clone(messages) };
@@ -320,9 +321,9 @@ test("a sidecar killed mid-sync and restarted: that step is left alone, the next
 
     // The same HUD as a fresh shim's first sync of the whole array.
     const sessionID = (steps[4][0] as any).info.sessionID;
-    const deleted = await fetch(`${second.url}/v1/hud/${sessionID}`, { method: "DELETE" });
+    const deleted = await fetch(`${second.url}/v1/hud/${sessionID}`, { method: "DELETE", headers: AUTH });
     assert.equal(deleted.status, 204);
-    const fresh = createShim({ url: second.url }, { log: () => {}, env: {} });
+    const fresh = createShim({ url: second.url, token: TEST_SECRET }, { log: () => {}, env: {} });
     const control = { messages: clone(steps[4]) };
     await fresh["experimental.chat.messages.transform"]!({}, control);
     const facts = (m: any) => String(m.parts[0].text).replace(/ v=\d+>/, ">").replace(/^Summary \(local model.*\n/m, "");

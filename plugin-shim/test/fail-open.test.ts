@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { EvolveHudPlugin } from "../evolve-hud.ts";
 import { isHud } from "../evolve-hud/hud.ts";
 import type { Log } from "../evolve-hud/log.ts";
-import { clone, deadPort, FakeSidecar, timeSteps, transforms, type Behaviour } from "./helpers.ts";
+import { clone, deadPort, FakeSidecar, TEST_SECRET, timeSteps, transforms, type Behaviour } from "./helpers.ts";
 
 const { createShim } = EvolveHudPlugin.internals;
 
@@ -26,7 +26,7 @@ interface Run {
 async function run(url: string, calls = CALLS, cooldownMs = 60_000, env: Record<string, string> = {}): Promise<Run> {
   const logs: string[] = [];
   const log: Log = (level, message) => logs.push(`${level}: ${message}`);
-  const hooks = createShim({ url, timeoutMs: TIMEOUT, failureThreshold: THRESHOLD, cooldownMs, autostart: false }, { log, env });
+  const hooks = createShim({ url, token: TEST_SECRET, timeoutMs: TIMEOUT, failureThreshold: THRESHOLD, cooldownMs, autostart: false }, { log, env });
   const transform = hooks["experimental.chat.messages.transform"]!;
   const times: number[] = [];
   let changed = 0;
@@ -119,7 +119,7 @@ test("sidecar slower than the timeout counts as a hang; slow but in time still g
   const sidecar = await FakeSidecar.start();
   t.after(() => sidecar.stop());
   sidecar.behaviour = { kind: "slow", ms: 50 };
-  const hooks = createShim({ url: sidecar.url, timeoutMs: TIMEOUT }, { log: () => {}, env: {} });
+  const hooks = createShim({ url: sidecar.url, token: TEST_SECRET, timeoutMs: TIMEOUT }, { log: () => {}, env: {} });
   const output = { messages: clone(step.messages) as any[] };
   const started = performance.now();
   await hooks["experimental.chat.messages.transform"]!({}, output);
@@ -134,7 +134,7 @@ test("the circuit half-opens after the cooldown and closes when the sidecar is b
   sidecar.behaviour = { kind: "status", status: 503 };
   const logs: string[] = [];
   const hooks = createShim(
-    { url: sidecar.url, timeoutMs: TIMEOUT, failureThreshold: 2, cooldownMs: 150 },
+    { url: sidecar.url, token: TEST_SECRET, timeoutMs: TIMEOUT, failureThreshold: 2, cooldownMs: 150 },
     { log: (_, m) => logs.push(m), env: {} },
   );
   const transform = hooks["experimental.chat.messages.transform"]!;
@@ -162,7 +162,7 @@ test("the circuit half-opens after the cooldown and closes when the sidecar is b
 test("sidecar up: the time one step adds", async (t) => {
   const sidecar = await FakeSidecar.start();
   t.after(() => sidecar.stop());
-  const hooks = createShim({ url: sidecar.url }, { log: () => {}, env: {} });
+  const hooks = createShim({ url: sidecar.url, token: TEST_SECRET }, { log: () => {}, env: {} });
   const arrays = Array.from({ length: 50 }, () => step.messages);
   const { report } = await timeSteps(hooks["experimental.chat.messages.transform"]!, arrays, isHud);
   t.diagnostic(`fake sidecar up: ${report}`);
@@ -173,7 +173,7 @@ test("a slow compaction (model-bound) timeout leaves the circuit closed for the 
   t.after(() => sidecar.stop());
   sidecar.behaviour = { kind: "hang" };
   const hooks = createShim(
-    { url: sidecar.url, timeoutMs: TIMEOUT, compactionDeadlineMs: 100 },
+    { url: sidecar.url, token: TEST_SECRET, timeoutMs: TIMEOUT, compactionDeadlineMs: 100 },
     { log: () => {}, env: {} },
   );
   const output: { context: string[]; prompt?: string } = { context: [] };
@@ -192,7 +192,7 @@ test("the user is told through OpenCode's UI, once, when the HUD goes off and wh
   sidecar.behaviour = { kind: "status", status: 503 };
   const toasts: any[] = [];
   const client = { tui: { showToast: async (o: any) => toasts.push(o.body) }, app: { log: async () => {} } } as any;
-  const hooks = createShim({ url: sidecar.url, timeoutMs: TIMEOUT, failureThreshold: 1, cooldownMs: 100 }, { env: {} }, client);
+  const hooks = createShim({ url: sidecar.url, token: TEST_SECRET, timeoutMs: TIMEOUT, failureThreshold: 1, cooldownMs: 100 }, { env: {} }, client);
   const transform = hooks["experimental.chat.messages.transform"]!;
   const stepOnce = () => transform({}, { messages: clone(step.messages) as any[] });
   await stepOnce();

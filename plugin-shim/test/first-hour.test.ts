@@ -12,7 +12,7 @@ import { join } from "node:path";
 import type { Scenario } from "./fake-model.ts";
 import { deadPort } from "./helpers.ts";
 import * as harness from "./opencode.ts";
-import { base, sidecarBin, testModel } from "./opencode.ts";
+import { base, sidecarBin, sidecarConfigHome, testModel } from "./opencode.ts";
 
 after(() => rmSync(base, { recursive: true, force: true }));
 
@@ -58,7 +58,7 @@ test("a sidecar still loading: the plugin says it is loading, and the HUD's fact
   // The hold needs a sidecar built with the test feature (scripts/test.sh builds it so).
   const probe = spawn(sidecarBin, ["serve", "--port", "0", "--model", testModel], {
     stdio: ["ignore", "ignore", "pipe"],
-    env: { ...process.env, RUST_LOG: "info", EVOLVE_HUD_FAULT_LOAD_MS: "3000" },
+    env: { ...process.env, RUST_LOG: "info", EVOLVE_HUD_FAULT_LOAD_MS: "3000", XDG_CONFIG_HOME: sidecarConfigHome },
   });
   const url = await new Promise<string>((ok) => {
     const timer = setTimeout(() => ok(""), 30_000);

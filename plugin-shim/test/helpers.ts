@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { AddressInfo } from "node:net";
+import { proof } from "../evolve-hud/identity.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const repoRoot = resolve(here, "../..");
@@ -49,7 +50,9 @@ export type Behaviour =
   | { kind: "status"; status: number }
   | { kind: "garbage" }
   | { kind: "slow"; ms: number }
-  | { kind: "resync-once" };
+  | { kind: "resync-once" }
+  /** Answers everything, but cannot prove it knows the user's secret: a squatter. */
+  | { kind: "foreign" };
 
 export interface Recorded {
   path: string;
@@ -57,9 +60,18 @@ export interface Recorded {
   body: any;
 }
 
-/** A fake sidecar answering the HUD API the way `behaviour` says. */
+/** The secret every test sidecar knows, fake or real (see `opencode.ts`): give it to the plugin as its `token`. */
+export const TEST_SECRET = "evolve-hud-plugin-test-secret";
+
+/** The header that gives a test sidecar's API its token. */
+export const AUTH = { authorization: `Bearer ${TEST_SECRET}` };
+
+/** A fake sidecar answering the HUD API the way `behaviour` says; it proves it knows {@link TEST_SECRET} (identity checks are not recorded). */
 export class FakeSidecar {
   requests: Recorded[] = [];
+  /** Identity checks answered. */
+  identities = 0;
+  readonly secret = TEST_SECRET;
   behaviour: Behaviour = { kind: "ok" };
   private server: Server;
   private hanging = new Set<ServerResponse>();
@@ -93,6 +105,13 @@ export class FakeSidecar {
     let raw = "";
     req.on("data", (c) => (raw += c));
     req.on("end", () => {
+      const identity = req.url?.match(/^\/v1\/identity\?nonce=([\w-]+)$/);
+      if (identity) {
+        this.identities++;
+        const port = (this.server.address() as AddressInfo).port;
+        const secret = this.behaviour.kind === "foreign" ? "another secret" : TEST_SECRET;
+        return send(res, 200, { proof: proof(secret, port, identity[1]) });
+      }
       const body = raw ? JSON.parse(raw) : undefined;
       this.requests.push({ path: req.url ?? "", headers: req.headers, body });
       const b = this.behaviour;
@@ -111,6 +130,7 @@ export class FakeSidecar {
       };
       switch (b.kind) {
         case "ok":
+        case "foreign":
           return answer();
         case "hang":
           this.hanging.add(res);

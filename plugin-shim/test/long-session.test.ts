@@ -7,6 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { ToolStep } from "./fake-model.ts";
+import { AUTH } from "./helpers.ts";
 import { isHudMessage, opencodeRun, prepare, startSidecar, textOf, type Sidecar } from "./opencode.ts";
 
 const FIRST_RUN = 150;
@@ -45,7 +46,7 @@ function counted(hud: string): number | undefined {
 
 /** `/v1/hud/sync` answers by status, from the sidecar's metrics. */
 async function syncStatuses(sidecar: Sidecar): Promise<Record<string, number>> {
-  const metrics = await (await fetch(sidecar.url + "/metrics")).text();
+  const metrics = await (await fetch(sidecar.url + "/metrics", { headers: AUTH })).text();
   const out: Record<string, number> = {};
   for (const line of metrics.split("\n")) {
     if (!line.startsWith("evolve_hud_http_requests_total{") || !line.includes('path="/v1/hud/sync"')) continue;

@@ -5,13 +5,13 @@
 
 import assert from "node:assert/strict";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import { FakeModel, type Scenario } from "./fake-model.ts";
-import { clone, deadPort, repoRoot } from "./helpers.ts";
+import { clone, deadPort, repoRoot, TEST_SECRET } from "./helpers.ts";
 
 const shimPath = join(repoRoot, "plugin-shim/evolve-hud.ts");
 export const opencode = process.env.OPENCODE_BIN ?? join(repoRoot, "plugin-shim/node_modules/opencode-linux-x64/bin/opencode");
@@ -22,6 +22,20 @@ export const testModel =
 
 export const base = mkdtempSync(join(tmpdir(), "evolve-hud-e2e-"));
 export const project = join(base, "project");
+
+/** Writes {@link TEST_SECRET} as the user's secret in a config folder, as the sidecar makes it: 0600 in a 0700 folder. */
+export function writeSecret(configHome: string): string {
+  const dir = join(configHome, "evolve-hud");
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+  const path = join(dir, "token");
+  writeFileSync(path, TEST_SECRET + "\n", { mode: 0o600 });
+  return path;
+}
+
+/** The config folder of the sidecars the tests start: its secret is {@link TEST_SECRET}. */
+export const sidecarConfigHome = join(base, "sidecar-config");
+writeSecret(sidecarConfigHome);
 
 // --- The sidecar ---------------------------------------------------------------
 
@@ -36,7 +50,7 @@ export interface Sidecar {
 export async function startSidecar(port = 0, model = testModel, args = ["--threads", "2"]): Promise<Sidecar> {
   const child = spawn(sidecarBin, ["serve", "--model", model, "--port", String(port), ...args], {
     stdio: ["ignore", "ignore", "pipe"],
-    env: { ...process.env, RUST_LOG: "info" },
+    env: { ...process.env, RUST_LOG: "info", XDG_CONFIG_HOME: sidecarConfigHome },
   });
   const url = await new Promise<string>((ok, fail) => {
     const timer = setTimeout(() => fail(new Error("the sidecar did not start within 120 s")), 120_000);
@@ -82,6 +96,8 @@ export function freshHome(home: string, project: string): Record<string, string>
     XDG_STATE_HOME: join(home, ".local/state"),
   };
   for (const dir of Object.values(xdg)) mkdirSync(dir, { recursive: true });
+  // The user's secret, shared with the sidecars the tests start.
+  writeSecret(xdg.XDG_CONFIG_HOME);
   seed(join(xdg.XDG_CONFIG_HOME, "opencode"));
   seed(join(project, ".opencode"));
   return xdg;
@@ -182,7 +198,8 @@ export async function prepare({
         evolve: {
           npm: "@ai-sdk/openai-compatible",
           name: "evolve-hud",
-          options: { baseURL: evolve.url + "/v1", apiKey: "none" },
+          // The documented way to give OpenCode the secret: its file.
+          options: { baseURL: evolve.url + "/v1", apiKey: `{file:${join(xdg.XDG_CONFIG_HOME, "evolve-hud/token")}}` },
           models: { local: { name: "evolve-hud local model", tool_call: false, limit: { context: 4096, output: 512 } } },
         },
       }),

@@ -12,7 +12,7 @@ import fc from "fast-check";
 import { EvolveHudPlugin } from "../evolve-hud.ts";
 import { DEFAULTS, loadConfig } from "../evolve-hud/config.ts";
 import { HUD_ID_PREFIX, hudEntry, isHud, sessionOf, swapHud, type Entry } from "../evolve-hud/hud.ts";
-import { clone, FakeSidecar, fixture, transforms } from "./helpers.ts";
+import { clone, FakeSidecar, fixture, TEST_SECRET, transforms } from "./helpers.ts";
 
 const { createShim } = EvolveHudPlugin.internals;
 
@@ -84,7 +84,7 @@ test("the marker needs both the id prefix and the HUD tag", () => {
 test("the hook syncs only the new tail, in place, and resends everything when the sidecar asks", async (t) => {
   const sidecar = await FakeSidecar.start();
   t.after(() => sidecar.stop());
-  const hooks = createShim({ url: sidecar.url }, { log: quiet, env: {} });
+  const hooks = createShim({ url: sidecar.url, token: TEST_SECRET }, { log: quiet, env: {} });
   const transform = hooks["experimental.chat.messages.transform"]!;
   const steps = transforms().filter((s) => s.name.startsWith("basic/"));
   let previous = 0;
@@ -131,7 +131,7 @@ test("waitMs asks the sidecar to hold a sync for the model's findings; off by de
   t.after(() => sidecar.stop());
   const step = transforms().find((s) => s.name.startsWith("basic/"))!;
   for (const [options, wait] of [[{}, undefined], [{ waitMs: 300 }, 300]] as const) {
-    const hooks = createShim({ url: sidecar.url, ...options }, { log: quiet, env: {} });
+    const hooks = createShim({ url: sidecar.url, token: TEST_SECRET, ...options }, { log: quiet, env: {} });
     await hooks["experimental.chat.messages.transform"]!({}, { messages: clone(step.messages) as any[] });
     assert.equal(sidecar.syncs().at(-1)!.body.wait_ms, wait);
   }
@@ -141,7 +141,7 @@ test("waitMs asks the sidecar to hold a sync for the model's findings; off by de
 test("the compaction transcript gets no HUD, and the next step does", async (t) => {
   const sidecar = await FakeSidecar.start();
   t.after(() => sidecar.stop());
-  const hooks = createShim({ url: sidecar.url }, { log: quiet, env: {} });
+  const hooks = createShim({ url: sidecar.url, token: TEST_SECRET }, { log: quiet, env: {} });
   const compacting = fixture("compact", "compacting-1.json");
   const step = transforms().find((s) => s.name === "compact/transform-4.json")!;
   const sessionID = sessionOf(step.messages)!;
@@ -170,7 +170,7 @@ test("compaction modes: prompt replaces OpenCode's prompt, off leaves it alone, 
   const input = { sessionID: "ses_x" };
   const run = async (options: Record<string, unknown>) => {
     const output: { context: string[]; prompt?: string } = { context: [] };
-    await createShim(options, { log: quiet, env: {} })["experimental.session.compacting"]!(input, output);
+    await createShim({ token: TEST_SECRET, ...options }, { log: quiet, env: {} })["experimental.session.compacting"]!(input, output);
     return output;
   };
   assert.deepEqual(await run({ url: sidecar.url, compaction: "prompt" }), {
@@ -188,7 +188,7 @@ test("tool results and session events are forwarded without waiting", async (t) 
   const sidecar = await FakeSidecar.start();
   t.after(() => sidecar.stop());
   sidecar.behaviour = { kind: "hang" };
-  const hooks = createShim({ url: sidecar.url, token: "s3cret", timeoutMs: 5000 }, { log: quiet, env: {} });
+  const hooks = createShim({ url: sidecar.url, token: TEST_SECRET, timeoutMs: 5000 }, { log: quiet, env: {} });
   const after = fixture("basic", "tool-after-1.json");
   const started = performance.now();
   await hooks["tool.execute.after"]!(after.input, after.output);
@@ -203,7 +203,7 @@ test("tool results and session events are forwarded without waiting", async (t) 
   );
   assert.equal(events[0].body.call_id, after.input.callID);
   assert.equal(events[0].body.output, after.output.output);
-  assert.equal(events[0].headers.authorization, "Bearer s3cret");
+  assert.equal(events[0].headers.authorization, `Bearer ${TEST_SECRET}`, "the secret goes only to the proven sidecar");
 });
 
 test("config: defaults < plugin options < environment, bad values are reported and skipped", () => {

@@ -5,6 +5,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { rmSync } from "node:fs";
+import { AUTH } from "./helpers.ts";
 import { base, opencodeRun, opencodeServe, prepare, startSidecar } from "./opencode.ts";
 import type { Sidecar } from "./opencode.ts";
 
@@ -21,7 +22,7 @@ after(async () => {
 
 /** Tokens the sidecar has generated for finished chat completions, from its metrics. */
 async function chatTokens(): Promise<number> {
-  const text = await (await fetch(sidecar.url + "/metrics")).text();
+  const text = await (await fetch(sidecar.url + "/metrics", { headers: AUTH })).text();
   return text
     .split("\n")
     .filter((l) => l.startsWith("evolve_hud_completion_tokens_total{") && l.includes('work="chat"'))
@@ -30,7 +31,7 @@ async function chatTokens(): Promise<number> {
 
 /** Chat completions the sidecar has answered, from its metrics. */
 async function chatCompletions(): Promise<number> {
-  const text = await (await fetch(sidecar.url + "/metrics")).text();
+  const text = await (await fetch(sidecar.url + "/metrics", { headers: AUTH })).text();
   return text
     .split("\n")
     .filter((l) => l.startsWith("evolve_hud_http_requests_total{") && l.includes('path="/v1/chat/completions"') && l.includes('status="200"'))
@@ -77,7 +78,7 @@ test("as small_model, evolve-hud writes the session title", { timeout: 300_000 }
   // It came from evolve-hud, not from the fake main model.
   assert.equal(prepared.model.of("title").length, 0);
   assert.ok((await chatCompletions()) > before, "the title request was answered 200 by the sidecar");
-  const metrics = await (await fetch(sidecar.url + "/metrics")).text();
+  const metrics = await (await fetch(sidecar.url + "/metrics", { headers: AUTH })).text();
   const chat = (name: string) =>
     metrics.split("\n").filter((l) => l.startsWith(name + "{") && l.includes('work="chat"')).map((l) => l.split(" ").at(-1)).join(",");
   t.diagnostic(`title: ${JSON.stringify(title)} after ${Date.now() - asked} ms; chat prompt tokens ${chat("evolve_hud_prompt_tokens_total")}, completion ${chat("evolve_hud_completion_tokens_total")}`);

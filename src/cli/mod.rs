@@ -102,7 +102,8 @@ pub struct SidecarArgs {
     #[arg(long, env = "EVOLVE_HUD_URL")]
     pub url: Option<String>,
 
-    /// Bearer token for the sidecar.
+    /// Bearer token for the sidecar. By default the user's own secret,
+    /// ~/.config/evolve-hud/token, which the sidecar uses too.
     #[arg(long, env = "EVOLVE_HUD_AUTH_TOKEN", hide_env_values = true, value_parser = Secret::parse)]
     pub token: Option<Secret>,
 
@@ -123,11 +124,13 @@ impl SidecarArgs {
         url.trim_end_matches('/').to_owned()
     }
 
-    /// The token from `--auth-token-file`, else `--token`.
+    /// The token from `--auth-token-file`, else `--token`, else the user's
+    /// secret if there is one.
     pub fn token(&self) -> anyhow::Result<Option<Secret>> {
         match (&self.auth_token_file, &self.token) {
             (Some(path), _) => Secret::from_file(path).map(Some),
-            (None, token) => Ok(token.clone()),
+            (None, Some(token)) => Ok(Some(token.clone())),
+            (None, None) => Secret::read_user(),
         }
     }
 }

@@ -309,13 +309,20 @@ pub struct ServerConfig {
     #[arg(long = "allow-origin", env = "EVOLVE_HUD_ALLOWED_ORIGINS", value_delimiter = ',')]
     pub allowed_origins: Vec<String>,
 
-    /// File holding a bearer token that every request but /health must send.
+    /// File holding the bearer token that every request but /health and
+    /// /v1/identity must send. By default the user's own secret,
+    /// ~/.config/evolve-hud/token (made on first use, readable by you alone).
     #[arg(long, env = "EVOLVE_HUD_AUTH_TOKEN_FILE")]
     pub auth_token_file: Option<PathBuf>,
 
     /// The bearer token itself (prefer the file; a flag shows in `ps`).
     #[arg(long, env = "EVOLVE_HUD_AUTH_TOKEN", hide_env_values = true, value_parser = Secret::parse)]
     pub auth_token: Option<Secret>,
+
+    /// Serve without a token: any local user or process can then read the
+    /// sessions and write the HUD. Logged as a warning.
+    #[arg(long, env = "EVOLVE_HUD_NO_AUTH")]
+    pub no_auth: bool,
 
     /// Log format on stderr. The level comes from `RUST_LOG`.
     #[arg(long, env = "EVOLVE_HUD_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]

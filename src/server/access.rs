@@ -1,7 +1,10 @@
 //! Who may talk to the sidecar. It serves one local user: requests must name
 //! a loopback host (which defeats DNS rebinding from a web page in the
-//! user's browser), and when a token is configured they must carry it as
-//! `Authorization: Bearer <token>`. `/health` needs no token.
+//! user's browser), and they must carry the user's secret (or the token
+//! configured instead) as `Authorization: Bearer <token>`, unless the
+//! sidecar runs with `--no-auth`. `/health` and `/v1/identity`, which proves
+//! to a client that this server knows the secret before the client sends
+//! it anything, need no token.
 //!
 //! Web pages are refused: a browser marks their requests with `Origin` (and
 //! `Sec-Fetch-Site`), and any request so marked is refused unless its origin
@@ -23,7 +26,14 @@ use std::sync::Arc;
 /// The access rules of a running server.
 #[derive(Debug, Clone, Default)]
 pub struct Access {
+    /// What every request but `/health` and `/v1/identity` must send;
+    /// `None` with `--no-auth`.
     pub token: Option<Secret>,
+    /// The secret `/v1/identity` proves knowledge of: the token, or with
+    /// `--no-auth` the user's secret if there is one.
+    pub identity: Option<Secret>,
+    /// The port served on, which the proof names.
+    pub port: u16,
     /// Bound to a non-loopback address on purpose: any Host is accepted.
     pub any_host: bool,
     pub origins: Origins,
@@ -32,8 +42,25 @@ pub struct Access {
 impl Access {
     /// The rules the server's flags ask for.
     pub fn of(server: &crate::cli::ServerConfig) -> anyhow::Result<Access> {
+        let explicit = server.token()?;
+        let (token, identity) = match (explicit, server.no_auth) {
+            (Some(_), true) => anyhow::bail!("--no-auth and a token contradict each other; pass one of them"),
+            (Some(token), false) => (Some(token.clone()), Some(token)),
+            (None, false) => {
+                let secret = Secret::of_user()?;
+                (Some(secret.clone()), Some(secret))
+            }
+            (None, true) => {
+                tracing::warn!(
+                    "--no-auth: any local user or process can read the sessions and write the HUD, which steers the agent; leave it out unless every user of this machine is you"
+                );
+                (None, Secret::of_user().ok())
+            }
+        };
         Ok(Access {
-            token: server.token()?,
+            token,
+            identity,
+            port: server.port,
             any_host: !server.host.is_loopback(),
             origins: Origins::new(&server.allowed_origins),
         })
@@ -92,9 +119,35 @@ pub fn loopback_host(host: &str) -> bool {
     name == "localhost" || name.ends_with(".localhost") || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
-/// Compares without stopping at the first differing byte.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+/// `GET /v1/identity?nonce=…` asks for proof that this server knows the
+/// secret.
+#[derive(Debug, serde::Deserialize)]
+pub struct IdentityQuery {
+    nonce: String,
+}
+
+/// The answer: the proof (see [`crate::secret`]).
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct IdentityView {
+    pub proof: String,
+}
+
+/// `GET /v1/identity`, answered without a token.
+pub async fn identity(
+    State(access): State<Arc<Access>>,
+    query: Result<axum::extract::Query<IdentityQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<axum::Json<IdentityView>, ApiError> {
+    let bad = || ApiError::InvalidRequest("send ?nonce= with 16 to 128 letters, digits, - or _".into());
+    let axum::extract::Query(query) = query.map_err(|_| bad())?;
+    if !crate::secret::valid_nonce(&query.nonce) {
+        return Err(bad());
+    }
+    let secret = access.identity.as_ref().ok_or_else(|| {
+        ApiError::NotFound("this sidecar runs with --no-auth and has no secret to prove it is yours".into())
+    })?;
+    Ok(axum::Json(IdentityView {
+        proof: secret.proof(access.port, &query.nonce),
+    }))
 }
 
 /// [`Origins::refuse`] for a request's headers.
@@ -126,14 +179,14 @@ pub async fn guard(State(access): State<Arc<Access>>, request: Request, next: Ne
         return ApiError::Forbidden(why).into_response();
     }
     if let Some(token) = &access.token {
-        if request.uri().path() != "/health" {
+        if !matches!(request.uri().path(), "/health" | "/v1/identity") {
             let sent = request
                 .headers()
                 .get(header::AUTHORIZATION)
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.strip_prefix("Bearer "))
                 .map(str::trim);
-            if !sent.is_some_and(|s| same(s.as_bytes(), token.expose().as_bytes())) {
+            if !sent.is_some_and(|s| crate::secret::same(s.as_bytes(), token.expose().as_bytes())) {
                 return ApiError::Unauthorized.into_response();
             }
         }
@@ -194,12 +247,5 @@ mod tests {
         assert!(some.refuse(Some("http://localhost:3001"), None).is_some());
         let any = Origins::new(&["*".into()]);
         assert_eq!(any.refuse(Some("https://evil.example"), Some("cross-site")), None);
-    }
-
-    #[test]
-    fn comparison_is_exact() {
-        assert!(same(b"abc", b"abc"));
-        assert!(!same(b"abc", b"abd"));
-        assert!(!same(b"abc", b"abcd"));
     }
 }

@@ -23,7 +23,10 @@ pub enum ApiError {
     MethodNotAllowed,
     #[error("{0}")]
     Forbidden(String),
-    #[error("missing or wrong bearer token; send `Authorization: Bearer <token>`")]
+    #[error(
+        "missing or wrong bearer token; send `Authorization: Bearer <token>` with the contents of \
+~/.config/evolve-hud/token (or of the sidecar's --auth-token-file)"
+    )]
     Unauthorized,
     #[error("send the body as JSON, with `Content-Type: application/json`")]
     UnsupportedMediaType,

@@ -49,53 +49,6 @@ pub fn lock_path(port: u16) -> anyhow::Result<PathBuf> {
     Ok(lock_dir()?.join(format!("serve-{port}.lock")))
 }
 
-/// Makes `dir` (mode 0700) if it is missing, and checks that it is this
-/// user's and that no other user may write in it: a folder another user
-/// made or can write to could hold a lock that blocks `serve` or points
-/// `stop` at another process.
-pub fn own_dir(dir: &std::path::Path, purpose: &str) -> anyhow::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .with_context(|| {
-            format!(
-                "cannot create {}, the folder of {purpose}. Remove or rename what is in the way, or set \
-XDG_STATE_HOME to a folder you own",
-                dir.display()
-            )
-        })?;
-    trusted(dir, purpose)
-}
-
-/// Whether `dir` is this user's folder that no other user may write (see
-/// [`own_dir`]); why not, with the fix.
-fn trusted(dir: &std::path::Path, purpose: &str) -> anyhow::Result<()> {
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
-    let meta = std::fs::symlink_metadata(dir).with_context(|| format!("reading {}", dir.display()))?;
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
-    if !meta.is_dir() || meta.uid() != me {
-        anyhow::bail!(
-            "{} (the folder of {purpose}) is not a folder of yours (owner uid {}, you are {me}); it is not \
-trusted. Remove it, or set XDG_STATE_HOME to a folder you own",
-            dir.display(),
-            meta.uid()
-        );
-    }
-    if meta.permissions().mode() & 0o022 != 0 {
-        anyhow::bail!(
-            "{} (the folder of {purpose}) can be written by other users (mode {:o}); it is not trusted. \
-`chmod 700 {}` makes it yours alone",
-            dir.display(),
-            meta.permissions().mode() & 0o777,
-            dir.display()
-        );
-    }
-    Ok(())
-}
-
 /// Claims `port` for this process. `Ok(None)` for port 0 (a free port is
 /// picked, no other server can want it); an error naming the running
 /// server when another holds it.
@@ -104,9 +57,10 @@ pub fn claim(port: u16) -> anyhow::Result<Option<Instance>> {
         return Ok(None);
     }
     let path = lock_path(port)?;
-    own_dir(
+    crate::private::own_dir(
         &lock_dir()?,
         "evolve-hud serve's lock files (one per port, so that one sidecar runs per port)",
+        "XDG_STATE_HOME",
     )?;
     loop {
         let mut file = OpenOptions::new()
@@ -154,7 +108,7 @@ fn same_file(file: &File, path: &std::path::Path) -> bool {
 /// The process id of the server holding `port`'s lock, if one runs.
 pub fn running(port: u16) -> Option<u32> {
     // A lock in a folder another user controls names nothing of ours.
-    trusted(&lock_dir().ok()?, "lock files").ok()?;
+    crate::private::trusted_dir(&lock_dir().ok()?, "lock files", "XDG_STATE_HOME").ok()?;
     let mut file = File::open(lock_path(port).ok()?).ok()?;
     match file.try_lock_shared() {
         // Nobody holds it: no server runs (the id is a leftover).

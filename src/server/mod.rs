@@ -200,6 +200,11 @@ async fn serve(
     signals: Signals,
 ) -> anyhow::Result<()> {
     let local = listener.local_addr().context("reading the bound address")?;
+    // The identity proof names the port really served on (`--port 0`).
+    let access = access::Access {
+        port: local.port(),
+        ..access
+    };
     let (app, streams) = app(&config, access, metrics, engine.clone())?;
     tracing::info!("listening on http://{local}");
 
@@ -253,6 +258,7 @@ pub(crate) fn exit_now(why: &str, code: i32) -> ! {
 pub fn router(state: AppState, max_body: usize) -> Router {
     Router::new()
         .route("/health", get(health))
+        .route("/v1/identity", get(access::identity).with_state(state.access.clone()))
         .route("/metrics", get(metrics::render))
         .route("/v1/models", get(chat::models))
         .route("/v1/chat/completions", post(chat::chat_completions))

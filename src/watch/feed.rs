@@ -88,9 +88,28 @@ impl Feed {
         asker.abort();
     }
 
+    /// Checks that the server at the URL is the user's sidecar before
+    /// anything is sent to it (see [`crate::client::Challenge`]).
+    async fn check_identity(&self) -> Result<(), Trouble> {
+        let challenge = crate::client::Challenge::new(&self.url).map_err(|e| Trouble::Setup(format!("{e:#}")))?;
+        let response = self
+            .client
+            .get(format!("{}{}", self.url, challenge.path()))
+            .timeout(STATUS_TIMEOUT)
+            .send()
+            .await
+            .map_err(|e| Trouble::of_request(&self.url, &e))?;
+        let status = response.status().as_u16();
+        let body = response.json().await.unwrap_or_default();
+        challenge
+            .check(&self.url, self.token.as_ref(), status, &body)
+            .map_err(|foreign| Trouble::Foreign(foreign.0))
+    }
+
     /// `GET /v1/status`, once.
     pub async fn status(&self) -> Result<StatusView, Trouble> {
         const PATH: &str = "/v1/status";
+        self.check_identity().await?;
         let response = self
             .request(self.client.get(format!("{}{PATH}", self.url)))
             .timeout(STATUS_TIMEOUT)
@@ -111,6 +130,9 @@ impl Feed {
     /// One connection: returns why it ended.
     async fn follow(&self, updates: &UnboundedSender<Update>) -> Trouble {
         const PATH: &str = "/v1/events";
+        if let Err(trouble) = self.check_identity().await {
+            return trouble;
+        }
         let response = match self
             .request(self.client.get(format!("{}{PATH}", self.url)))
             .send()
@@ -151,6 +173,7 @@ impl Feed {
     }
 
     async fn compaction(&self, id: &str) -> Result<String, String> {
+        self.check_identity().await.map_err(|t| t.to_string())?;
         let mut url = reqwest::Url::parse(&self.url).map_err(|e| format!("{}: {e}", self.url))?;
         url.path_segments_mut()
             .map_err(|()| format!("{} cannot take a path", self.url))?

@@ -22,6 +22,10 @@ pub enum Trouble {
     /// Something answered, but not with what was asked for.
     #[error("the sidecar at {url} {what}")]
     Answered { url: String, what: String },
+    /// What answers at the URL did not prove it is the user's sidecar:
+    /// nothing was sent to it.
+    #[error("{0}")]
+    Foreign(String),
     /// A working connection ended (the sidecar stopped, or went silent).
     #[error("{0}")]
     Lost(String),
@@ -90,9 +94,11 @@ impl Trouble {
         match self {
             Trouble::Unreachable { url, .. } => Some(start_hint(url)),
             Trouble::Silent { url } => Some(stuck_hint(url)),
-            Trouble::Unauthorized { .. } => {
-                Some("give it the sidecar's token: EVOLVE_HUD_AUTH_TOKEN, --token or --auth-token-file".into())
-            }
+            Trouble::Unauthorized { .. } => Some(
+                "give it the sidecar's token: by default both use ~/.config/evolve-hud/token; else \
+EVOLVE_HUD_AUTH_TOKEN, --token or --auth-token-file"
+                    .into(),
+            ),
             _ => None,
         }
     }

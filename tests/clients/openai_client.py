@@ -1,6 +1,6 @@
 """The official `openai` Python client against a running evolve-hud.
 
-Usage: python3 openai_client.py BASE_URL. Prints one line per check and
+Usage: python3 openai_client.py BASE_URL TOKEN. Prints one line per check and
 exits non-zero on the first failure.
 """
 
@@ -11,7 +11,7 @@ import sys
 import openai
 
 base = sys.argv[1].rstrip("/") + "/v1"
-client = openai.OpenAI(base_url=base, api_key="unused", max_retries=0, timeout=120)
+client = openai.OpenAI(base_url=base, api_key=sys.argv[2], max_retries=0, timeout=120)
 model = client.models.list().data[0].id
 print(f"model: {model}")
 

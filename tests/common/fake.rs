@@ -128,7 +128,13 @@ impl InProcess {
 
     /// [`InProcess::start`] on a given script.
     pub async fn start_with(script: Arc<Script>, flags: &[&str]) -> InProcess {
-        let args = ["evolve-hud", "serve"].iter().chain(flags);
+        // The test sidecars' secret, unless the flags name another (the
+        // user's own is never read or made).
+        let token_file = super::config_home().join("evolve-hud/token");
+        let token_file = token_file.to_str().expect("a UTF-8 path");
+        let own = flags.iter().any(|f| f.starts_with("--auth-token") || *f == "--no-auth");
+        let default: &[&str] = if own { &[] } else { &["--auth-token-file", token_file] };
+        let args = ["evolve-hud", "serve"].iter().chain(flags).chain(default);
         let cli = <evolve_hud::cli::Cli as clap::Parser>::try_parse_from(args).expect("serve's flags");
         let evolve_hud::cli::Command::Serve(config) = cli.command else {
             unreachable!("serve was given")

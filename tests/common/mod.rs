@@ -78,6 +78,47 @@ pub fn chat(content: &str, extra: serde_json::Value) -> serde_json::Value {
 /// The `evolve-hud` binary: the one named by `EVOLVE_HUD_BIN` when set (a
 /// build carried to another machine, such as a GPU one: see
 /// scripts/gpu-bench.sh), else the one cargo built with these tests.
+/// The secret of every sidecar this test process starts, in the config
+/// folder [`command`] gives them (the real user's is never touched).
+pub const SECRET: &str = "evolve-hud-test-secret";
+
+/// `XDG_CONFIG_HOME` of every evolve-hud this test process runs:
+/// `evolve-hud/token` there holds [`SECRET`], `0600` in a `0700` folder.
+pub fn config_home() -> &'static std::path::Path {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        use std::io::Write;
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        let home = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("config-home");
+        let dir = home.join("evolve-hud");
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)
+            .expect("the test config folder");
+        // Written under a name of this process's, then renamed: test
+        // processes running at once each write the same secret.
+        let temp = dir.join(format!(".token.{}", std::process::id()));
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&temp)
+            .expect("the test secret");
+        writeln!(file, "{SECRET}").unwrap();
+        std::fs::rename(&temp, dir.join("token")).expect("the test secret");
+        home
+    })
+}
+
+/// `evolve-hud` with the test config folder (see [`config_home`]).
+pub fn command() -> Command {
+    let mut command = Command::new(binary());
+    command.env("XDG_CONFIG_HOME", config_home());
+    command
+}
+
 pub fn binary() -> &'static str {
     static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     BIN.get_or_init(|| match std::env::var_os("EVOLVE_HUD_BIN") {
@@ -185,7 +226,7 @@ impl Server {
     /// `evolve-hud serve` on `port` with `args` and more environment,
     /// returned as soon as it listens.
     pub fn spawn_env(port: u16, args: &[std::ffi::OsString], env: &[(&str, &std::ffi::OsStr)]) -> Server {
-        let mut child = Command::new(binary())
+        let mut child = command()
             .arg("serve")
             .args(args)
             .args(["--port", &port.to_string(), "--threads", "2"])
@@ -283,7 +324,7 @@ impl Drop for Server {
 /// Runs `evolve-hud serve` on `model`, expecting it to fail before listening.
 /// Returns the exit status and stderr.
 pub fn serve_expecting_failure(model: &std::path::Path) -> (ExitStatus, String) {
-    let out = Command::new(binary())
+    let out = command()
         .args(["serve", "--port", "0", "--model"])
         .arg(model)
         .stdin(Stdio::null())
@@ -292,8 +333,15 @@ pub fn serve_expecting_failure(model: &std::path::Path) -> (ExitStatus, String) 
     (out.status, String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
+/// An HTTP client that sends the test sidecars' token.
 pub fn client() -> reqwest::Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(
+        reqwest::header::AUTHORIZATION,
+        format!("Bearer {SECRET}").parse().expect("a header value"),
+    );
     reqwest::Client::builder()
+        .default_headers(headers)
         .timeout(Duration::from_secs(300))
         .build()
         .expect("client")

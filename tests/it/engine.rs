@@ -354,7 +354,7 @@ async fn engine_faults_keep_syncs_fast_and_health_says_why_until_it_recovers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bad_engine_url_or_model_is_a_clear_error() {
-    let out = std::process::Command::new(common::binary())
+    let out = common::command()
         .args(["serve", "--port", "0", "--engine", "not a url"])
         .output()
         .unwrap();

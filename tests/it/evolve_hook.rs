@@ -31,6 +31,7 @@ fn hook(name: &str, stdin: &str, url: &str) -> Run {
         .current_dir(root.join("examples/evolve-workspace"))
         .env("PATH", path)
         .env("EVOLVE_HUD_URL", url)
+        .env("XDG_CONFIG_HOME", common::config_home())
         .env("EVOLVE_HUD_DEADLINE_MS", "15000")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

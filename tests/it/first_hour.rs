@@ -7,7 +7,7 @@
 
 use crate::common;
 
-use common::{binary, chat, free_port, post_json, test_model, transform, Server};
+use common::{chat, free_port, post_json, test_model, transform, Server};
 use serde_json::{json, Value};
 use std::ffi::{OsStr, OsString};
 use std::process::{Command, Stdio};
@@ -30,7 +30,7 @@ fn model_args(model: &std::path::Path, extra: &[&str]) -> Vec<OsString> {
 
 /// Runs `evolve-hud` with `args` and waits for its exit, up to `limit`.
 fn run_bounded(args: &[&OsStr], env: &[(&str, &OsStr)], limit: Duration) -> (Option<i32>, String, String) {
-    let mut child = Command::new(binary())
+    let mut child = common::command()
         .args(args)
         .envs(env.iter().copied())
         .stdin(Stdio::null())

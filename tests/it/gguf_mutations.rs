@@ -5,7 +5,7 @@
 use crate::common;
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// A fixed pseudo-random sequence (the same mutations on every run).
@@ -59,7 +59,7 @@ fn mutated_models_load_or_fail_cleanly() {
     for i in 0..10 {
         let path = dir.path().join(format!("mutated-{i}.gguf"));
         std::fs::write(&path, mutate(&original, &mut rng)).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_evolve-hud"))
+        let mut child = common::command()
             .args(["serve", "--port", "0", "--threads", "2", "--model"])
             .arg(&path)
             .env("RUST_LOG", "info")

@@ -4,13 +4,13 @@
 use crate::common;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 /// Runs install-shim with its own config folder (where it records the
 /// launch), unless `env` names one.
 fn install_shim(args: &[&str], env: &[(&str, &Path)]) -> Output {
     let config = tempfile::tempdir().unwrap();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_evolve-hud"));
+    let mut command = common::command();
     command
         .arg("install-shim")
         .args(args)
@@ -143,7 +143,7 @@ fn doctor_names_what_is_missing_and_how_to_fix_it() {
     std::fs::create_dir_all(plugin.parent().unwrap()).unwrap();
     std::fs::write(&plugin, "// an older plugin\n").unwrap();
     let doctor = |url: &str| {
-        Command::new(env!("CARGO_BIN_EXE_evolve-hud"))
+        common::command()
             .args(["doctor", "--url", url, "--project", project.path().to_str().unwrap()])
             .env("XDG_CONFIG_HOME", home.path().join("config"))
             .output()
@@ -171,9 +171,23 @@ fn doctor_names_what_is_missing_and_how_to_fix_it() {
         &[("XDG_CONFIG_HOME", &home.path().join("config"))],
     );
     assert!(installed.status.success(), "{installed:?}");
-    let server = common::Server::start(&[]);
+    // install-shim made the user's secret; a sidecar that knows another
+    // one is not the user's.
+    let secret = home.path().join("config/evolve-hud/token");
+    assert!(std::fs::read_to_string(&secret).unwrap().trim().len() >= 32);
+    let foreign = common::Server::start(&["--hud-extract", "false"]);
+    let text = stdout(&doctor(&foreign.base));
+    assert!(text.contains("✗ sidecar  the server at"), "{text}");
+    assert!(
+        text.contains("is not your evolve-hud sidecar: it does not know your secret"),
+        "{text}"
+    );
+    assert!(text.contains("is held by a process of yours"), "{text}");
+    drop(foreign);
+    let server = common::Server::start(&["--auth-token-file", secret.to_str().unwrap()]);
     let text = stdout(&doctor(&server.base));
     assert!(text.contains("✓ sidecar  ready at"), "{text}");
+    assert!(text.contains("it proved it is yours"), "{text}");
     assert!(text.contains("✓ plugin   current:"), "{text}");
     assert!(text.contains("✓ model    "), "{text}");
     assert!(text.contains("✓ start    the plugin starts"), "{text}");
@@ -195,7 +209,7 @@ fn service_install_says_what_it_replaces_and_where_the_plugin_finds_it() {
     let home = tempfile::tempdir().unwrap();
     let no_tools = tempfile::tempdir().unwrap();
     let service = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_evolve-hud"))
+        common::command()
             .arg("service")
             .args(args)
             .env("XDG_CONFIG_HOME", home.path().join("config"))
@@ -243,7 +257,7 @@ fn doctor_tells_a_broken_install_as_it_is() {
     let doctor = || {
         let dead = format!("http://127.0.0.1:{}", common::free_port());
         stdout(
-            &Command::new(env!("CARGO_BIN_EXE_evolve-hud"))
+            &common::command()
                 .args(["doctor", "--url", &dead, "--project", project.path().to_str().unwrap()])
                 .env("XDG_CONFIG_HOME", &config)
                 .output()

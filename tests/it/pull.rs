@@ -127,7 +127,7 @@ impl Mock {
 
     /// Runs `evolve-hud <args>` against the mock.
     async fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
-        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_evolve-hud"));
+        let mut command = common::command();
         command
             .args(args)
             .env("HF_HOME", self.home.path().join("hf"))

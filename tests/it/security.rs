@@ -104,7 +104,7 @@ async fn a_token_is_required_when_configured_and_never_logged() {
     );
 
     // The evolve adapter sends it too.
-    let out = Command::new(env!("CARGO_BIN_EXE_evolve-hud"))
+    let out = common::command()
         .args(["hook", "execute_tool"])
         .env("EVOLVE_HUD_URL", server.url(""))
         .env("EVOLVE_HUD_AUTH_TOKEN", token)
@@ -132,7 +132,7 @@ async fn a_token_is_required_when_configured_and_never_logged() {
 
 #[test]
 fn binding_beyond_loopback_needs_a_flag() {
-    let out = Command::new(env!("CARGO_BIN_EXE_evolve-hud"))
+    let out = common::command()
         .args(["serve", "--host", "0.0.0.0", "--port", "0", "--model"])
         .arg(common::test_model())
         .output()

@@ -634,6 +634,7 @@ async fn the_official_openai_client_works() {
             .args(["120", "python3"])
             .arg(script)
             .arg(base)
+            .arg(common::SECRET)
             .output()
             .expect("running python3")
     })
@@ -658,7 +659,7 @@ fn a_second_server_on_a_port_leaves_and_stop_ends_the_first() {
     let port = free.to_string();
     let _first = Server::start_on(free, &[]);
     let started = std::time::Instant::now();
-    let second = std::process::Command::new(common::binary())
+    let second = common::command()
         .args([
             "serve",
             "--model",
@@ -674,13 +675,13 @@ fn a_second_server_on_a_port_leaves_and_stop_ends_the_first() {
     assert!(!err.contains("loading model"), "left before loading: {err}");
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
 
-    let stop = std::process::Command::new(common::binary())
+    let stop = common::command()
         .args(["stop", "--port", &port])
         .output()
         .expect("running stop");
     assert!(stop.status.success(), "{stop:?}");
     assert!(String::from_utf8_lossy(&stop.stdout).contains("stopped evolve-hud serve"));
-    let again = std::process::Command::new(common::binary())
+    let again = common::command()
         .args(["stop", "--port", &port])
         .output()
         .expect("running stop");

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn evolve_hud(args: &[&str], state: &std::path::Path) -> std::process::Output {
-    Command::new(common::binary())
+    common::command()
         .args(args)
         .env("XDG_STATE_HOME", state)
         .stdin(Stdio::null())

@@ -43,7 +43,7 @@ fn long_session() -> (String, Value) {
 
 /// Runs `evolve-hud` with `args`; see [`run_within`].
 fn evolve_hud(args: &[&str], limit: Duration) -> Output {
-    run_within(Command::new(binary()).args(args), limit)
+    run_within(common::command().args(args), limit)
 }
 
 /// Runs `command`, killed past `limit`: a command that hangs fails the test
@@ -326,6 +326,9 @@ impl Tmux {
                 &width.to_string(),
                 "-y",
                 &height.to_string(),
+                // The shell's commands see the test sidecars' secret.
+                "env",
+                &format!("XDG_CONFIG_HOME={}", common::config_home().display()),
                 "sh",
             ])
             .status()
@@ -524,7 +527,7 @@ async fn watch_and_status_send_the_sidecars_token() {
     let server = Server::start(&flags);
 
     let status = |env: Option<&str>, args: &[&str]| {
-        let mut c = Command::new(binary());
+        let mut c = common::command();
         c.args(["status", "--url", &server.base]).args(args);
         c.env_remove("EVOLVE_HUD_AUTH_TOKEN");
         if let Some(token) = env {
@@ -532,13 +535,13 @@ async fn watch_and_status_send_the_sidecars_token() {
         }
         run_within(&mut c, Duration::from_secs(10))
     };
+    // Without the token, the sidecar cannot be told from another server:
+    // nothing is sent to it, and the message names the fix.
     let refused = status(None, &[]);
-    assert!(
-        String::from_utf8_lossy(&refused.stderr).contains("EVOLVE_HUD_AUTH_TOKEN"),
-        "{refused:?}"
-    );
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("is not your evolve-hud sidecar"), "{refused:?}");
+    assert!(stderr.contains("--auth-token-file"), "{refused:?}");
     assert_eq!(refused.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&refused.stderr).contains("401"), "{refused:?}");
     assert!(status(Some("watch-token-42"), &[]).status.success());
     assert!(status(None, &["--auth-token-file", &path]).status.success());
 
@@ -552,7 +555,7 @@ async fn watch_and_status_send_the_sidecars_token() {
         "Enter",
     ]);
     tmux.wait_for("the refusal", Duration::from_secs(10), |s| {
-        s.contains("refused the token (401)")
+        s.contains("is not your evolve-hud sidecar")
     });
     tmux.send(&["q"]);
     tmux.wait_for("the shell", Duration::from_secs(5), |s| s.contains("watch-exit=0"));

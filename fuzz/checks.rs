@@ -3,6 +3,7 @@
 //! found here stays fixed.
 #![allow(dead_code)] // each user takes what it needs
 
+use evolve_hud::clean::clean_line;
 use evolve_hud::engine::local::{StopMatcher, Utf8Stream};
 use evolve_hud::engine::Prompt;
 use evolve_hud::gguf;
@@ -11,7 +12,7 @@ use evolve_hud::hud::extract::{Finding, Findings};
 use evolve_hud::hud::opencode::{Message, SessionEvent};
 use evolve_hud::hud::render::{render, Budget};
 use evolve_hud::hud::session::SessionState;
-use evolve_hud::hud::text::{clean_line, Clipped};
+use evolve_hud::hud::text::Clipped;
 use evolve_hud::hud::{Hud, HudConfig, TokenCounter};
 use evolve_hud::openai::ChatRequest;
 use evolve_hud::server::chat::generate_request;

@@ -6,6 +6,8 @@
 //!   remote OpenAI-compatible engine, behind one seam.
 //! - [`hud`]: per-session facts from OpenCode's messages, rendered into the HUD.
 //! - [`gguf`]: a pre-check of GGUF files before they reach llama.cpp.
+//! - [`clean`]: the one cleaner of outside text (one line, no escapes, no
+//!   forged HUD tags).
 //! - [`json`]: request bodies from JavaScript, lone surrogates tolerated.
 //! - [`openai`]: the OpenAI chat protocol's wire types, for the server and
 //!   the remote engine.
@@ -27,6 +29,7 @@
 
 pub mod activity;
 pub mod bench;
+pub mod clean;
 pub mod cli;
 pub mod client;
 pub mod doctor;

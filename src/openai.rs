@@ -311,7 +311,7 @@ impl ErrorField {
         match self {
             ErrorField::Detail(d) => d.message.clone(),
             ErrorField::Text(t) => t.clone(),
-            ErrorField::Other(v) => crate::hud::text::clean_line(&v.to_string(), 200),
+            ErrorField::Other(v) => crate::clean::clean_line(&v.to_string(), 200),
         }
     }
 }

@@ -112,6 +112,30 @@ impl Completion {
     pub fn generation_tokens_per_second(&self) -> f64 {
         per_second(self.completion_tokens, self.generation_ms)
     }
+
+    /// Counts this generation in the metrics, labelled by the work it was
+    /// for (`chat`, the chat API; `hud`, the HUD's questions), and keeps it
+    /// in the recent-activity window that `watch` shows.
+    pub fn record(&self, work: &'static str) {
+        crate::activity::completion(self.completion_tokens, self.generation_ms);
+        self.count(work);
+    }
+
+    /// Counts this generation in the metrics only: [`Completion::record`]'s,
+    /// and `warmup` (the start the HUD's questions share, decoded once
+    /// ahead, whose single token says nothing of the generation speed
+    /// `watch` shows).
+    pub fn count(&self, work: &'static str) {
+        metrics::counter!("evolve_hud_prompt_tokens_total", "work" => work).increment(u64::from(self.prompt_tokens));
+        metrics::counter!("evolve_hud_prompt_tokens_cached_total", "work" => work)
+            .increment(u64::from(self.cached_tokens));
+        metrics::counter!("evolve_hud_completion_tokens_total", "work" => work)
+            .increment(u64::from(self.completion_tokens));
+        metrics::counter!("evolve_hud_completion_tokens_forced_total", "work" => work)
+            .increment(u64::from(self.forced_tokens));
+        metrics::histogram!("evolve_hud_prompt_seconds", "work" => work).record(self.prompt_ms / 1000.0);
+        metrics::histogram!("evolve_hud_generation_seconds", "work" => work).record(self.generation_ms / 1000.0);
+    }
 }
 
 fn per_second(tokens: u32, ms: f64) -> f64 {

@@ -346,7 +346,11 @@ impl Hud {
         SessionListing {
             session_id: e.state.id.clone(),
             version: e.version(),
-            goal: e.state.goal.as_ref().map(|(_, g)| text::clean_line(g, GOAL_CHARS)),
+            goal: e
+                .state
+                .goal
+                .as_ref()
+                .map(|(_, g)| crate::clean::clean_line(g, GOAL_CHARS)),
             tool_calls: e.state.calls.len(),
             failed_calls: e.state.calls.values().filter(|c| c.failed()).count(),
             open_problems: e.state.problems().open.len(),

@@ -100,7 +100,7 @@ impl Hud {
                     match tokio::time::timeout_at(deadline, rx.recv()).await.ok()?? {
                         Event::Text(_) => {}
                         Event::Done(done) => {
-                            crate::server::metrics::count_completion(&done, "warmup");
+                            done.count("warmup");
                             return Some(());
                         }
                         Event::Failed(_) => return None,
@@ -278,7 +278,7 @@ impl Hud {
                     }
                 }
                 Event::Done(done) => {
-                    crate::server::metrics::record_completion(&done, "hud");
+                    done.record("hud");
                     tracing::debug!(
                         session = id,
                         call = question.call_id,

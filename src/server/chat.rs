@@ -1,7 +1,6 @@
 //! The OpenAI-compatible API: `/v1/chat/completions` and `/v1/models`.
 
 use super::error::{ApiError, JsonBody};
-use super::metrics::record_completion;
 use super::AppState;
 use crate::engine::{
     ChatMessage, Completion, EngineError, Event, FinishReason, GenerateRequest, Prompt, SamplingParams,
@@ -225,7 +224,18 @@ pub async fn chat_completions(
     let mut generate = generate_request(request, state.engine.info().ctx)?;
     let started = Arc::new(AtomicBool::new(false));
     generate.started = Some(started.clone());
-    let mut events = state.engine.generate(generate)?;
+    // Rendering the template and tokenizing a prompt of up to --max-body
+    // bytes is CPU work: off the async workers, so that it never holds up
+    // the agent's HUD syncs.
+    let engine = state.engine.clone();
+    let span = tracing::Span::current();
+    let mut events = tokio::task::spawn_blocking(move || span.in_scope(|| engine.generate(generate)))
+        .await
+        .map_err(|e| {
+            ApiError::Engine(crate::engine::EngineError::Backend(format!(
+                "preparing the prompt: {e}"
+            )))
+        })??;
     let id = format!("chatcmpl-{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
     let created = now();
     let model = state.model_name();
@@ -259,7 +269,7 @@ pub async fn chat_completions(
                 if done.finish_reason == FinishReason::Cancelled {
                     return Err(shutting_down().into());
                 }
-                record_completion(&done, "chat");
+                done.record("chat");
                 return Ok(Json(ChatCompletion {
                     id,
                     object: "chat.completion".into(),
@@ -348,7 +358,7 @@ fn sse(
                 true,
             ),
             Event::Done(done) => {
-                record_completion(&done, "chat");
+                done.record("chat");
                 let finish = Some(finish_reason(done.finish_reason));
                 (chunk(Delta::default(), finish, Some(&done)), true)
             }

@@ -8,7 +8,6 @@ use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use std::time::Instant;
 
 use super::AppState;
-use crate::engine::Completion;
 
 /// Installs the process-wide recorder.
 pub fn install() -> anyhow::Result<PrometheusHandle> {
@@ -70,28 +69,6 @@ pub async fn track(req: Request, next: Next) -> Response {
         .increment(1);
     metrics::histogram!("evolve_hud_http_request_duration_seconds", "path" => path).record(started.elapsed());
     response
-}
-
-/// Token counts and timings of a finished generation, labelled by the work
-/// it was for: `chat` (the chat API) or `hud` (the HUD's questions); also
-/// kept in the recent-activity window that `watch` shows.
-pub fn record_completion(c: &Completion, work: &'static str) {
-    crate::activity::completion(c.completion_tokens, c.generation_ms);
-    count_completion(c, work);
-}
-
-/// Token counts and timings of a finished generation, labelled by the work
-/// it was for, in the metrics only: [`record_completion`]'s, and `warmup`
-/// (the start the HUD's questions share, decoded once ahead, whose single
-/// token says nothing of the generation speed `watch` shows).
-pub fn count_completion(c: &Completion, work: &'static str) {
-    metrics::counter!("evolve_hud_prompt_tokens_total", "work" => work).increment(u64::from(c.prompt_tokens));
-    metrics::counter!("evolve_hud_prompt_tokens_cached_total", "work" => work).increment(u64::from(c.cached_tokens));
-    metrics::counter!("evolve_hud_completion_tokens_total", "work" => work).increment(u64::from(c.completion_tokens));
-    metrics::counter!("evolve_hud_completion_tokens_forced_total", "work" => work)
-        .increment(u64::from(c.forced_tokens));
-    metrics::histogram!("evolve_hud_prompt_seconds", "work" => work).record(c.prompt_ms / 1000.0);
-    metrics::histogram!("evolve_hud_generation_seconds", "work" => work).record(c.generation_ms / 1000.0);
 }
 
 /// `GET /metrics`.

@@ -1,5 +1,6 @@
 //! The source layout keeps telling the architecture: no two files of `src/`
-//! depend on each other, directly or around a loop. A file depends on
+//! depend on each other, directly or around a loop, and no two modules of
+//! the crate (`server`, `hud`, `engine`, …) either: layers point down. A file depends on
 //! another when it names a path into it (`crate::a::b`, `super::x`,
 //! `super::{x, y}`, `super::*`, a child module's items); comments and
 //! `#[cfg(test)]` modules do not count.
@@ -142,6 +143,38 @@ fn no_two_files_of_src_depend_on_each_other() {
         looped.is_empty(),
         "files of src/ that depend on themselves through others: {looped:?}"
     );
+    // The same between the crate's top modules: a file of `hud` naming one
+    // of `server` makes `hud` depend on `server`.
+    let top = |file: &PathBuf| module_of(&src, file).first().cloned();
+    let mut layers: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (from, tos) in &edges {
+        let Some(a) = top(from) else { continue };
+        for to in tos {
+            if let Some(b) = top(to).filter(|b| *b != a) {
+                layers.entry(a.clone()).or_default().insert(b);
+            }
+        }
+    }
+    let reaches_layer = |from: &String| -> BTreeSet<String> {
+        let mut seen = BTreeSet::new();
+        let mut todo: Vec<&String> = layers.get(from).into_iter().flatten().collect();
+        while let Some(next) = todo.pop() {
+            if seen.insert(next.clone()) {
+                todo.extend(layers.get(next).into_iter().flatten());
+            }
+        }
+        seen
+    };
+    let looped: Vec<String> = layers
+        .keys()
+        .filter(|m| reaches_layer(m).contains(*m))
+        .map(|m| format!("{m} -> {:?}", layers[m]))
+        .collect();
+    assert!(
+        looped.is_empty(),
+        "modules that depend on themselves through others: {looped:?}"
+    );
+    assert!(reaches_layer(&"server".to_owned()).contains("hud"), "{layers:?}");
     // The check sees dependencies at all: the server uses the engine.
     let server = src.join("server/mod.rs");
     assert!(

@@ -94,7 +94,7 @@ impl Inner {
             let chunk: ChatChunk = serde_json::from_str(data).map_err(|_| {
                 EngineError::Backend(format!(
                     "the engine sent a stream chunk that is not JSON of a chat completion chunk: {:?}",
-                    crate::hud::text::clean_line(data, 80)
+                    crate::clean::clean_line(data, 80)
                 ))
             })?;
             if let Some(error) = &chunk.error {
@@ -224,7 +224,7 @@ async fn upstream_error(response: reqwest::Response) -> EngineError {
     let message = match serde_json::from_str::<ErrorBody>(&text) {
         Ok(body) => body.error.message(),
         _ if text.trim().is_empty() => "(no message)".to_owned(),
-        _ => crate::hud::text::clean_line(text.trim(), 200),
+        _ => crate::clean::clean_line(text.trim(), 200),
     };
     EngineError::Upstream {
         status,

@@ -77,8 +77,10 @@ struct Inner {
     breaker: Mutex<Breaker>,
     in_flight: AtomicUsize,
     stopping: AtomicBool,
-    /// Wakes running generations when shutdown begins.
-    shutdown: tokio::sync::Notify,
+    /// Cancelled when shutdown begins: running generations end, and one
+    /// spawned just before (not yet polled) sees it as soon as it runs,
+    /// which a `Notify::notify_waiters` would not tell it.
+    shutdown: tokio_util::sync::CancellationToken,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -125,7 +127,7 @@ impl RemoteEngine {
             breaker: Mutex::new(Breaker::default()),
             in_flight: AtomicUsize::new(0),
             stopping: AtomicBool::new(false),
-            shutdown: tokio::sync::Notify::new(),
+            shutdown: tokio_util::sync::CancellationToken::new(),
         });
         tokio::spawn(probe::probe_loop(Arc::downgrade(&inner)));
         Ok(RemoteEngine { inner })
@@ -209,7 +211,7 @@ impl Backend for RemoteEngine {
                     // The receiver went away: dropping the request closes
                     // the connection, which cancels it on the engine.
                     () = events.closed() => return,
-                    () = inner.shutdown.notified() => Err(EngineError::Unavailable("the server is shutting down".into())),
+                    () = inner.shutdown.cancelled() => Err(EngineError::Unavailable("the server is shutting down".into())),
                 };
                 let event = match result {
                     Ok(done) => {
@@ -277,6 +279,6 @@ impl Backend for RemoteEngine {
 
     fn begin_shutdown(&self) {
         self.inner.stopping.store(true, Ordering::Release);
-        self.inner.shutdown.notify_waiters();
+        self.inner.shutdown.cancel();
     }
 }

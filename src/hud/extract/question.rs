@@ -1,9 +1,10 @@
 //! The question: which failed output is worth asking about, what the model
 //! is shown of it, and the schema its answer is held to.
 
+use crate::clean::clean_line;
 use crate::engine::{ChatMessage, GenerateRequest, Prompt, SamplingParams};
 use crate::hud::session::{SessionState, ToolCall};
-use crate::hud::text::{clean_line, LineSays};
+use crate::hud::text::LineSays;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 

@@ -2,7 +2,8 @@
 //! model was shown, or it is dropped.
 
 use super::question::{Finding, Question, MAX_ITEMS, MAX_NAME, NAME_REACH};
-use crate::hud::text::{clean_line, has_words, LineSays};
+use crate::clean::clean_line;
+use crate::hud::text::{has_words, LineSays};
 use serde::Deserialize;
 
 /// Why an answer gave nothing to show.

@@ -2,13 +2,13 @@
 //! traces of repeated runs, the files touched, the open problems and the
 //! model's checked findings.
 
+use crate::clean::clean_line;
 use crate::hud::checks::{Failure, Report};
 use crate::hud::command;
 use crate::hud::extract::{Finding, Findings};
 use crate::hud::opencode::ToolStatus;
 use crate::hud::problems::Problems;
 use crate::hud::session::{ToolCall, ToolKind};
-use crate::hud::text::clean_line;
 use std::collections::BTreeMap;
 
 /// Repeated test or check commands whose runs are traced, and runs per trace.

@@ -8,7 +8,7 @@ pub(super) use lines::{call_line, file_lines, open_problems};
 
 use super::extract::Findings;
 use super::session::{SessionState, TodoStatus, ToolCall};
-use super::text::{attribute, clean_line, TAG};
+use crate::clean::{attribute, clean_line, TAG};
 use lines::run_traces;
 
 /// A rendered HUD.

@@ -76,6 +76,18 @@ fn target(modules: &BTreeMap<Vec<String>, PathBuf>, at: &[String], path: &str) -
     })
 }
 
+/// Every node `from` leads to in `graph`, through any number of edges.
+fn reachable<T: Ord + Clone>(graph: &BTreeMap<T, BTreeSet<T>>, from: &T) -> BTreeSet<T> {
+    let mut seen = BTreeSet::new();
+    let mut todo: Vec<&T> = graph.get(from).into_iter().flatten().collect();
+    while let Some(next) = todo.pop() {
+        if seen.insert(next.clone()) {
+            todo.extend(graph.get(next).into_iter().flatten());
+        }
+    }
+    seen
+}
+
 #[test]
 fn no_two_files_of_src_depend_on_each_other() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -124,16 +136,7 @@ fn no_two_files_of_src_depend_on_each_other() {
         }
     }
     // A file that reaches itself again through the others is in a loop.
-    let reaches = |from: &PathBuf| -> BTreeSet<PathBuf> {
-        let mut seen = BTreeSet::new();
-        let mut todo: Vec<&PathBuf> = edges[from].iter().collect();
-        while let Some(next) = todo.pop() {
-            if seen.insert(next.clone()) {
-                todo.extend(edges.get(next).into_iter().flatten());
-            }
-        }
-        seen
-    };
+    let reaches = |from: &PathBuf| reachable(&edges, from);
     let looped: Vec<String> = files
         .iter()
         .filter(|f| reaches(f).contains(*f))
@@ -155,16 +158,7 @@ fn no_two_files_of_src_depend_on_each_other() {
             }
         }
     }
-    let reaches_layer = |from: &String| -> BTreeSet<String> {
-        let mut seen = BTreeSet::new();
-        let mut todo: Vec<&String> = layers.get(from).into_iter().flatten().collect();
-        while let Some(next) = todo.pop() {
-            if seen.insert(next.clone()) {
-                todo.extend(layers.get(next).into_iter().flatten());
-            }
-        }
-        seen
-    };
+    let reaches_layer = |from: &String| reachable(&layers, from);
     let looped: Vec<String> = layers
         .keys()
         .filter(|m| reaches_layer(m).contains(*m))

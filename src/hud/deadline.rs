@@ -40,7 +40,8 @@ impl Hud {
         let started = Instant::now();
         let until = tokio::time::Instant::now() + deadline;
         // (state, quiet seconds, agent idle, findings) of the most recently
-        // active sessions; only those are copied out of the lock.
+        // active sessions: ranked by a look at each, then only those
+        // copied out of their locks.
         let mut recent: Vec<(SessionState, u64, bool, Findings)> = {
             let held: Vec<Arc<Held>> = self
                 .map()
@@ -48,19 +49,28 @@ impl Hud {
                 .filter(|(id, _)| !exclude.contains(id))
                 .map(|(_, h)| h.clone())
                 .collect();
-            let mut list: Vec<(Instant, SessionState, bool, Findings)> = held
+            let mut ranked: Vec<(Instant, &Arc<Held>)> = held
                 .iter()
                 .map(|h| {
                     let e = h.lock();
-                    let quiet_since = e.idle_since.unwrap_or(e.last_used);
-                    (quiet_since, e.state.clone(), e.idle_since.is_some(), e.findings())
+                    (e.idle_since.unwrap_or(e.last_used), h)
                 })
                 .collect();
             // Most recent first, by the instant (whole seconds would tie).
-            list.sort_by_key(|(quiet_since, ..)| std::cmp::Reverse(*quiet_since));
-            list.truncate(SESSIONS);
-            list.into_iter()
-                .map(|(quiet_since, state, idle, findings)| (state, quiet_since.elapsed().as_secs(), idle, findings))
+            ranked.sort_by_key(|(quiet_since, _)| std::cmp::Reverse(*quiet_since));
+            ranked.truncate(SESSIONS);
+            ranked
+                .into_iter()
+                .map(|(_, h)| {
+                    let e = h.lock();
+                    let quiet_since = e.idle_since.unwrap_or(e.last_used);
+                    (
+                        e.state.clone(),
+                        quiet_since.elapsed().as_secs(),
+                        e.idle_since.is_some(),
+                        e.findings(),
+                    )
+                })
                 .collect()
         };
         // The session that needs attention first leads.

@@ -80,8 +80,6 @@ pub(super) struct Entry {
 pub(super) struct Snapshot {
     pub(super) state: SessionState,
     pub(super) findings: Findings,
-    pub(super) model_status: ModelStatus,
-    pub(super) version: u64,
 }
 
 impl Entry {
@@ -103,8 +101,6 @@ impl Entry {
         Snapshot {
             state: self.state.clone(),
             findings: self.findings(),
-            model_status: self.model_status(),
-            version: self.version(),
         }
     }
 

@@ -34,8 +34,8 @@ mod tokens;
 mod view;
 
 use crate::engine::Engine;
+use entry::Entry;
 pub use entry::ModelStatus;
-use entry::{Entry, Snapshot};
 use opencode::SessionEvent;
 use render::Budget;
 use session::Limits;
@@ -111,6 +111,10 @@ pub enum Change {
 /// to know, readable without that lock.
 struct Held {
     entry: Mutex<Entry>,
+    /// The HUD as last rendered. Taken before the entry's lock (never while
+    /// holding it): readers of one version wait for its one render, and
+    /// share it, instead of each rendering it again.
+    rendered: Mutex<Option<Rendered>>,
     /// [`SessionState::bytes`] after the latest change.
     bytes: AtomicUsize,
     /// Milliseconds since the [`Hud`] started, at the latest sync or event.
@@ -122,6 +126,15 @@ impl Held {
         // A panic while holding the lock leaves plain data; keep serving.
         self.entry.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// One version of a session's HUD, rendered.
+struct Rendered {
+    version: u64,
+    /// Counted in real tokens (see [`TokenCounter::exact`]).
+    exact: bool,
+    hud: Arc<str>,
+    tokens: usize,
 }
 
 /// All sessions. Cheap to share as `Arc<Hud>`.
@@ -141,6 +154,8 @@ pub struct Hud {
     /// being put there).
     warmed: std::sync::atomic::AtomicBool,
     changes: tokio::sync::broadcast::Sender<Change>,
+    /// HUDs rendered: one per session version, however many read it.
+    renders: AtomicU64,
 }
 
 impl Hud {
@@ -155,6 +170,7 @@ impl Hud {
             background: tokio::sync::Semaphore::new(1),
             warmed: std::sync::atomic::AtomicBool::new(false),
             changes: tokio::sync::broadcast::channel(256).0,
+            renders: AtomicU64::new(0),
         })
     }
 
@@ -222,6 +238,7 @@ impl Hud {
                     let epoch = self.epochs.fetch_add(1, Ordering::Relaxed);
                     let held = Arc::new(Held {
                         entry: Mutex::new(Entry::new(session_id, epoch)),
+                        rendered: Mutex::new(None),
                         bytes: AtomicUsize::new(0),
                         used: AtomicU64::new(self.started.elapsed().as_millis() as u64),
                     });
@@ -230,7 +247,7 @@ impl Hud {
                 }
             }
         };
-        let snapshot = {
+        {
             let mut entry = held.lock();
             entry.idle_since = None;
             // New facts may raise a question; with none, a question the
@@ -240,12 +257,11 @@ impl Hud {
             if changed || entry.refresh == entry::Refresh::Idle {
                 self.schedule_refresh(&mut entry, session_id);
             }
-            entry.snapshot()
-        };
+        }
         let evicted = self.evict(session_id);
         self.changed(Change::Updated(session_id.to_owned()));
         evicted.into_iter().for_each(|id| self.changed(Change::Removed(id)));
-        Ok(self.view(snapshot, skipped))
+        Ok(self.view(&held, skipped))
     }
 
     /// Applies a forwarded OpenCode event. Events for sessions the sidecar
@@ -306,10 +322,16 @@ impl Hud {
     }
 
     pub fn get(&self, session_id: &str) -> Result<HudView, HudError> {
-        let snapshot = self
-            .with_entry(session_id, None, |e| e.snapshot())
+        let held = self
+            .held(session_id)
             .ok_or_else(|| HudError::NotFound(session_id.to_owned()))?;
-        Ok(self.view(snapshot, 0))
+        Ok(self.view(&held, 0))
+    }
+
+    /// HUDs rendered so far: one per session version, however many clients
+    /// read it.
+    pub fn renders(&self) -> u64 {
+        self.renders.load(Ordering::Relaxed)
     }
 
     /// How a client should clip tool outputs before sending them, as this
@@ -369,17 +391,42 @@ impl Hud {
         held
     }
 
-    /// Renders a snapshot; called with the lock released.
-    fn view(&self, snapshot: Snapshot, skipped: usize) -> HudView {
-        let rendered = render::render(&snapshot.state, &snapshot.findings, self.config.budget, &|t| {
-            self.counter.count(t)
-        });
+    /// The session's HUD at its current version: rendered once per version
+    /// (from a snapshot, with the entry's lock released), then shared.
+    fn view(&self, held: &Held, skipped: usize) -> HudView {
+        let mut cache = held.rendered.lock().unwrap_or_else(|p| p.into_inner());
+        let exact = self.counter.exact();
+        let (version, model_status, session_id, snapshot) = {
+            let entry = held.lock();
+            let version = entry.version();
+            let fresh = cache.as_ref().is_some_and(|c| c.version == version && c.exact == exact);
+            (
+                version,
+                entry.model_status(),
+                entry.state.id.clone(),
+                (!fresh).then(|| entry.snapshot()),
+            )
+        };
+        if let Some(snapshot) = snapshot {
+            let rendered = render::render(&snapshot.state, &snapshot.findings, self.config.budget, &|t| {
+                self.counter.count(t)
+            });
+            self.renders.fetch_add(1, Ordering::Relaxed);
+            metrics::counter!("evolve_hud_hud_renders_total").increment(1);
+            *cache = Some(Rendered {
+                version,
+                exact,
+                hud: Arc::from(rendered.text),
+                tokens: rendered.tokens,
+            });
+        }
+        let rendered = cache.as_ref().expect("rendered above when missing");
         HudView {
-            session_id: snapshot.state.id,
-            version: snapshot.version,
-            hud: rendered.text,
+            session_id,
+            version,
+            hud: rendered.hud.to_string(),
             tokens: rendered.tokens,
-            model_status: snapshot.model_status,
+            model_status,
             skipped,
         }
     }

@@ -44,4 +44,14 @@ impl TokenCounter {
             TokenCounter::Engine(e) => e.count_tokens(text).unwrap_or_else(|| text.len().div_ceil(3)),
         }
     }
+
+    /// Whether counts are real tokens now, not the estimate (the local
+    /// model may still be loading): a HUD rendered with the estimate is
+    /// rendered again once they are.
+    pub fn exact(&self) -> bool {
+        match self {
+            TokenCounter::Tokenizer(_) => true,
+            TokenCounter::Engine(e) => e.count_tokens("").is_some(),
+        }
+    }
 }

@@ -107,6 +107,56 @@ async fn streams_open(server: &Server) -> Option<f64> {
     common::Metrics::of(server).await.sum("evolve_hud_event_streams", "")
 }
 
+/// Each version of a session's HUD is rendered once, however many read it:
+/// the syncs, three watchers and repeated GETs share one render per version.
+#[tokio::test(flavor = "multi_thread")]
+async fn each_hud_version_is_rendered_once_however_many_read_it() {
+    let server = Server::start(FACTS_ONLY);
+    let mut watchers = Vec::new();
+    for _ in 0..3 {
+        watchers.push(Events::open(&server).await);
+    }
+    let mut versions = std::collections::BTreeSet::new();
+    let mut reads = 0;
+    for n in 1..=7 {
+        let (code, view) = sync(&server, &step(n)).await;
+        assert_eq!(code, 200, "{view}");
+        versions.insert(view["version"].as_u64().expect("a version"));
+        reads += 1;
+        for _ in 0..2 {
+            let got = common::get_json(&server.url(&format!("/v1/hud/{SESSION}"))).await;
+            versions.insert(got["version"].as_u64().expect("a version"));
+            reads += 1;
+        }
+    }
+    let last = *versions.last().unwrap();
+    for watcher in &mut watchers {
+        // Each watcher reads every HUD it is told of, up to the last one.
+        loop {
+            let (name, data) = watcher
+                .next_change(Duration::from_secs(5))
+                .await
+                .expect("the watcher sees the last version");
+            assert_eq!(name, "hud");
+            versions.insert(data["version"].as_u64().expect("a version"));
+            reads += 1;
+            if data["version"] == last {
+                break;
+            }
+        }
+    }
+    let renders = common::Metrics::of(&server)
+        .await
+        .sum("evolve_hud_hud_renders_total", "")
+        .expect("the render counter");
+    assert_eq!(
+        renders as usize,
+        versions.len(),
+        "one render per version ({versions:?}), over {reads} reads"
+    );
+    assert!(reads >= 3 * renders as usize, "{reads} reads, {renders} renders");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_event_stream_sends_one_event_per_hud_change() {
     let server = Server::start(FACTS_ONLY);

@@ -110,7 +110,7 @@ function createShim(options: Source = {}, deps: ShimDeps = {}, client?: PluginIn
         session_id: input.sessionID,
         call_id: input.callID,
         tool: input.tool,
-        ...slimToolEvent(input.args, output),
+        ...slimToolEvent(input.args, output, sidecar.clipRule),
       });
     }),
 

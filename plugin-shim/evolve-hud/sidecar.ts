@@ -3,6 +3,7 @@
 import type { Config } from "./config.ts";
 import { isObject } from "./hud.ts";
 import { listenerOf, nonce, portOf, proves, readSecret } from "./identity.ts";
+import { FALLBACK_CLIP, parseClipRule, type ClipRule } from "./slim.ts";
 import type { Log } from "./log.ts";
 
 export class SidecarError extends Error {
@@ -85,6 +86,10 @@ export class Sidecar {
   onRefused?: () => void;
   /** Called on every answer from the sidecar (an expected error status included). */
   onAnswered?: () => void;
+  /** How the sidecar clips outputs, from its `/health`; the fallback until it has told. */
+  clipRule: ClipRule = FALLBACK_CLIP;
+  /** Whether `clipRule` is the sidecar's own (asked again after the sidecar was lost). */
+  private ruleKnown = false;
 
   constructor(
     private config: Config,
@@ -117,6 +122,8 @@ export class Sidecar {
     } catch (e) {
       const error = e instanceof SidecarError ? e : new SidecarError(String(e), "unreachable");
       if (error.kind === "refused") this.onRefused?.();
+      // A sidecar started again may be another version: ask its rule anew.
+      if (error.kind === "refused" || error.kind === "unreachable" || error.kind === "foreign") this.ruleKnown = false;
       if (error.kind === "status") this.onAnswered?.();
       if (error.kind === "status" && expected.includes(error.status!)) this.breaker.success();
       else if (!(modelBound && error.kind === "timeout" && this.breaker.state === "closed")) this.breaker.failure(error);
@@ -129,7 +136,26 @@ export class Sidecar {
     // Requests made together share one check, and go out in the order made.
     this.verifying ??= this.verify(timeoutMs).finally(() => (this.verifying = undefined));
     const secret = await this.verifying;
+    if (!this.ruleKnown) await this.learnClipRule(timeoutMs, secret);
     return this.exchange("POST", path, body, timeoutMs, secret);
+  }
+
+  /** Takes the sidecar's clipping rule from its `/health`, so that a change there needs no change here; keeps the fallback when it says none. */
+  private async learnClipRule(timeoutMs: number, secret: string): Promise<void> {
+    try {
+      const health = await this.exchange("GET", "/health", undefined, timeoutMs, secret);
+      const rule = isObject(health) ? parseClipRule(health.hud_clip) : undefined;
+      if (rule) this.clipRule = rule;
+      this.ruleKnown = true;
+    } catch (e) {
+      // A sidecar still loading answers 503 with the rule too.
+      const body = e instanceof SidecarError ? e.body : undefined;
+      const rule = isObject(body) ? parseClipRule(body.hud_clip) : undefined;
+      if (rule) {
+        this.clipRule = rule;
+        this.ruleKnown = true;
+      }
+    }
   }
 
   /** The identity check in flight, if any. */

@@ -5,9 +5,6 @@
 
 import { isObject, type Entry, type Json } from "./hud.ts";
 
-/** Bytes of each tool output's start and end the sidecar keeps. */
-const OUTPUT_HEAD = 2048;
-const OUTPUT_TAIL = 2048;
 /** Longest string kept whole in tool inputs, infos and other fields. */
 const STRING_MAX = 2048;
 /** Array items kept in tool inputs (todo lists and the like). */
@@ -55,37 +52,68 @@ export function clipBytes(
 }
 
 /**
- * The sidecar's rule for the part of an output left out (its `/health`
- * reports it as `hud_clip`; a test holds this copy to it): the lines that
- * say something failed, trimmed, up to MIDDLE_LINES lines of at most
- * MIDDLE_LINE_BYTES (longer ones are left out) and MIDDLE_BYTES in all.
+ * How the sidecar clips a tool output, as its `/health` tells it
+ * (`hud_clip`): the bytes of the head and tail kept, and for the part left
+ * out, the lines that say something failed (one of `words`), trimmed, up to
+ * `lines` lines of at most `line_bytes` (longer ones are left out) and
+ * `bytes` in all. Sending what the sidecar keeps costs nothing it would use.
  */
-export const FAILURE_WORDS = [
-  "error", "fail", "panic", "exception", "fatal", "denied", "not found", "cannot", "traceback",
-  "undefined reference", "undefined symbol", "segmentation fault", "core dumped",
-  "assert", "expected", "!=", "mismatch", "undefined", "undeclared", "missing", "no such", "invalid",
-  "unexpected", "timed out", "timeout", "not ok", "aborted", "segmentation",
-];
-export const MIDDLE_LINES = 20;
-export const MIDDLE_BYTES = 2048;
-export const MIDDLE_LINE_BYTES = 240;
+export interface ClipRule {
+  head: number;
+  tail: number;
+  middle: { words: string[]; lines: number; bytes: number; line_bytes: number };
+}
+
+/** The rule until the sidecar has told its own (the one it had when this plugin was written). */
+export const FALLBACK_CLIP: ClipRule = {
+  head: 2048,
+  tail: 2048,
+  middle: {
+    words: [
+      "error", "fail", "panic", "exception", "fatal", "denied", "not found", "cannot", "traceback",
+      "undefined reference", "undefined symbol", "segmentation fault", "core dumped",
+      "assert", "expected", "!=", "mismatch", "undefined", "undeclared", "missing", "no such", "invalid",
+      "unexpected", "timed out", "timeout", "not ok", "aborted", "segmentation",
+    ],
+    lines: 20,
+    bytes: 2048,
+    line_bytes: 240,
+  },
+};
+
+/** `hud_clip` from the sidecar's `/health`, if it has the expected shape and sane sizes. */
+export function parseClipRule(v: unknown): ClipRule | undefined {
+  const size = (n: unknown, max: number) => typeof n === "number" && Number.isInteger(n) && n >= 0 && n <= max;
+  if (!isObject(v) || !isObject(v.middle)) return undefined;
+  const m = v.middle;
+  const words = Array.isArray(m.words) && m.words.every((w) => typeof w === "string" && w !== "") ? (m.words as string[]) : undefined;
+  if (!words || !size(v.head, 1 << 20) || !size(v.tail, 1 << 20) || !size(m.lines, 1000) || !size(m.bytes, 1 << 20) || !size(m.line_bytes, 1 << 16)) {
+    return undefined;
+  }
+  return {
+    head: v.head as number,
+    tail: v.tail as number,
+    middle: { words: words.map((w) => w.toLowerCase()), lines: m.lines as number, bytes: m.bytes as number, line_bytes: m.line_bytes as number },
+  };
+}
 
 /** The lines of `between` (the text between a clipped output's head and tail) the sidecar keeps. */
-export function middleLines(between: string, headEndsLine: boolean, tailStartsLine: boolean): string[] {
+export function middleLines(between: string, headEndsLine: boolean, tailStartsLine: boolean, rule: ClipRule = FALLBACK_CLIP): string[] {
+  const { words, lines: maxLines, bytes: maxBytes, line_bytes: maxLineBytes } = rule.middle;
   const lines = between.split("\n");
   if (!headEndsLine) lines.shift();
   if (!tailStartsLine || lines[lines.length - 1] === "") lines.pop();
   const kept: string[] = [];
   let bytes = 0;
   for (const raw of lines) {
-    if (kept.length >= MIDDLE_LINES) break;
+    if (kept.length >= maxLines) break;
     const line = raw.replace(/\r$/, "").trim();
     const n = byteLength(line);
     // eslint-disable-next-line no-control-regex
-    if (n > MIDDLE_LINE_BYTES || /[\u0000-\u001f\u007f-\u009f]/.test(line)) continue;
+    if (n > maxLineBytes || /[\u0000-\u001f\u007f-\u009f]/.test(line)) continue;
     const lower = line.toLowerCase();
-    if (!FAILURE_WORDS.some((w) => lower.includes(w))) continue;
-    if (bytes + n > MIDDLE_BYTES) break;
+    if (!words.some((w) => lower.includes(w))) continue;
+    if (bytes + n > maxBytes) break;
     bytes += n;
     kept.push(line);
   }
@@ -124,7 +152,7 @@ function scalars(v: unknown, max = 256): Json | undefined {
 }
 
 /** A tool part's state: output as its head and tail, metadata without copies of the output. */
-function slimToolState(state: Json): Json {
+function slimToolState(state: Json, rule: ClipRule): Json {
   const out: Json = {
     status: state.status,
     input: slimValue(state.input),
@@ -134,13 +162,13 @@ function slimToolState(state: Json): Json {
   // Bash metadata repeats the output: that copy is left out.
   const metadata = scalars(isObject(state.metadata) ? { ...state.metadata, output: undefined } : undefined);
   if (metadata) out.metadata = metadata;
-  if (typeof state.error === "string") out.error = shortString(state.error, OUTPUT_HEAD);
+  if (typeof state.error === "string") out.error = shortString(state.error, rule.head);
   if (typeof state.output === "string") {
-    const clipped = clipBytes(state.output, OUTPUT_HEAD, OUTPUT_TAIL);
+    const clipped = clipBytes(state.output, rule.head, rule.tail);
     out.output = clipped ? clipped.head + clipped.tail : state.output;
     if (clipped) {
       const between = clipped.between();
-      const middle = middleLines(between, clipped.head.endsWith("\n"), between.endsWith("\n"));
+      const middle = middleLines(between, clipped.head.endsWith("\n"), between.endsWith("\n"), rule);
       out.clipped = {
         head: byteLength(clipped.head),
         bytes: byteLength(state.output),
@@ -164,31 +192,35 @@ function slimToolState(state: Json): Json {
 }
 
 /** The `args`, `output` and `metadata` of a `tool.execute.after` event, slimmed as a part's state is. */
-export function slimToolEvent(args: unknown, output: { title?: unknown; output?: unknown; metadata?: unknown } | undefined): Json {
-  const state = slimToolState({ status: "completed", input: args, output: output?.output, metadata: output?.metadata });
+export function slimToolEvent(
+  args: unknown,
+  output: { title?: unknown; output?: unknown; metadata?: unknown } | undefined,
+  rule: ClipRule = FALLBACK_CLIP,
+): Json {
+  const state = slimToolState({ status: "completed", input: args, output: output?.output, metadata: output?.metadata }, rule);
   return { args: state.input, output: state.output, metadata: state.metadata, clipped: state.clipped };
 }
 
 /** A part as the sidecar needs it: tools and texts slimmed, other kinds as their scalars. */
-function slimPart(p: unknown): Json {
+function slimPart(p: unknown, rule: ClipRule): Json {
   if (!isObject(p)) return { type: "unknown" };
   if (p.type === "tool" && isObject(p.state)) {
-    return { ...scalars(p, 1024), state: slimToolState(p.state) };
+    return { ...scalars(p, 1024), state: slimToolState(p.state, rule) };
   }
   if (p.type === "text" && typeof p.text === "string") {
-    return { ...scalars(p, 1024), text: shortString(p.text, OUTPUT_HEAD + OUTPUT_TAIL) };
+    return { ...scalars(p, 1024), text: shortString(p.text, rule.head + rule.tail) };
   }
   return scalars(p, 1024) ?? {};
 }
 
 /** A message as the sidecar needs it: the info's scalars, time, path and model, and slim parts. */
-export function slimEntry(m: Entry): Entry {
+export function slimEntry(m: Entry, rule: ClipRule = FALLBACK_CLIP): Entry {
   const info: Json = { ...scalars(m.info, 1024) };
   for (const key of ["time", "path", "model", "summary"]) {
     const v = m.info[key];
     if (isObject(v)) info[key] = scalars(v, 4096);
   }
-  return { info, parts: m.parts.map(slimPart) };
+  return { info, parts: m.parts.map((p) => slimPart(p, rule)) };
 }
 
 /**
@@ -196,7 +228,7 @@ export function slimEntry(m: Entry): Entry {
  * entry too big for one page is split by parts (the sidecar merges parts,
  * so the halves add up to the whole).
  */
-export function pages(entries: Entry[], sessionID: string, limit = PAGE_BYTES): Entry[][] {
+export function pages(entries: Entry[], sessionID: string, limit = PAGE_BYTES, rule: ClipRule = FALLBACK_CLIP): Entry[][] {
   // Room for `{"session_id":…,"messages":[…],"full":false}`.
   const frame = byteLength(JSON.stringify({ session_id: sessionID, messages: [], full: false }));
   const room = limit - frame;
@@ -213,7 +245,7 @@ export function pages(entries: Entry[], sessionID: string, limit = PAGE_BYTES): 
     size += bytes + 1;
   };
   for (const m of entries) {
-    const slim = slimEntry(m);
+    const slim = slimEntry(m, rule);
     const bytes = byteLength(JSON.stringify(slim));
     if (bytes + 1 <= room) {
       push(slim, bytes);

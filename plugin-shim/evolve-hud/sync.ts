@@ -5,7 +5,7 @@
 import type { Config } from "./config.ts";
 import { HUD_TAG, isEntry, isHud, isObject, type Entry } from "./hud.ts";
 import { SidecarError, type Sidecar } from "./sidecar.ts";
-import { pages } from "./slim.ts";
+import { PAGE_BYTES, pages } from "./slim.ts";
 
 function signature(m: Entry): string {
   return m.parts
@@ -110,7 +110,7 @@ export class HudSync {
   /** POSTs `batch` page by page; the first page carries `full`. */
   private async sendPages(sessionID: string, batch: Entry[], full: boolean): Promise<unknown> {
     let reply: unknown;
-    const all = pages(batch, sessionID);
+    const all = pages(batch, sessionID, PAGE_BYTES, this.sidecar.clipRule);
     for (const [i, page] of all.entries()) {
       // Only the last page may wait for the model's findings.
       const last = i === all.length - 1;

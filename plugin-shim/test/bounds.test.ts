@@ -7,7 +7,9 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { EvolveHudPlugin } from "../evolve-hud.ts";
 import type { Entry } from "../evolve-hud/hud.ts";
-import { clipBytes, FAILURE_WORDS, lineCount, middleLines, MIDDLE_BYTES, MIDDLE_LINES, PAGE_BYTES, pages } from "../evolve-hud/slim.ts";
+import { clipBytes, FALLBACK_CLIP, lineCount, middleLines, PAGE_BYTES, pages } from "../evolve-hud/slim.ts";
+
+const { words: FAILURE_WORDS, lines: MIDDLE_LINES, bytes: MIDDLE_BYTES } = FALLBACK_CLIP.middle;
 import { FakeSidecar, TEST_SECRET } from "./helpers.ts";
 
 const { createShim } = EvolveHudPlugin.internals;

@@ -14,7 +14,7 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { EvolveHudPlugin } from "../evolve-hud.ts";
 import { isHud } from "../evolve-hud/hud.ts";
-import { FAILURE_WORDS, MIDDLE_BYTES, MIDDLE_LINE_BYTES, MIDDLE_LINES } from "../evolve-hud/slim.ts";
+import { parseClipRule } from "../evolve-hud/slim.ts";
 import type { Scenario, ToolStep } from "./fake-model.ts";
 import { AUTH, clone, deadPort, TEST_SECRET, timeSteps, Tmux, transforms } from "./helpers.ts";
 import * as harness from "./opencode.ts";
@@ -58,13 +58,11 @@ after(async () => {
   rmSync(base, { recursive: true, force: true });
 }, { timeout: 60_000 });
 
-test("the plugin clips outputs by the real sidecar's rule (its /health hud_clip)", async () => {
+test("the real sidecar publishes its clipping rule in a shape the plugin takes", async () => {
   const health = await (await fetch(sidecar.url + "/health", { headers: AUTH })).json();
-  assert.deepEqual(health.hud_clip, {
-    head: 2048,
-    tail: 2048,
-    middle: { words: FAILURE_WORDS, lines: MIDDLE_LINES, bytes: MIDDLE_BYTES, line_bytes: MIDDLE_LINE_BYTES },
-  });
+  const rule = parseClipRule(health.hud_clip);
+  assert.ok(rule, JSON.stringify(health.hud_clip));
+  assert.ok(rule.head > 0 && rule.tail > 0 && rule.middle.words.includes("error"), JSON.stringify(rule));
 });
 
 test("with the shim: one HUD, last, reflecting the tool calls; otherwise identical requests", async (t) => {

@@ -71,6 +71,8 @@ export class FakeSidecar {
   requests: Recorded[] = [];
   /** Identity checks answered. */
   identities = 0;
+  /** What `GET /health` answers (not recorded in `requests`). */
+  health: Record<string, unknown> = { status: "ok" };
   readonly secret = TEST_SECRET;
   behaviour: Behaviour = { kind: "ok" };
   private server: Server;
@@ -112,6 +114,7 @@ export class FakeSidecar {
         const secret = this.behaviour.kind === "foreign" ? "another secret" : TEST_SECRET;
         return send(res, 200, { proof: proof(secret, port, identity[1]) });
       }
+      if (req.url === "/health") return send(res, 200, this.health);
       const body = raw ? JSON.parse(raw) : undefined;
       this.requests.push({ path: req.url ?? "", headers: req.headers, body });
       const b = this.behaviour;

@@ -72,3 +72,22 @@ test("the secret comes from the user's config folder, only when it is theirs alo
   assert.equal(await run(), false, "a secret others can read is not used");
   assert.equal(sidecar.requests.length, before, "and nothing is sent");
 });
+
+test("the plugin clips outputs by the sidecar's rule, from its /health, once it is proven", async (t) => {
+  const sidecar = await FakeSidecar.start();
+  t.after(() => sidecar.stop());
+  sidecar.health = { status: "ok", hud_clip: { head: 64, tail: 64, middle: { words: ["zebra"], lines: 5, bytes: 500, line_bytes: 100 } } };
+  const hooks = createShim({ url: sidecar.url, token: TEST_SECRET, autostart: false }, { log: () => {}, env: {} });
+  await hooks["experimental.chat.messages.transform"]!({}, { messages: clone(step.messages) as any[] });
+  const filler = (from: number) => Array.from({ length: 20 }, (_, i) => `filler ${from + i} error here`);
+  const output = ["first line", ...filler(0), "a zebra crossed", ...filler(20), "last line"].join("\n");
+  await hooks["tool.execute.after"]!(
+    { tool: "bash", sessionID: "ses_clip", callID: "call_clip", args: { command: "run" } } as any,
+    { title: "run", output, metadata: { exit: 1 } } as any,
+  );
+  await new Promise((r) => setTimeout(r, 200));
+  const event = sidecar.requests.find((r) => r.path === "/v1/hud/event")?.body;
+  assert.ok(event, JSON.stringify(sidecar.requests.map((r) => r.path)));
+  assert.equal(Buffer.byteLength(event.output), 128, "64 bytes of head and of tail, as the sidecar keeps them");
+  assert.deepEqual(event.clipped.middle, ["a zebra crossed"], "the sidecar's words, not the plugin's own");
+});

@@ -1,6 +1,7 @@
 //! `serve`'s flags: the model and how it runs, or a remote engine; the
 //! HTTP server; the HUD.
 
+use crate::engine::lifecycle::KeepAlive;
 use crate::engine::local::{FlashAttn, LocalConfig};
 use crate::engine::remote::RemoteConfig;
 use crate::hud::HudConfig;
@@ -199,6 +200,14 @@ pub struct ModelConfig {
     /// threads wait for the slowest of them at every step).
     #[arg(long, env = "EVOLVE_HUD_NICE", default_value_t = LocalConfig::NICE, value_parser = clap::value_parser!(i32).range(0..=19))]
     pub nice: i32,
+
+    /// How long the model stays in memory with no model work (questions,
+    /// chat, compaction), as Ollama's keep_alive: `30s`, `5m`, `1h`, plain
+    /// seconds; `0` releases it after each piece of work, a negative value
+    /// never. HUD facts are served meanwhile; the next model work loads it
+    /// again.
+    #[arg(long, env = "EVOLVE_HUD_KEEP_ALIVE", default_value = "5m", value_parser = KeepAlive::parse, allow_hyphen_values = true)]
+    pub keep_alive: KeepAlive,
 }
 
 impl ModelConfig {

@@ -11,9 +11,9 @@
 //! error (overloaded, unavailable, invalid) or with a receiver of
 //! [`Event`]s. Dropping the receiver cancels the work.
 
+pub mod lifecycle;
 pub mod local;
 pub mod remote;
-pub mod starting;
 
 use serde::Serialize;
 use std::sync::atomic::AtomicBool;
@@ -185,7 +185,12 @@ pub enum EngineError {
 pub enum HealthState {
     Loading,
     Ready,
-    Failed { reason: String },
+    /// The local model was released after `--keep-alive` without model
+    /// work; the next model work loads it again (and waits for it).
+    Released,
+    Failed {
+        reason: String,
+    },
 }
 
 /// The engine's own details for `/health`, and for `/v1/models` what it
@@ -311,6 +316,11 @@ pub struct Engine(Arc<dyn Backend>);
 impl Engine {
     pub fn new(backend: impl Backend) -> Engine {
         Engine(Arc::new(backend))
+    }
+
+    /// Whether both are the same engine.
+    pub fn same(&self, other: &Engine) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
     }
 }
 

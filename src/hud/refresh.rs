@@ -81,7 +81,8 @@ impl Hud {
             loop {
                 let state = health.borrow_and_update().clone();
                 match state {
-                    crate::engine::HealthState::Ready => break,
+                    // A released model loads again for the warm-up.
+                    crate::engine::HealthState::Ready | crate::engine::HealthState::Released => break,
                     crate::engine::HealthState::Failed { .. } => {
                         hud.warmed.store(false, std::sync::atomic::Ordering::Release);
                         return;

@@ -13,8 +13,7 @@ pub(crate) mod metrics;
 pub use error::ApiError;
 
 use crate::cli::ServeConfig;
-use crate::engine::starting::Starting;
-use crate::engine::Backend;
+use crate::engine::lifecycle::Lifecycle;
 use crate::engine::{Engine, EngineDetails, HealthState};
 use anyhow::Context;
 use axum::extract::{DefaultBodyLimit, State};
@@ -90,34 +89,30 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
         // Bound before the model loads: the port answers at once, `/health`
         // says "loading" with the progress, and HUD facts are served.
         let listener = bind(address).await?;
-        let progress = std::sync::Arc::new(crate::engine::local::LoadProgress::default());
         let name = local
             .path
             .file_stem()
             .map_or_else(|| "model".into(), |s| s.to_string_lossy().into_owned());
-        let starting = Starting::new(name, progress.clone());
+        let path = local.path.clone();
+        let lifecycle = Lifecycle::new(name, local, config.model.keep_alive);
         let server = tokio::spawn(serve(
             config,
             access,
             metrics,
-            Engine::new(starting.clone()),
+            Engine::new(lifecycle.clone()),
             listener,
             shutdown.clone(),
             signals,
         ));
-        tracing::info!(model = %local.path.display(), "loading model");
-        match crate::engine::local::ModelHandle::start_with(&local, progress.clone()).await {
-            Ok((model, thread)) => {
-                if progress.is_cancelled() {
-                    model.begin_shutdown();
-                }
-                starting.loaded(Engine::new(model));
+        tracing::info!(model = %path.display(), "loading model");
+        match lifecycle.load().await {
+            Ok(()) => {
                 let served = server.await.context("the HTTP server task")?;
                 // Whatever ended the server, the model thread is stopped
                 // before returning: a process exiting under a running
                 // llama.cpp thread crashes. It stops between tokens; a long
                 // prompt being decoded does not, so the wait is bounded.
-                if tokio::time::timeout(DRAIN, thread.shutdown()).await.is_err() {
+                if !lifecycle.stop(DRAIN).await {
                     if let Err(e) = &served {
                         tracing::error!("{e:#}");
                     }
@@ -131,8 +126,8 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
                 server.await.context("the HTTP server task")??;
             }
             Err(e) => {
-                let error = anyhow::Error::new(e).context(format!("cannot serve {}", local.path.display()));
-                starting.failed(format!("{error:#}"));
+                let error = anyhow::Error::new(e).context(format!("cannot serve {}", path.display()));
+                lifecycle.failed(format!("{error:#}"));
                 shutdown.cancel();
                 let _ = server.await;
                 return Err(error);
@@ -341,7 +336,8 @@ impl AppState {
             hud_clip: Value,
         }
         let state = self.engine.health();
-        let ready = matches!(state, HealthState::Ready);
+        // A released model is ready: the next model work loads it.
+        let ready = matches!(state, HealthState::Ready | HealthState::Released);
         let body = HealthBody {
             state,
             model: self.model_name(),

@@ -27,6 +27,7 @@ pub fn health_line(status: &StatusView) -> String {
             Some(p) => format!("model loading ({:.0} %)", p * 100.0),
             None => "model loading".to_owned(),
         },
+        "released" => "model released (idle; the next question loads it)".to_owned(),
         "" => "model state unknown".to_owned(),
         s => format!("model {s}"),
     };

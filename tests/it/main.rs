@@ -23,6 +23,7 @@ mod hud_facts;
 mod hud_quality;
 mod in_process;
 mod install_shim;
+mod keep_alive;
 mod layout;
 mod load;
 mod pull;

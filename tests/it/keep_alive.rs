@@ -1,0 +1,105 @@
+//! `--keep-alive`: after that long without model work the model and its
+//! buffers are released (the process shrinks to what the HUD needs), HUD
+//! facts go on, `/health` says "released", and the next model work loads
+//! it again and is answered.
+
+use crate::common::{self, chat, get_json, post_json, transform, Server};
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+/// The server's resident memory, in MiB.
+fn rss_mib(server: &Server) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.pid())).expect("/proc status");
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS");
+    kib / 1024.0
+}
+
+/// `/health`'s status once it is `want`, within `wait`.
+async fn health_becomes(server: &Server, want: &str, wait: Duration) -> serde_json::Value {
+    let deadline = Instant::now() + wait;
+    loop {
+        let health = get_json(&server.url("/health")).await;
+        if health["status"] == want {
+            return health;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "/health never said {want} within {wait:?}: {health}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_idle_model_is_released_facts_go_on_and_the_next_question_loads_it() {
+    let server = Server::start(&["--keep-alive", "1s", "--hud-extract", "false"]);
+    let (status, body) = post_json(&server, "/v1/chat/completions", &chat("hi", json!({ "max_tokens": 4 }))).await;
+    assert_eq!(status, 200, "{body}");
+    let loaded = rss_mib(&server);
+
+    let health = health_becomes(&server, "released", Duration::from_secs(10)).await;
+    assert_eq!(
+        common::http_status(&server.url("/health")),
+        Some(200),
+        "released is not down: {health}"
+    );
+    let released = rss_mib(&server);
+    assert!(
+        released < 100.0 && released < loaded / 2.0,
+        "RSS {released:.0} MiB after the release, {loaded:.0} MiB loaded"
+    );
+
+    // HUD facts need no model.
+    let messages = transform("basic", 3);
+    let id = messages[0]["info"]["sessionID"].clone();
+    let sync = json!({ "session_id": id, "messages": messages, "full": true });
+    let (status, view) = post_json(&server, "/v1/hud/sync", &sync).await;
+    assert_eq!(status, 200, "{view}");
+    assert!(view["hud"].as_str().unwrap().contains("bash"), "{view}");
+    let status_view = get_json(&server.url("/v1/status")).await;
+    assert_eq!(status_view["health"]["status"], "released", "{status_view}");
+
+    // The next model work loads it again and is answered.
+    let (status, body) = post_json(&server, "/v1/chat/completions", &chat("hi", json!({ "max_tokens": 4 }))).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        !body["choices"][0]["message"]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .is_empty(),
+        "{body}"
+    );
+    assert_eq!(get_json(&server.url("/health")).await["status"], "ready");
+    assert!(rss_mib(&server) > released, "the model is back in memory");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn keep_alive_0_releases_after_each_piece_of_work_and_a_negative_one_never() {
+    let now = Server::start(&["--keep-alive", "0", "--hud-extract", "false"]);
+    for _ in 0..2 {
+        let (status, body) = post_json(&now, "/v1/chat/completions", &chat("hi", json!({ "max_tokens": 2 }))).await;
+        assert_eq!(status, 200, "{body}");
+        health_becomes(&now, "released", Duration::from_secs(5)).await;
+    }
+
+    let never = Server::start(&["--keep-alive", "-1", "--hud-extract", "false"]);
+    let (status, body) = post_json(&never, "/v1/chat/completions", &chat("hi", json!({ "max_tokens": 2 }))).await;
+    assert_eq!(status, 200, "{body}");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(get_json(&never.url("/health")).await["status"], "ready");
+}
+
+#[test]
+fn a_keep_alive_that_is_not_a_duration_is_refused_with_the_forms_it_takes() {
+    let out = common::command()
+        .args(["serve", "--keep-alive", "5 minutes", "--port", "0"])
+        .output()
+        .expect("serve");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("30s, 5m, 1h"), "{stderr}");
+}

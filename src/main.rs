@@ -8,7 +8,7 @@ fn main() -> std::process::ExitCode {
     match cli.command {
         Command::Serve(mut config) => {
             evolve_hud::logging::init(config.server.log_format);
-            if config.engine.engine.is_none() {
+            if config.engine.engine.is_none() && !config.engine.no_model {
                 if let Err(err) = config.model.resolve_model() {
                     return fail(&err);
                 }

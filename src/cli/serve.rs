@@ -33,6 +33,12 @@ pub struct EngineArgs {
     #[arg(long, env = "EVOLVE_HUD_ENGINE", conflicts_with = "model")]
     pub engine: Option<String>,
 
+    /// Load no model and use no engine: the HUD's facts only, at once and
+    /// in a few MiB. Model work (the HUD's questions, chat, the model's
+    /// part of compaction texts) is refused with the reason.
+    #[arg(long, env = "EVOLVE_HUD_NO_MODEL", conflicts_with_all = ["model", "engine"])]
+    pub no_model: bool,
+
     /// The engine's model to use. Default: the first the engine lists.
     #[arg(long, env = "EVOLVE_HUD_ENGINE_MODEL", requires = "engine")]
     pub engine_model: Option<String>,

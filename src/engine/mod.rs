@@ -13,6 +13,7 @@
 
 pub mod lifecycle;
 pub mod local;
+pub mod none;
 pub mod remote;
 
 use serde::Serialize;

@@ -70,7 +70,22 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
     let metrics = metrics::install().context("installing the metrics recorder")?;
     let address = std::net::SocketAddr::new(config.server.host, config.server.port);
     let shutdown = CancellationToken::new();
-    if let Some(remote) = config.engine.remote()? {
+    if config.engine.no_model {
+        tracing::info!("--no-model: serving the HUD's facts only; model work is refused");
+        let mut config = config;
+        config.hud.hud_extract = false;
+        let listener = bind(address).await?;
+        serve(
+            config,
+            access,
+            metrics,
+            crate::engine::none::NoModel::engine(),
+            listener,
+            shutdown,
+            signals,
+        )
+        .await?;
+    } else if let Some(remote) = config.engine.remote()? {
         tracing::info!(engine = %remote.url, "using a remote engine; no model is loaded here");
         let engine = crate::engine::remote::RemoteEngine::start(remote)?;
         let listener = bind(address).await?;

@@ -169,6 +169,21 @@ impl Server {
         server
     }
 
+    /// Starts `evolve-hud serve --no-model` (the HUD's facts only, ready at
+    /// once) with extra flags, and waits until it is ready.
+    pub fn facts_only(extra: &[&str]) -> Server {
+        Server::facts_only_on(0, extra)
+    }
+
+    /// [`Server::facts_only`] on a given port, as a restarted sidecar is.
+    pub fn facts_only_on(port: u16, extra: &[&str]) -> Server {
+        let mut args = vec![std::ffi::OsString::from("--no-model")];
+        args.extend(extra.iter().map(Into::into));
+        let server = Server::spawn_on(port, &args);
+        server.wait_ready();
+        server
+    }
+
     /// Starts `evolve-hud serve --engine URL` with extra flags, and returns
     /// as soon as it listens (the engine may be down).
     pub fn start_engine(url: &str, extra: &[&str]) -> Server {

@@ -175,7 +175,7 @@ fn doctor_names_what_is_missing_and_how_to_fix_it() {
     // one is not the user's.
     let secret = home.path().join("config/evolve-hud/token");
     assert!(std::fs::read_to_string(&secret).unwrap().trim().len() >= 32);
-    let foreign = common::Server::start(&["--hud-extract", "false"]);
+    let foreign = common::Server::facts_only(&[]);
     let text = stdout(&doctor(&foreign.base));
     assert!(text.contains("✗ sidecar  the server at"), "{text}");
     assert!(

@@ -184,7 +184,7 @@ except OSError as e:
 #[tokio::test(flavor = "multi_thread")]
 async fn another_account_can_neither_read_nor_change_a_session_nor_read_the_secret() {
     let Some(other) = other_account() else { return };
-    let server = common::Server::start(&["--hud-extract", "false"]);
+    let server = common::Server::facts_only(&[]);
     let session = "ses_shared_machine";
     let goal = "Fix the failing test in calc.py";
     let sync = serde_json::json!({ "session_id": session, "full": true, "messages": [
@@ -243,7 +243,7 @@ server.serve_forever()
 #[test]
 fn a_squatter_of_another_account_gets_nothing_and_is_named() {
     let Some(other) = other_account() else { return };
-    let real = common::Server::start(&["--hud-extract", "false"]);
+    let real = common::Server::facts_only(&[]);
     let port = common::free_port();
     let mut squatter = as_other(other, SQUATTER, &[&port.to_string(), &real.base])
         .stdout(Stdio::piped())

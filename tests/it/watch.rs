@@ -15,8 +15,6 @@ use std::time::{Duration, Instant};
 
 /// The model's questions are off where a test counts events, so that only
 /// the syncs change a HUD.
-const FACTS_ONLY: &[&str] = &["--hud-extract", "false"];
-
 /// The session of the `basic` capture.
 const SESSION: &str = "ses_dfe6277e3ffeQ2MFjzCtaurc8i";
 
@@ -111,7 +109,7 @@ async fn streams_open(server: &Server) -> Option<f64> {
 /// the syncs, three watchers and repeated GETs share one render per version.
 #[tokio::test(flavor = "multi_thread")]
 async fn each_hud_version_is_rendered_once_however_many_read_it() {
-    let server = Server::start(FACTS_ONLY);
+    let server = Server::facts_only(&[]);
     let mut watchers = Vec::new();
     for _ in 0..3 {
         watchers.push(Events::open(&server).await);
@@ -159,7 +157,7 @@ async fn each_hud_version_is_rendered_once_however_many_read_it() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_event_stream_sends_one_event_per_hud_change() {
-    let server = Server::start(FACTS_ONLY);
+    let server = Server::facts_only(&[]);
     let mut events = Events::open(&server).await;
     let (name, status) = tokio::time::timeout(Duration::from_secs(5), events.rx.recv())
         .await
@@ -220,7 +218,7 @@ async fn the_event_stream_sends_one_event_per_hud_change() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn status_json_has_a_stable_shape_and_fails_when_the_sidecar_is_down() {
-    let server = Server::start(FACTS_ONLY);
+    let server = Server::facts_only(&[]);
     sync(&server, &step(6)).await;
     let out = evolve_hud(&["status", "--json", "--url", &server.base], Duration::from_secs(10));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -438,7 +436,7 @@ impl Drop for Tmux {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn watch_shows_live_huds_in_a_terminal_and_quits_cleanly() {
-    let server = Server::start(FACTS_ONLY);
+    let server = Server::facts_only(&[]);
     let tmux = Tmux::start(80, 24);
     tmux.send(&["clear; echo before-watch", "Enter"]);
     tmux.watch(&server.base);
@@ -488,7 +486,7 @@ async fn watch_shows_live_huds_in_a_terminal_and_quits_cleanly() {
 /// what was hidden, and ⏎ shows the whole HUD.
 #[tokio::test(flavor = "multi_thread")]
 async fn watch_keeps_a_long_huds_open_problems_in_view_at_80_by_24() {
-    let server = Server::start(FACTS_ONLY);
+    let server = Server::facts_only(&[]);
     let (_, basic) = sync(&server, &step(6)).await;
     assert_eq!(basic["version"].as_u64().map(|v| v > 0), Some(true));
     let (id, body) = long_session();
@@ -534,7 +532,7 @@ async fn watch_keeps_a_long_huds_open_problems_in_view_at_80_by_24() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn watch_says_when_the_sidecar_is_down_and_recovers() {
-    let server = Server::start(FACTS_ONLY);
+    let server = Server::facts_only(&[]);
     let port = server.port();
     sync(&server, &step(2)).await;
     let tmux = Tmux::start(100, 30);
@@ -555,7 +553,7 @@ async fn watch_says_when_the_sidecar_is_down_and_recovers() {
         "the last known sessions stay:\n{screen}"
     );
 
-    let server = Server::start_on(port, FACTS_ONLY);
+    let server = Server::facts_only_on(port, &[]);
     tmux.wait_for("the sidecar back", Duration::from_secs(10), |s| {
         s.contains("● model ready") && !s.contains("no sidecar answers") && !s.contains("hint:")
     });
@@ -572,9 +570,7 @@ async fn watch_and_status_send_the_sidecars_token() {
     let mut file = tempfile::NamedTempFile::new().unwrap();
     std::io::Write::write_all(&mut file, b"watch-token-42\n").unwrap();
     let path = file.path().to_str().unwrap().to_owned();
-    let mut flags = FACTS_ONLY.to_vec();
-    flags.extend(["--auth-token-file", &path]);
-    let server = Server::start(&flags);
+    let server = Server::facts_only(&["--auth-token-file", &path]);
 
     let status = |env: Option<&str>, args: &[&str]| {
         let mut c = common::command();
@@ -627,7 +623,7 @@ async fn watch_and_status_send_the_sidecars_token() {
 /// within 2 s, with `watch` and a raw stream (as `curl -N`) connected.
 #[tokio::test(flavor = "multi_thread")]
 async fn sigterm_ends_the_sidecar_within_two_seconds_while_watch_is_connected() {
-    let server = Server::start(FACTS_ONLY);
+    let server = Server::facts_only(&[]);
     sync(&server, &step(2)).await;
     let tmux = Tmux::start(100, 30);
     tmux.watch(&server.base);

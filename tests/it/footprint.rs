@@ -1,7 +1,8 @@
-//! `--keep-alive`: after that long without model work the model and its
-//! buffers are released (the process shrinks to what the HUD needs), HUD
-//! facts go on, `/health` says "released", and the next model work loads
-//! it again and is answered.
+//! What the sidecar holds while it waits. `--keep-alive`: after that long
+//! without model work the model and its buffers are released (the process
+//! shrinks to what the HUD needs), HUD facts go on, `/health` says
+//! "released", and the next model work loads it again and is answered.
+//! `--no-model`: facts only, nothing loaded.
 
 use crate::common::{self, chat, get_json, post_json, transform, Server};
 use serde_json::json;
@@ -34,6 +35,16 @@ async fn health_becomes(server: &Server, want: &str, wait: Duration) -> serde_js
     }
 }
 
+/// A session's HUD, with the facts of its tool calls, needs no model.
+async fn facts_are_served(server: &Server) {
+    let messages = transform("basic", 3);
+    let id = messages[0]["info"]["sessionID"].clone();
+    let sync = json!({ "session_id": id, "messages": messages, "full": true });
+    let (status, view) = post_json(server, "/v1/hud/sync", &sync).await;
+    assert_eq!(status, 200, "{view}");
+    assert!(view["hud"].as_str().unwrap().contains("bash"), "{view}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_idle_model_is_released_facts_go_on_and_the_next_question_loads_it() {
     let server = Server::start(&["--keep-alive", "1s", "--hud-extract", "false"]);
@@ -54,12 +65,7 @@ async fn an_idle_model_is_released_facts_go_on_and_the_next_question_loads_it() 
     );
 
     // HUD facts need no model.
-    let messages = transform("basic", 3);
-    let id = messages[0]["info"]["sessionID"].clone();
-    let sync = json!({ "session_id": id, "messages": messages, "full": true });
-    let (status, view) = post_json(&server, "/v1/hud/sync", &sync).await;
-    assert_eq!(status, 200, "{view}");
-    assert!(view["hud"].as_str().unwrap().contains("bash"), "{view}");
+    facts_are_served(&server).await;
     let status_view = get_json(&server.url("/v1/status")).await;
     assert_eq!(status_view["health"]["status"], "released", "{status_view}");
 
@@ -102,4 +108,34 @@ fn a_keep_alive_that_is_not_a_duration_is_refused_with_the_forms_it_takes() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("30s, 5m, 1h"), "{stderr}");
+}
+
+/// `serve --no-model`: the HUD's facts at once in a few MiB, model work
+/// refused with the reason.
+#[tokio::test(flavor = "multi_thread")]
+async fn no_model_serves_facts_only_and_refuses_model_work_with_the_reason() {
+    let server = Server::spawn_env(0, &["--no-model".into()], &[]);
+    server.wait_ready();
+    let health = get_json(&server.url("/health")).await;
+    assert_eq!(
+        (health["status"].as_str(), health["engine"].as_str()),
+        (Some("ready"), Some("none")),
+        "{health}"
+    );
+
+    facts_are_served(&server).await;
+
+    let (status, body) = post_json(&server, "/v1/chat/completions", &chat("hi", json!({}))).await;
+    assert_eq!(status, 503, "{body}");
+    assert!(
+        body["error"]["message"].as_str().unwrap().contains("--no-model"),
+        "{body}"
+    );
+    assert!(rss_mib(&server) < 60.0, "{} MiB", rss_mib(&server));
+
+    let out = common::command()
+        .args(["serve", "--no-model", "--model", "x.gguf", "--port", "0"])
+        .output()
+        .expect("serve");
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
 }

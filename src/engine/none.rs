@@ -1,0 +1,54 @@
+//! No engine at all (`serve --no-model`): the HUD's facts only. Model work
+//! is refused with the reason; nothing is loaded or reached.
+
+use super::{Backend, Engine, EngineDetails, EngineError, EngineInfo, Event, GenerateRequest, HealthCell, HealthState};
+use tokio::sync::mpsc;
+
+/// The engine of a sidecar that serves HUD facts only.
+pub struct NoModel(HealthCell);
+
+impl NoModel {
+    pub fn engine() -> Engine {
+        let health = HealthCell::default();
+        health.set(HealthState::Ready);
+        Engine::new(NoModel(health))
+    }
+}
+
+impl Backend for NoModel {
+    fn generate(&self, _: GenerateRequest) -> Result<mpsc::UnboundedReceiver<Event>, EngineError> {
+        Err(EngineError::Unavailable(
+            "this sidecar serves HUD facts only (--no-model); start it with --model or --engine for model work".into(),
+        ))
+    }
+
+    fn health(&self) -> HealthState {
+        self.0.get()
+    }
+
+    fn watch_health(&self) -> tokio::sync::watch::Receiver<HealthState> {
+        self.0.watch()
+    }
+
+    fn info(&self) -> EngineInfo {
+        EngineInfo {
+            kind: "none",
+            model: "none".into(),
+            ctx: None,
+        }
+    }
+
+    fn details(&self) -> EngineDetails {
+        EngineDetails::default()
+    }
+
+    fn count_tokens(&self, _: &str) -> Option<usize> {
+        None
+    }
+
+    fn queued(&self) -> usize {
+        0
+    }
+
+    fn begin_shutdown(&self) {}
+}

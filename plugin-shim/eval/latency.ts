@@ -21,7 +21,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { quantile } from "../test/helpers.ts";
+import { AUTH, quantile } from "../test/helpers.ts";
 import { exportSession, opencodeRun, prepare, project, startSidecar, textOf, isHudMessage } from "../test/opencode.ts";
 import { scenarios, toolEnv } from "./scenarios.ts";
 
@@ -63,7 +63,7 @@ interface HudEvent {
 /** Follows the sidecar's `/v1/events`, keeping every `hud` event. */
 async function follow(url: string, events: HudEvent[]): Promise<() => void> {
   const abort = new AbortController();
-  const res = await fetch(url + "/v1/events", { signal: abort.signal });
+  const res = await fetch(url + "/v1/events", { signal: abort.signal, headers: AUTH });
   if (!res.ok || !res.body) throw new Error(`GET /v1/events: ${res.status}`);
   const reader = res.body.getReader();
   const decoder = new TextDecoder();
@@ -96,7 +96,7 @@ async function follow(url: string, events: HudEvent[]): Promise<() => void> {
 }
 
 async function metric(url: string, name: string, label = ""): Promise<number> {
-  const text = await (await fetch(url + "/metrics")).text();
+  const text = await (await fetch(url + "/metrics", { headers: AUTH })).text();
   return text
     .split("\n")
     .filter((l) => l.startsWith(name) && l.includes(label))

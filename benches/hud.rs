@@ -69,7 +69,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 async fn sync_latency(server: &common::Server, session: &str, n: usize) -> (f64, f64, f64) {
-    let c = reqwest::Client::new();
+    let c = common::client();
     let url = server.url("/v1/hud/sync");
     let mut first = vec![goal()];
     first.extend((1..=20).map(tool));
@@ -133,7 +133,7 @@ async fn main() {
             let url = server.url("/v1/chat/completions");
             tokio::spawn(async move {
                 let body = json!({ "messages": [{ "role": "user", "content": "Write a long story." }], "max_tokens": 3000, "temperature": 0.8, "seed": 7 });
-                let response = reqwest::Client::new().post(url).json(&body).send().await.unwrap();
+                let response = common::client().post(url).json(&body).send().await.unwrap();
                 response.bytes().await.unwrap();
             })
         };

@@ -166,6 +166,10 @@ pub enum EngineError {
     QueueTimeout(u64),
     #[error("the prompt is {prompt} tokens but the context holds {ctx}; shorten the conversation or start the server with a larger --ctx")]
     ContextExceeded { prompt: u32, ctx: u32 },
+    /// Refused on its size alone, before any tokenizing: no tokenization of
+    /// it could fit.
+    #[error("the prompt is {bytes} bytes, more than a context of {ctx} tokens can hold (no token of this model is longer than {longest} bytes); shorten the conversation or start the server with a larger --ctx")]
+    PromptTooLong { bytes: usize, ctx: u32, longest: usize },
     #[error("{0}")]
     InvalidInput(String),
     #[error("the model failed: {0}")]

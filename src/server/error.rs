@@ -55,7 +55,9 @@ impl ApiError {
                 EngineError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
                 EngineError::QueueTimeout(_) => (StatusCode::SERVICE_UNAVAILABLE, "queue_timeout"),
                 EngineError::Overloaded(_) => (StatusCode::TOO_MANY_REQUESTS, "overloaded"),
-                EngineError::ContextExceeded { .. } => (StatusCode::BAD_REQUEST, "context_length_exceeded"),
+                EngineError::ContextExceeded { .. } | EngineError::PromptTooLong { .. } => {
+                    (StatusCode::BAD_REQUEST, "context_length_exceeded")
+                }
                 EngineError::InvalidInput(_) => (StatusCode::BAD_REQUEST, "invalid_request_error"),
                 EngineError::Backend(_) => (StatusCode::INTERNAL_SERVER_ERROR, "server_error"),
                 EngineError::Upstream { status, .. } => {

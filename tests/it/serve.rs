@@ -411,6 +411,50 @@ async fn prompt_longer_than_the_context_is_a_clear_error() {
     assert!(total <= 256, "{body}");
 }
 
+/// A chat prompt of several MiB is refused on its size, before any
+/// tokenizing, and holds up none of the agent's HUD syncs meanwhile.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_huge_prompt_is_refused_at_once_and_holds_up_no_hud_sync() {
+    let server = Server::start(&["--hud-extract", "false"]);
+    let huge = "word ".repeat(700 * 1024);
+    let chat_started = Instant::now();
+    let big = {
+        let url = server.url("/v1/chat/completions");
+        let body = chat(&huge, json!({ "max_tokens": 8 }));
+        tokio::spawn(async move {
+            let r = client().post(url).json(&body).send().await.unwrap();
+            (
+                r.status().as_u16(),
+                r.json::<Value>().await.unwrap_or_default(),
+                chat_started.elapsed(),
+            )
+        })
+    };
+    let messages = common::transform("basic", 3);
+    let id = messages[0]["info"]["sessionID"].clone();
+    for full in [true, false, false, false, false] {
+        let started = Instant::now();
+        let (status, view) = common::post_json(
+            &server,
+            "/v1/hud/sync",
+            &json!({ "session_id": id, "messages": messages, "full": full }),
+        )
+        .await;
+        assert_eq!(status, 200, "{view}");
+        // Bound: a sync takes milliseconds; one second means it waited.
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "a sync took {:?}",
+            started.elapsed()
+        );
+    }
+    let (status, body, took) = big.await.unwrap();
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["error"]["type"], "context_length_exceeded", "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("bytes"), "{body}");
+    assert!(took < Duration::from_secs(5), "refused after {took:?}");
+}
+
 /// Starts a streamed completion of thousands of tokens and returns its
 /// stream once the first chunk has come.
 async fn long_story(server: &Server) -> impl futures_util::Stream<Item = reqwest::Result<axum::body::Bytes>> + Unpin {

@@ -61,6 +61,9 @@ impl Jinja {
 pub(super) struct Prompter {
     pub(super) model: Arc<LlamaModel>,
     pub(super) template: Template,
+    /// Bytes of the vocabulary's longest token: a prompt longer than the
+    /// context times this cannot fit, and is refused before any work.
+    longest_token: usize,
 }
 
 /// A prompt checked against the context: its tokens, ready to decode.
@@ -76,6 +79,14 @@ impl Prompter {
     /// The GGUF's Jinja template; else the template as llama.cpp applies it;
     /// else ChatML.
     pub(super) fn new(model: Arc<LlamaModel>) -> (Prompter, super::TemplateSource) {
+        let longest_token = {
+            let vocab = model.vocab();
+            (0..model.n_vocab())
+                .map(|t| vocab.token_to_piece(LlamaToken::new(t), true, None).len())
+                .max()
+                .unwrap_or(1)
+                .max(1)
+        };
         let probe = [LlamaChatMessage::new("user".into(), "hi".into()).expect("no NUL in a literal")];
         let jinja = model.chat_template(None).ok().and_then(|t| {
             let vocab = model.vocab();
@@ -94,6 +105,7 @@ impl Prompter {
                 Prompter {
                     model,
                     template: Template::Jinja(Box::new(jinja)),
+                    longest_token,
                 },
                 super::TemplateSource::Jinja,
             );
@@ -111,12 +123,32 @@ impl Prompter {
                 (Template::ChatMl, super::TemplateSource::ChatmlFallback)
             }
         };
-        (Prompter { model, template }, source)
+        (
+            Prompter {
+                model,
+                template,
+                longest_token,
+            },
+            source,
+        )
     }
 
     /// The prompt's tokens, refused when empty or when they leave no room to
     /// generate in a context of `ctx` tokens.
     pub(super) fn validate(&self, prompt: &Prompt, ctx: u32) -> Result<ValidPrompt, EngineError> {
+        // A prompt that cannot fit whatever its tokens is refused before the
+        // template is rendered or anything tokenized.
+        let bytes = match prompt {
+            Prompt::Chat(messages) => messages.iter().map(|m| m.content.len()).sum(),
+            Prompt::Raw(text) => text.len(),
+        };
+        if bytes > ctx as usize * self.longest_token {
+            return Err(EngineError::PromptTooLong {
+                bytes,
+                ctx,
+                longest: self.longest_token,
+            });
+        }
         let text = match prompt {
             Prompt::Chat(messages) => self.render(messages)?,
             Prompt::Raw(text) => text.clone(),

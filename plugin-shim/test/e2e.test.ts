@@ -9,7 +9,7 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { EvolveHudPlugin } from "../evolve-hud.ts";
@@ -171,10 +171,14 @@ test("with no sidecar running, the installed plugin starts one: the HUD comes wi
   });
   const serving = () =>
     spawnSync("pgrep", ["-f", `evolve-hud serve --port ${port}`], { encoding: "utf8" }).stdout.split("\n").filter(Boolean);
-  // OpenCode's own first start creates its database; two first starts at
-  // once race on that, so it is made before.
-  spawnSync(opencode, ["session", "list"], { cwd: project, env: prepared.env, timeout: 60_000 });
-  const [first, second] = await Promise.all([harness.opencodeRun(prepared), harness.opencodeRun(prepared)]);
+  // Two OpenCode processes writing one SQLite database at once can fail
+  // with "database is locked" (OpenCode's own race, not the plugin's): each
+  // gets its own data folder. They share what finds the sidecar: the config
+  // folder (launch record, secret), the state folder (lock, log), the port.
+  const other = { ...prepared, env: { ...prepared.env, XDG_DATA_HOME: join(base, "second-data") } };
+  mkdirSync(other.env.XDG_DATA_HOME, { recursive: true });
+  for (const { env } of [prepared, other]) spawnSync(opencode, ["session", "list"], { cwd: project, env, timeout: 60_000 });
+  const [first, second] = await Promise.all([harness.opencodeRun(prepared), harness.opencodeRun(other)]);
   assert.equal(first.code, 0, first.output);
   assert.equal(second.code, 0, second.output);
   const logPath = join(prepared.env.XDG_STATE_HOME, "evolve-hud", "serve.log");
@@ -185,8 +189,10 @@ test("with no sidecar running, the installed plugin starts one: the HUD comes wi
   // (from each session's second request on) carries the HUD.
   const later = main.map((r) => JSON.stringify(r.body.messages).includes("call_step_"));
   t.diagnostic(`main requests (· first of a session, ✓ HUD, ✗ none): ${main.map((_, i) => (!later[i] ? "·" : withHud[i] ? "✓" : "✗")).join("")}`);
-  const ocLogs = join(prepared.env.XDG_DATA_HOME, "opencode", "log");
-  const said = readdirSync(ocLogs).flatMap((f) => readFileSync(join(ocLogs, f), "utf8").split("\n")).filter((l) => l.includes("evolve-hud:"));
+  const said = [prepared, other]
+    .map(({ env }) => join(env.XDG_DATA_HOME, "opencode", "log"))
+    .flatMap((dir) => readdirSync(dir).flatMap((f) => readFileSync(join(dir, f), "utf8").split("\n")))
+    .filter((l) => l.includes("evolve-hud:"));
   assert.ok(main.every((_, i) => !later[i] || withHud[i]), `${withHud.join(",")}\n${said.join("\n")}\n${main.map((r) => new Date(r.at).toISOString()).join(" ")}`);
   const log = readFileSync(join(prepared.env.XDG_STATE_HOME, "evolve-hud", "serve.log"), "utf8");
   assert.match(log, /listening on http:\/\/127\.0\.0\.1:/);

@@ -294,7 +294,13 @@ async fn release_when_idle(inner: Weak<Inner>, idle: Duration) {
             let quiet = Duration::from_millis(
                 (inner.started.elapsed().as_millis() as u64).saturating_sub(inner.last_work.load(Ordering::Acquire)),
             );
-            idle.saturating_sub(quiet)
+            if inner.in_flight.load(Ordering::Acquire) > 0 {
+                // Work running past the keep-alive: look again in a while,
+                // not at every tick.
+                idle.min(Duration::from_secs(1))
+            } else {
+                idle.saturating_sub(quiet)
+            }
         };
         tokio::time::sleep(wait.max(Duration::from_millis(100))).await;
         let Some(inner) = inner.upgrade() else { return };

@@ -3,13 +3,14 @@
 //! found here stays fixed.
 #![allow(dead_code)] // each user takes what it needs
 
+use evolve_hud::api::{SessionEvent, SyncRequest};
 use evolve_hud::clean::clean_line;
 use evolve_hud::engine::local::{StopMatcher, Utf8Stream};
 use evolve_hud::engine::Prompt;
 use evolve_hud::gguf;
 use evolve_hud::hud::compose::{self, Quiet};
 use evolve_hud::hud::extract::{Finding, Findings};
-use evolve_hud::hud::opencode::{Message, SessionEvent};
+use evolve_hud::hud::opencode::Message;
 use evolve_hud::hud::render::{render, Budget};
 use evolve_hud::hud::session::SessionState;
 use evolve_hud::hud::text::Clipped;
@@ -53,7 +54,7 @@ pub fn hud_requests(data: &[u8]) {
                 }
                 Err(_) => continue,
             },
-            value => match serde_json::from_value::<evolve_hud::server::hud::SyncRequest>(value) {
+            value => match serde_json::from_value::<SyncRequest>(value) {
                 Ok(request) => sync(&hud, &request.session_id, request.messages, request.full),
                 Err(_) => continue,
             },

@@ -11,9 +11,10 @@
 use crate::cli::BenchArgs;
 use crate::engine::local::{BenchTest, ModelHandle, ModelInfo};
 use crate::engine::Engine;
+use crate::openai::{ChatRequest, Content, Message, StreamOptions};
 use anyhow::Context;
+use futures_util::StreamExt;
 use serde::Serialize;
-use std::io::BufRead;
 use std::time::{Duration, Instant};
 
 /// One test's throughput over the measured runs.
@@ -182,9 +183,21 @@ async fn end_to_end(
         crate::hud::TokenCounter::words(),
         None,
     );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .context("binding a loopback port")?;
+    let address = listener.local_addr()?;
+    // A secret of this run's own: the server proves it and takes it.
+    let secret = crate::secret::Secret::parse(&crate::secret::nonce()).map_err(anyhow::Error::msg)?;
+    let access = crate::server::access::Access {
+        token: Some(secret.clone()),
+        identity: Some(secret.clone()),
+        port: address.port(),
+        ..Default::default()
+    };
     let state = crate::server::AppState {
         engine: Engine::new(model.clone()),
-        access: Default::default(),
+        access: std::sync::Arc::new(access),
         hud,
         model_name: Some("bench".into()),
         metrics,
@@ -192,10 +205,7 @@ async fn end_to_end(
         queue_timeout: std::time::Duration::from_secs(600),
         shutdown: Default::default(),
     };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .context("binding a loopback port")?;
-    let url = format!("http://{}/v1/chat/completions", listener.local_addr()?);
+    let sidecar = crate::client::Sidecar::new(&format!("http://{address}"), Some(secret), Duration::from_secs(600))?;
     let server = tokio::spawn(async move { axum::serve(listener, crate::server::router(state, 1 << 20)).await });
 
     let mut ttft = Vec::new();
@@ -203,16 +213,27 @@ async fn end_to_end(
     let (mut prompt_tokens, mut completion_tokens) = (0, 0);
     for i in 0..requests {
         progress.say(&format!("end-to-end request {}/{requests}", i + 1));
-        let url = url.clone();
         // A different first line each time, so no request reuses the last one's cache.
-        let body = serde_json::json!({
-            "messages": [
-                { "role": "system", "content": format!("Request {i}. You are a helpful assistant for a software team.") },
-                { "role": "user", "content": "Explain in detail how a hash map works, covering hashing, collisions, resizing and iteration order, with examples." }
-            ],
-            "max_tokens": max_tokens, "temperature": 0, "stream": true
-        });
-        let sample = tokio::task::spawn_blocking(move || stream_once(&url, &body)).await??;
+        let request = ChatRequest {
+            messages: Some(vec![
+                message(
+                    "system",
+                    format!("Request {i}. You are a helpful assistant for a software team."),
+                ),
+                message(
+                    "user",
+                    "Explain in detail how a hash map works, covering hashing, collisions, resizing and iteration \
+order, with examples."
+                        .to_owned(),
+                ),
+            ]),
+            max_tokens: Some(i64::from(max_tokens)),
+            temperature: Some(0.0),
+            stream: true,
+            stream_options: Some(StreamOptions { include_usage: true }),
+            ..Default::default()
+        };
+        let sample = stream_once(&sidecar, &request).await?;
         ttft.push(sample.ttft.as_secs_f64() * 1000.0);
         if sample.tokens > 1 {
             rates.push((sample.tokens - 1) as f64 / sample.after_first.as_secs_f64());
@@ -237,29 +258,29 @@ struct Sample {
     prompt_tokens: u32,
 }
 
+fn message(role: &str, text: String) -> Message {
+    Message {
+        role: role.to_owned(),
+        content: Some(Content::Text(text)),
+    }
+}
+
 /// One streamed request: time to the first text chunk, then to the end.
-fn stream_once(url: &str, body: &serde_json::Value) -> anyhow::Result<Sample> {
+async fn stream_once(sidecar: &crate::client::Sidecar, request: &ChatRequest) -> anyhow::Result<Sample> {
     let started = Instant::now();
-    let mut response = ureq::post(url).send_json(body).context("the bench request failed")?;
-    let reader = std::io::BufReader::new(response.body_mut().as_reader());
+    let chunks = sidecar.chat_stream(request).await.context("the bench request failed")?;
+    let mut chunks = std::pin::pin!(chunks);
     let mut first = None;
     let (mut tokens, mut prompt_tokens) = (0, 0);
-    for line in reader.lines() {
-        let line = line.context("reading the stream")?;
-        let Some(data) = line.strip_prefix("data: ") else {
-            continue;
-        };
-        if data == "[DONE]" {
-            break;
-        }
-        let chunk: serde_json::Value = serde_json::from_str(data).context("a stream chunk is not JSON")?;
-        let text = chunk.pointer("/choices/0/delta/content").and_then(|c| c.as_str());
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk.map_err(anyhow::Error::msg)?;
+        let text = chunk.choices.first().and_then(|c| c.delta.content.as_deref());
         if first.is_none() && text.is_some_and(|t| !t.is_empty()) {
             first = Some(started.elapsed());
         }
-        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
-            tokens = usage["completion_tokens"].as_u64().unwrap_or(0) as u32;
-            prompt_tokens = usage["prompt_tokens"].as_u64().unwrap_or(0) as u32;
+        if let Some(usage) = &chunk.usage {
+            tokens = usage.completion_tokens.unwrap_or(0);
+            prompt_tokens = usage.prompt_tokens.unwrap_or(0);
         }
     }
     let total = started.elapsed();

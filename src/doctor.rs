@@ -2,8 +2,9 @@
 //! is in place (the binary, the model, the sidecar, the plugin, the port
 //! and token), each with the command that fixes it.
 
+use crate::api::{EngineDetails, HealthState};
 use crate::cli::DoctorArgs;
-use crate::client::Sidecar;
+use crate::client::{Sidecar, Trouble};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -168,15 +169,51 @@ fn sidecar(args: &DoctorArgs) -> Check {
     let holder = port
         .and_then(crate::server::instance::running)
         .map_or_else(String::new, |pid| format!(", process {pid}"));
-    let client = Sidecar::new(&url, token, Duration::from_secs(3));
-    let (status, health) = match client.health() {
-        Ok(answer) => answer,
+    let checked = crate::client::block_on(async {
+        let client = Sidecar::new(&url, token, Duration::from_secs(3))?;
+        let health = client.health().await;
+        // Anything that answered HTTP is asked to prove it is the user's.
+        let answered = match &health {
+            Ok(_) => true,
+            Err(trouble) => trouble.reachable() == Some(true) && !matches!(trouble, Trouble::Silent { .. }),
+        };
+        let identity = if answered {
+            client.check_identity().await
+        } else {
+            Ok(())
+        };
+        let status = match (&health, &identity) {
+            (Ok(_), Ok(())) => Some(client.status().await),
+            _ => None,
+        };
+        Ok::<_, Trouble>((answered, health, identity, status))
+    });
+    let (answered, health, identity, status) = match checked.and_then(|c| c) {
+        Ok(checked) => checked,
+        Err(e) => return Check::wrong("sidecar", e.to_string(), "see its log".into()),
+    };
+    if let Err(e) = identity {
+        return Check::wrong(
+            "sidecar",
+            e.to_string(),
+            "the plugin sends this server nothing either: stop it, or run yours on another port".into(),
+        );
+    }
+    let health = match health {
+        Ok(health) => health,
         Err(e) => {
+            if answered {
+                return Check::wrong(
+                    "sidecar",
+                    format!("{e}"),
+                    "stop it and start the sidecar again: `evolve-hud stop`, then `evolve-hud serve`".into(),
+                );
+            }
             // A port held by something that does not speak HTTP.
             if let Some(who) = crate::client::listener_of(&url) {
                 return Check::wrong(
                     "sidecar",
-                    format!("{who}, but what listens there does not answer as a sidecar: {e:#}"),
+                    format!("{who}, but what listens there does not answer as a sidecar: {e}"),
                     "stop that server, or serve the sidecar on another port (--port, EVOLVE_HUD_PORT)".into(),
                 );
             }
@@ -187,15 +224,8 @@ fn sidecar(args: &DoctorArgs) -> Check {
             );
         }
     };
-    if let Err(e) = client.check_identity() {
-        return Check::wrong(
-            "sidecar",
-            format!("{e:#}"),
-            "the plugin sends this server nothing either: stop it, or run yours on another port".into(),
-        );
-    }
-    match client.call("/v1/status", None) {
-        Ok((401, _)) => {
+    match status {
+        Some(Err(Trouble::Unauthorized { .. })) => {
             return Check::wrong(
                 "sidecar",
                 format!("{url} is yours but wants another token than the one given here"),
@@ -204,35 +234,34 @@ then both use ~/.config/evolve-hud/token"
                     .into(),
             )
         }
-        Ok(_) => {}
-        Err(e) => return Check::wrong("sidecar", format!("{e:#}"), "see its log".into()),
+        Some(Err(e)) => return Check::wrong("sidecar", e.to_string(), "see its log".into()),
+        Some(Ok(_)) | None => {}
     }
-    match status {
-        200 => Check::ok(
+    match (&health.state, &health.details) {
+        (HealthState::Ready | HealthState::Released, _) => Check::ok(
             "sidecar",
             format!(
                 "ready at {url}{holder}: {} ({}); it proved it is yours",
-                health["model"].as_str().unwrap_or("?"),
-                health["engine"].as_str().unwrap_or("?")
+                health.model, health.engine
             ),
         ),
-        503 if health["status"] == "loading" => Check::wrong(
+        (HealthState::Loading, details) => {
+            let progress = match details {
+                Some(EngineDetails::Loading { progress }) => *progress,
+                _ => 0.0,
+            };
+            Check::wrong(
+                "sidecar",
+                format!(
+                    "{url}{holder} is loading its model ({:.0} %); the HUD's facts are served meanwhile",
+                    progress * 100.0
+                ),
+                "wait: it answers ready once the model is in".into(),
+            )
+        }
+        (HealthState::Failed { reason }, _) => Check::wrong(
             "sidecar",
-            format!(
-                "{url}{holder} is loading its model ({:.0} %); the HUD's facts are served meanwhile",
-                health["progress"].as_f64().unwrap_or(0.0) * 100.0
-            ),
-            "wait: it answers ready once the model is in".into(),
-        ),
-        status => Check::wrong(
-            "sidecar",
-            format!(
-                "{url} answers {status}: {}",
-                health["reason"]
-                    .as_str()
-                    .or(health["status"].as_str())
-                    .unwrap_or("not ready")
-            ),
+            format!("{url} answers 503: {reason}"),
             "see ~/.local/state/evolve-hud/serve.log; `evolve-hud stop` and start it again".into(),
         ),
     }

@@ -9,9 +9,11 @@
 //! non-zero with one line on stderr. Hooks this adapter does not handle
 //! answer nothing and exit 0, as evolve expects.
 
+use crate::api::{CompactionRequest, HeartbeatRequest, HudView, SessionEvent, SyncRequest};
 use crate::cli::HookArgs;
-use crate::client::Sidecar;
-use anyhow::{anyhow, bail};
+use crate::client::{Sidecar, Synced, Trouble};
+use anyhow::anyhow;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::io::{Read, Write};
 use std::time::Duration;
@@ -67,39 +69,112 @@ fn tools() -> Value {
 
 const OBSERVATIONAL: [&str; 3] = ["tool_before", "tool_after", "observe_message"];
 
+/// What evolve sends on stdin, as far as these hooks read it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Context {
+    session: Option<SessionRef>,
+    /// `compacting`: the transcript, as `{role, agent, parts}` entries.
+    history: Option<Vec<HistoryEntry>>,
+    #[serde(rename = "callID")]
+    call_id: Option<String>,
+    tool: Option<String>,
+    args: Option<Value>,
+    output: Option<Value>,
+    /// `observe_message`: the message's tool parts.
+    calls: Option<Vec<Value>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct SessionRef {
+    id: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct HistoryEntry {
+    role: Option<String>,
+    #[serde(default)]
+    parts: Vec<Value>,
+}
+
+/// An OpenCode message (`{info, parts}`) as the sidecar's sync reads it.
+#[derive(Debug, Serialize)]
+struct OpenCodeMessage<'a> {
+    info: MessageInfo<'a>,
+    parts: Vec<Value>,
+}
+
+#[derive(Debug, Serialize)]
+struct MessageInfo<'a> {
+    id: String,
+    #[serde(rename = "sessionID")]
+    session_id: &'a str,
+    role: &'a str,
+}
+
+impl OpenCodeMessage<'_> {
+    fn value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or_default()
+    }
+}
+
 /// Runs one hook with the parsed stdin; `Err` for a failed non-observational hook.
 pub fn handle(args: &HookArgs, ctx: &Value) -> anyhow::Result<Output> {
-    let mut out = Output::default();
-    let session = ctx.pointer("/session/id").and_then(Value::as_str);
-    let slow = Duration::from_millis(args.deadline_ms + 2_000);
+    let ctx: Context =
+        serde_json::from_value(ctx.clone()).map_err(|e| anyhow!("stdin does not fit the hook protocol: {e}"))?;
     let (url, token) = (args.sidecar.url(), args.sidecar.token()?);
     let sidecar = |timeout| Sidecar::new(&url, token.clone(), timeout);
-    match args.hook.as_str() {
+    crate::client::block_on(run_hook(&args.hook, args.deadline_ms, ctx, sidecar))?
+}
+
+async fn run_hook(
+    hook: &str,
+    deadline_ms: u64,
+    ctx: Context,
+    sidecar: impl Fn(Duration) -> Result<Sidecar, Trouble>,
+) -> anyhow::Result<Output> {
+    let mut out = Output::default();
+    let session = ctx.session.as_ref().map(|s| s.id.as_str());
+    let quick = Duration::from_secs(2);
+    match hook {
         "discover" => {
             out.set("name", json!("evolve-hud"));
             out.set("tools", tools());
         }
         "heartbeat" => {
-            let reply = sidecar(slow).ok("/v1/heartbeat", Some(&json!({ "deadline_ms": args.deadline_ms })))?;
-            out.log(format!("heartbeat: model {}", model_words(&reply["model_status"])));
-            out.set("system", reply["system"].clone());
-            out.set("user", reply["user"].clone());
+            let request = HeartbeatRequest {
+                exclude: Vec::new(),
+                deadline_ms: Some(deadline_ms),
+            };
+            let reply = sidecar(quick)?.heartbeat(&request).await?;
+            out.log(format!("heartbeat: model {}", reply.model_status));
+            out.set("system", json!(reply.system));
+            out.set("user", json!(reply.user));
         }
         "compacting" => {
             let id = session.ok_or_else(|| anyhow!("compacting needs session.id"))?;
-            let sidecar = sidecar(slow);
-            if let Some(history) = ctx.get("history").and_then(Value::as_array) {
+            let sidecar = sidecar(quick)?;
+            if let Some(history) = &ctx.history {
                 let messages = history_messages(id, history);
-                let (status, _) = sidecar.call(
-                    "/v1/hud/sync",
-                    Some(&json!({ "session_id": id, "messages": messages, "full": true })),
-                )?;
-                out.log(format!("compacting: synced {} messages ({status})", messages.len()));
+                let count = messages.len();
+                let request = SyncRequest {
+                    session_id: id.to_owned(),
+                    messages,
+                    full: true,
+                    wait_ms: 0,
+                };
+                let synced = sidecar.sync(&request).await?;
+                out.log(format!(
+                    "compacting: synced {count} messages ({})",
+                    synced_words(&synced)
+                ));
             }
-            let path = crate::client::session_path(id, "/compaction");
-            let reply = sidecar.ok(&path, Some(&json!({ "deadline_ms": args.deadline_ms })))?;
-            out.log(format!("compacting: model {}", model_words(&reply["model_status"])));
-            out.set("prompt", reply["prompt"].clone());
+            let request = CompactionRequest {
+                deadline_ms: Some(deadline_ms),
+            };
+            let reply = sidecar.compaction(id, &request).await?;
+            out.log(format!("compacting: model {}", reply.model_status));
+            out.set("prompt", json!(reply.prompt));
         }
         "tool_before" => {
             // The only hook that carries the call's input (`tool_after` has
@@ -111,70 +186,69 @@ pub fn handle(args: &HookArgs, ctx: &Value) -> anyhow::Result<Output> {
             };
             let part = json!({
                 "type": "tool",
-                "callID": ctx.get("callID").cloned().unwrap_or(Value::Null),
-                "tool": ctx.get("tool").cloned().unwrap_or(Value::Null),
-                "state": { "status": "running", "input": ctx.get("args").cloned().unwrap_or(json!({})) },
+                "callID": ctx.call_id,
+                "tool": ctx.tool,
+                "state": { "status": "running", "input": ctx.args.unwrap_or_else(|| json!({})) },
             });
-            match sync_calls(&sidecar(Duration::from_secs(2)), id, vec![part]) {
-                Ok(status) => out.log(format!("tool_before: forwarded ({status})")),
-                Err(e) => out.log(format!("tool_before: not forwarded: {e:#}")),
+            match sync_calls(&sidecar(quick)?, id, vec![part]).await {
+                Ok(view) => out.log(format!("tool_before: forwarded (HUD version {})", view.version)),
+                Err(e) => out.log(format!("tool_before: not forwarded: {e}")),
             }
         }
         "tool_after" => {
-            let Some(id) = session else {
-                out.log("tool_after without session.id; skipped");
+            let (Some(id), Some(call_id), Some(tool)) = (session, ctx.call_id, ctx.tool) else {
+                out.log("tool_after without session.id, callID or tool; skipped");
                 return Ok(out);
             };
-            let event = json!({
-                "type": "tool.execute.after", "session_id": id,
-                "call_id": ctx.get("callID").cloned().unwrap_or(Value::Null),
-                "tool": ctx.get("tool").cloned().unwrap_or(Value::Null),
-                "args": ctx.get("args").cloned().unwrap_or(json!({})),
-                "output": ctx.get("output").cloned().unwrap_or(Value::Null),
-            });
-            match sidecar(Duration::from_secs(2)).ok("/v1/hud/event", Some(&event)) {
-                Ok(v) => out.log(format!("tool_after: forwarded (session known: {})", v["known"])),
-                Err(e) => out.log(format!("tool_after: not forwarded: {e:#}")),
+            let event = SessionEvent::ToolExecuted {
+                session_id: id.to_owned(),
+                call_id,
+                tool,
+                args: ctx.args.unwrap_or_else(|| json!({})),
+                output: ctx.output.map(|o| match o {
+                    Value::String(text) => text,
+                    other => other.to_string(),
+                }),
+                metadata: None,
+                clipped: None,
+            };
+            match sidecar(quick)?.event(&event).await {
+                Ok(ack) => out.log(format!("tool_after: forwarded (session known: {})", ack.known)),
+                Err(e) => out.log(format!("tool_after: not forwarded: {e}")),
             }
         }
         "observe_message" => {
-            let (Some(id), Some(calls)) = (session, ctx.get("calls").and_then(Value::as_array)) else {
+            let (Some(id), Some(calls)) = (session, ctx.calls) else {
                 out.log("observe_message without session.id or calls; skipped");
                 return Ok(out);
             };
-            match sync_calls(&sidecar(Duration::from_secs(2)), id, calls.clone()) {
-                Ok(status) => out.log(format!("observe_message: {} calls forwarded ({status})", calls.len())),
-                Err(e) => out.log(format!("observe_message: not forwarded: {e:#}")),
+            let count = calls.len();
+            match sync_calls(&sidecar(quick)?, id, calls).await {
+                Ok(view) => out.log(format!(
+                    "observe_message: {count} calls forwarded (HUD version {})",
+                    view.version
+                )),
+                Err(e) => out.log(format!("observe_message: not forwarded: {e}")),
             }
         }
         "execute_tool" => {
-            let tool = ctx.get("tool").and_then(Value::as_str).unwrap_or_default();
-            let sidecar = sidecar(Duration::from_secs(5));
-            let result = match tool {
+            let sidecar = sidecar(Duration::from_secs(5))?;
+            let result = match ctx.tool.as_deref().unwrap_or_default() {
                 "hud_show" => {
                     let id = session.ok_or_else(|| anyhow!("hud_show needs session.id"))?;
-                    match sidecar.call(&crate::client::session_path(id, ""), None)? {
-                        (200, v) => v["hud"].as_str().unwrap_or_default().to_owned(),
-                        (404, _) => format!("no HUD for session {id} yet"),
-                        (status, v) => bail!("the sidecar answered {status}: {v}"),
+                    match sidecar.hud(id).await? {
+                        Some(view) => view.hud,
+                        None => format!("no HUD for session {id} yet"),
                     }
                 }
                 "hud_sessions" => {
-                    let v = sidecar.ok("/v1/hud", None)?;
-                    let sessions = v["sessions"].as_array().cloned().unwrap_or_default();
+                    let sessions = sidecar.sessions().await?;
                     if sessions.is_empty() {
                         "no sessions tracked".to_owned()
                     } else {
                         sessions
                             .iter()
-                            .map(|s| {
-                                format!(
-                                    "{}: {} tool calls, idle {} ms",
-                                    s["session_id"].as_str().unwrap_or("?"),
-                                    s["tool_calls"],
-                                    s["idle_ms"]
-                                )
-                            })
+                            .map(|s| format!("{}: {} tool calls, idle {} ms", s.session_id, s.tool_calls, s.idle_ms))
                             .collect::<Vec<_>>()
                             .join("\n")
                     }
@@ -188,39 +262,48 @@ pub fn handle(args: &HookArgs, ctx: &Value) -> anyhow::Result<Output> {
     Ok(out)
 }
 
-/// A model status from the sidecar in a log line's words.
-fn model_words(status: &Value) -> String {
-    match serde_json::from_value::<crate::hud::ModelStatus>(status.clone()) {
-        Ok(status) => status.to_string(),
-        Err(_) => "?".to_owned(),
+fn synced_words(synced: &Synced) -> String {
+    match synced {
+        Synced::Hud(view) => format!("HUD version {}", view.version),
+        Synced::Unknown => "the sidecar did not take it".to_owned(),
     }
 }
 
 /// Syncs tool parts as one assistant message; a session the sidecar does
-/// not know (409) starts from them. Returns the final status.
-fn sync_calls(sidecar: &Sidecar, id: &str, parts: Vec<Value>) -> anyhow::Result<u16> {
-    let message = json!({ "info": { "id": "evolve-observed", "sessionID": id, "role": "assistant" }, "parts": parts });
-    let sync = |full: bool| {
-        sidecar.call(
-            "/v1/hud/sync",
-            Some(&json!({ "session_id": id, "messages": [message], "full": full })),
-        )
+/// not hold starts from them.
+async fn sync_calls(sidecar: &Sidecar, id: &str, parts: Vec<Value>) -> Result<HudView, Trouble> {
+    let message = OpenCodeMessage {
+        info: MessageInfo {
+            id: "evolve-observed".to_owned(),
+            session_id: id,
+            role: "assistant",
+        },
+        parts,
     };
-    let (status, _) = sync(false).and_then(|(s, v)| if s == 409 { sync(true) } else { Ok((s, v)) })?;
-    Ok(status)
+    let request = SyncRequest {
+        session_id: id.to_owned(),
+        messages: vec![message.value()],
+        full: false,
+        wait_ms: 0,
+    };
+    sidecar.sync_or_start(request).await
 }
 
 /// Evolve's history entries (`{role, agent, parts}`) as OpenCode messages.
-fn history_messages(session: &str, history: &[Value]) -> Vec<Value> {
+fn history_messages(session: &str, history: &[HistoryEntry]) -> Vec<Value> {
     history
         .iter()
         .enumerate()
-        .filter_map(|(i, m)| {
-            let role = m.get("role")?.as_str()?;
-            Some(json!({
-                "info": { "id": format!("evolve-history-{i}"), "sessionID": session, "role": role },
-                "parts": m.get("parts").cloned().unwrap_or(json!([])),
-            }))
+        .filter_map(|(i, entry)| {
+            let message = OpenCodeMessage {
+                info: MessageInfo {
+                    id: format!("evolve-history-{i}"),
+                    session_id: session,
+                    role: entry.role.as_deref()?,
+                },
+                parts: entry.parts.clone(),
+            };
+            Some(message.value())
         })
         .collect()
 }

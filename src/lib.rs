@@ -9,6 +9,8 @@
 //! - [`clean`]: the one cleaner of outside text (one line, no escapes, no
 //!   forged HUD tags).
 //! - [`json`]: request bodies from JavaScript, lone surrogates tolerated.
+//! - [`api`]: the sidecar's own HTTP API as types, for the server and every
+//!   client; its JSON Schemas are generated from them.
 //! - [`openai`]: the OpenAI chat protocol's wire types, for the server and
 //!   the remote engine.
 //! - [`server`]: the HTTP API (axum).
@@ -21,13 +23,15 @@
 //! - [`pull`]: downloads through hf-hub, checked by sha256.
 //! - [`bench`]: `bench`, throughput as llama-bench measures it.
 //! - [`hook`]: `hook`, the opencode-evolve hook protocol over the sidecar's API.
-//! - [`client`]: a blocking client of a running sidecar, for the commands.
-//! - [`activity`]: what the model did lately, for `watch` and `/v1/status`.
+//! - [`client`]: the one client of a running sidecar, over [`api`], for
+//!   `hook`, `doctor`, `status`, `watch` and `bench`.
+//! - [`telemetry`]: what one server's model did lately, for `watch` and
+//!   `/v1/status`, and its completion ids.
 //! - [`watch`]: `watch` and `status`, what the agent sees, in a terminal.
 //! - [`doctor`]: `doctor`, everything a HUD needs, checked with its fix.
 //! - [`service`]: `service`, the sidecar as a systemd or launchd user service.
 
-pub mod activity;
+pub mod api;
 pub mod bench;
 pub mod clean;
 pub mod cli;
@@ -47,4 +51,5 @@ pub mod registry;
 pub mod secret;
 pub mod server;
 pub mod service;
+pub mod telemetry;
 pub mod watch;

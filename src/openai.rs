@@ -270,14 +270,14 @@ pub struct ModelEntry {
 }
 
 /// An error answer: `{"error": {"message", "type", "param", "code"}}`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ErrorBody {
     pub error: ErrorField,
 }
 
 /// The `error` of an answer or chunk: OpenAI's object, or a bare string
 /// as some engines send it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum ErrorField {
     Detail(ErrorDetail),
@@ -285,7 +285,7 @@ pub enum ErrorField {
     Other(Value),
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ErrorDetail {
     pub message: String,
     /// A kind of error, such as `invalid_request_error`.

@@ -48,7 +48,16 @@ export interface Sidecar {
 /** Starts `evolve-hud serve` on `model` (the test model by default, on 2
  * threads) and waits until `/health` is 200. */
 export async function startSidecar(port = 0, model = testModel, args = ["--threads", "2"]): Promise<Sidecar> {
-  const child = spawn(sidecarBin, ["serve", "--model", model, "--port", String(port), ...args], {
+  return startServe(["--model", model, "--port", String(port), ...args]);
+}
+
+/** Starts `evolve-hud serve --no-model`: the HUD's facts, no model loaded. */
+export async function startFactsOnly(args: string[] = []): Promise<Sidecar> {
+  return startServe(["--no-model", "--port", "0", ...args]);
+}
+
+async function startServe(args: string[]): Promise<Sidecar> {
+  const child = spawn(sidecarBin, ["serve", ...args], {
     stdio: ["ignore", "ignore", "pipe"],
     env: { ...process.env, RUST_LOG: "info", XDG_CONFIG_HOME: sidecarConfigHome },
   });

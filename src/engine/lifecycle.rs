@@ -8,8 +8,7 @@
 
 use super::local::{LoadError, LoadProgress, LocalConfig, ModelHandle, ModelThread};
 use super::{
-    Backend, DetailsKind, Engine, EngineDetails, EngineError, EngineInfo, Event, GenerateRequest, HealthCell,
-    HealthState,
+    Backend, Details, Engine, EngineDetails, EngineError, EngineInfo, Event, GenerateRequest, HealthCell, HealthState,
 };
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
@@ -392,11 +391,11 @@ impl Backend for Lifecycle {
         })
     }
 
-    fn details(&self) -> EngineDetails {
+    fn details(&self) -> Details {
         match self.current() {
             Some(engine) => engine.details(),
-            None => EngineDetails {
-                kind: (self.0.health.get() == HealthState::Loading).then(|| DetailsKind::Loading {
+            None => Details {
+                kind: (self.0.health.get() == HealthState::Loading).then(|| EngineDetails::Loading {
                     progress: self.0.progress.lock().unwrap_or_else(|p| p.into_inner()).fraction(),
                 }),
                 model_meta: None,

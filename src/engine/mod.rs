@@ -11,6 +11,9 @@
 //! error (overloaded, unavailable, invalid) or with a receiver of
 //! [`Event`]s. Dropping the receiver cancels the work.
 
+pub use crate::api::{EngineDetails, HealthState};
+use crate::telemetry::Telemetry;
+
 pub mod lifecycle;
 pub mod local;
 pub mod none;
@@ -116,9 +119,9 @@ impl Completion {
 
     /// Counts this generation in the metrics, labelled by the work it was
     /// for (`chat`, the chat API; `hud`, the HUD's questions), and keeps it
-    /// in the recent-activity window that `watch` shows.
-    pub fn record(&self, work: &'static str) {
-        crate::activity::completion(self.completion_tokens, self.generation_ms);
+    /// in `telemetry`'s recent-activity window that `watch` shows.
+    pub fn record(&self, work: &'static str, telemetry: &Telemetry) {
+        telemetry.completion(self.completion_tokens, self.generation_ms);
         self.count(work);
     }
 
@@ -184,55 +187,16 @@ pub enum EngineError {
     },
 }
 
-/// Whether the engine can take work.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "status", rename_all = "snake_case")]
-pub enum HealthState {
-    Loading,
-    Ready,
-    /// The local model was released after `--keep-alive` without model
-    /// work; the next model work loads it again (and waits for it).
-    Released,
-    Failed {
-        reason: String,
-    },
-}
-
 /// The engine's own details for `/health`, and for `/v1/models` what it
 /// knows of the model.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct EngineDetails {
+pub struct Details {
     /// `None` for an engine with nothing to add.
     #[serde(flatten)]
-    pub kind: Option<DetailsKind>,
+    pub kind: Option<EngineDetails>,
     /// The loaded model's metadata (local engine only).
     #[serde(skip)]
     pub model_meta: Option<Arc<local::ModelInfo>>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-#[serde(untagged)]
-pub enum DetailsKind {
-    /// The local model is loading.
-    Loading {
-        /// The share of its weights loaded, 0 to 1.
-        progress: f32,
-    },
-    Local {
-        /// Times the model thread rebuilt its context after a panic.
-        restarts: u32,
-        /// Why it last did.
-        last_fault: Option<String>,
-        /// What ggml's CPU back-end was compiled with.
-        cpu_features: Vec<String>,
-    },
-    Remote {
-        /// The engine's base URL.
-        engine_url: String,
-        /// llama-server's slot count, when it said.
-        slots: Option<u32>,
-        in_flight: usize,
-    },
 }
 
 /// An engine's health, told to whoever watches it. The engines write it
@@ -304,7 +268,7 @@ pub trait Backend: Send + Sync + 'static {
     fn watch_health(&self) -> tokio::sync::watch::Receiver<HealthState>;
     fn info(&self) -> EngineInfo;
     /// Details for `/health` and `/v1/models` (restarts, the engine's URL, ...).
-    fn details(&self) -> EngineDetails;
+    fn details(&self) -> Details;
     /// Tokens of `text` in the model's vocabulary, when the engine can count
     /// them here without waiting.
     fn count_tokens(&self, text: &str) -> Option<usize>;
@@ -314,18 +278,29 @@ pub trait Backend: Send + Sync + 'static {
     fn begin_shutdown(&self);
 }
 
-/// The server's handle to its engine. Cheap to clone.
+/// The server's handle to its engine, and what it tells of its work.
+/// Cheap to clone.
 #[derive(Clone)]
-pub struct Engine(Arc<dyn Backend>);
+pub struct Engine {
+    backend: Arc<dyn Backend>,
+    telemetry: Arc<Telemetry>,
+}
 
 impl Engine {
     pub fn new(backend: impl Backend) -> Engine {
-        Engine(Arc::new(backend))
+        Engine {
+            backend: Arc::new(backend),
+            telemetry: Arc::default(),
+        }
     }
 
     /// Whether both are the same engine.
     pub fn same(&self, other: &Engine) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
+        Arc::ptr_eq(&self.backend, &other.backend)
+    }
+
+    pub fn telemetry(&self) -> &Telemetry {
+        &self.telemetry
     }
 }
 
@@ -333,6 +308,6 @@ impl std::ops::Deref for Engine {
     type Target = dyn Backend;
 
     fn deref(&self) -> &Self::Target {
-        &*self.0
+        &*self.backend
     }
 }

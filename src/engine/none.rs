@@ -1,7 +1,7 @@
 //! No engine at all (`serve --no-model`): the HUD's facts only. Model work
 //! is refused with the reason; nothing is loaded or reached.
 
-use super::{Backend, Engine, EngineDetails, EngineError, EngineInfo, Event, GenerateRequest, HealthCell, HealthState};
+use super::{Backend, Details, Engine, EngineError, EngineInfo, Event, GenerateRequest, HealthCell, HealthState};
 use tokio::sync::mpsc;
 
 /// The engine of a sidecar that serves HUD facts only.
@@ -38,8 +38,8 @@ impl Backend for NoModel {
         }
     }
 
-    fn details(&self) -> EngineDetails {
-        EngineDetails::default()
+    fn details(&self) -> Details {
+        Details::default()
     }
 
     fn count_tokens(&self, _: &str) -> Option<usize> {

@@ -4,9 +4,9 @@
 
 use super::extract::Findings;
 use super::session::SessionState;
-use super::view::{CompactionView, HeartbeatView};
 use super::{compose, ModelStatus};
 use super::{Held, Hud, HudError};
+use crate::api::{CompactionView, HeartbeatView};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -4,7 +4,7 @@
 use super::extract::{self, Finding, Findings};
 use super::problems::MAX_PROBLEMS;
 use super::session::{self, SessionState};
-use serde::{Deserialize, Serialize};
+use crate::api::ModelStatus;
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
@@ -16,33 +16,6 @@ pub(super) enum Reading {
     Found(Vec<Finding>),
     /// Nothing verifiable, and why.
     Rejected(String),
-}
-
-/// Where the model's part of a session stands. On the wire:
-/// `{"state": "none" | "pending" | "ready"}`, or
-/// `{"state": "rejected", "reason": "…"}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
-pub enum ModelStatus {
-    /// Nothing to ask the model (or no model, or the model part is off).
-    None,
-    /// A question is waiting or being answered.
-    Pending,
-    /// Verified findings are shown.
-    Ready,
-    /// The latest answer held nothing verifiable, or failed.
-    Rejected { reason: String },
-}
-
-impl std::fmt::Display for ModelStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ModelStatus::None => f.write_str("none"),
-            ModelStatus::Pending => f.write_str("pending"),
-            ModelStatus::Ready => f.write_str("ready"),
-            ModelStatus::Rejected { reason } => write!(f, "rejected: {reason}"),
-        }
-    }
 }
 
 #[derive(Default, Clone, Copy, PartialEq, Eq)]

@@ -31,12 +31,11 @@ pub mod render;
 pub mod session;
 pub mod text;
 mod tokens;
-mod view;
 
+use crate::api::SessionEvent;
+pub use crate::api::{CompactionView, HeartbeatView, HudView, ModelStatus, SessionListing, GOAL_CHARS};
 use crate::engine::Engine;
 use entry::Entry;
-pub use entry::ModelStatus;
-use opencode::SessionEvent;
 use render::Budget;
 use session::Limits;
 use std::collections::HashMap;
@@ -44,7 +43,6 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 pub use tokens::TokenCounter;
-pub use view::{CompactionView, HeartbeatView, HudView, SessionListing, GOAL_CHARS};
 
 /// Milliseconds since the Unix epoch, OpenCode's clock.
 fn epoch_ms() -> f64 {
@@ -337,19 +335,22 @@ impl Hud {
     /// How a client should clip tool outputs before sending them, as this
     /// side keeps them (see [`text::Clipped`]): the bytes of the head and
     /// tail, and the rule for the lines of the middle.
-    pub fn clip_rule(&self) -> serde_json::Value {
+    pub fn clip_rule(&self) -> crate::api::ClipRule {
         let limits = &self.config.limits;
-        let words: Vec<&str> = text::ERROR_WORDS.iter().chain(text::FAILURE_WORDS).copied().collect();
-        serde_json::json!({
-            "head": limits.output_head,
-            "tail": limits.output_tail,
-            "middle": {
-                "words": words,
-                "lines": text::MIDDLE_LINES,
-                "bytes": text::MIDDLE_BYTES,
-                "line_bytes": text::MIDDLE_LINE_BYTES,
+        crate::api::ClipRule {
+            head: limits.output_head,
+            tail: limits.output_tail,
+            middle: crate::api::MiddleRule {
+                words: text::ERROR_WORDS
+                    .iter()
+                    .chain(text::FAILURE_WORDS)
+                    .map(|w| (*w).to_owned())
+                    .collect(),
+                lines: text::MIDDLE_LINES,
+                bytes: text::MIDDLE_BYTES,
+                line_bytes: text::MIDDLE_LINE_BYTES,
             },
-        })
+        }
     }
 
     pub fn list(&self) -> Vec<SessionListing> {

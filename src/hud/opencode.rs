@@ -3,6 +3,8 @@
 //! Unknown fields and part types are accepted and ignored.
 
 use serde::Deserialize;
+
+use crate::api::ClipInfo;
 use serde_json::Value;
 
 /// One entry of the messages array: `{info, parts}`.
@@ -101,21 +103,6 @@ pub struct ToolState {
     pub clipped: Option<ClipInfo>,
 }
 
-/// How a client clipped a tool output before sending it: `output` is the
-/// first `head` bytes of the original followed by its last bytes; the
-/// original had `bytes` bytes in `lines` lines; `middle` holds the lines
-/// of the part left out that say something failed. Checked against the
-/// text and held to this side's rule before use
-/// ([`crate::hud::text::Clipped::from_client`]).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct ClipInfo {
-    pub head: usize,
-    pub bytes: usize,
-    pub lines: usize,
-    #[serde(default)]
-    pub middle: Vec<String>,
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ToolStatus {
@@ -142,54 +129,4 @@ pub struct ToolTime {
     pub start: Option<f64>,
     #[serde(default)]
     pub end: Option<f64>,
-}
-
-/// An event the shim forwards from OpenCode's hooks (`POST /v1/hud/event`).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "type")]
-pub enum SessionEvent {
-    /// `tool.execute.after`: a tool finished (OpenCode does not send this for
-    /// tools that end in error; those arrive with the next sync).
-    #[serde(rename = "tool.execute.after")]
-    ToolExecuted {
-        session_id: String,
-        call_id: String,
-        tool: String,
-        #[serde(default)]
-        args: Value,
-        #[serde(default)]
-        output: Option<String>,
-        #[serde(default)]
-        metadata: Option<Value>,
-        #[serde(default)]
-        clipped: Option<ClipInfo>,
-    },
-    /// `todo.updated`: the session's whole todo list.
-    #[serde(rename = "todo.updated")]
-    TodoUpdated {
-        session_id: String,
-        #[serde(default)]
-        todos: Value,
-    },
-    /// `session.idle`: the agent finished its turn.
-    #[serde(rename = "session.idle")]
-    Idle { session_id: String },
-    /// `session.compacted`: the transcript now starts at a summary.
-    #[serde(rename = "session.compacted")]
-    Compacted { session_id: String },
-    /// `session.deleted`.
-    #[serde(rename = "session.deleted")]
-    Deleted { session_id: String },
-}
-
-impl SessionEvent {
-    pub fn session_id(&self) -> &str {
-        match self {
-            SessionEvent::ToolExecuted { session_id, .. }
-            | SessionEvent::TodoUpdated { session_id, .. }
-            | SessionEvent::Idle { session_id }
-            | SessionEvent::Compacted { session_id }
-            | SessionEvent::Deleted { session_id } => session_id,
-        }
-    }
 }

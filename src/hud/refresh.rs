@@ -3,10 +3,11 @@
 //! asks the engine, checks the answer, and records it on the session. The
 //! compaction and heartbeat texts ask at once, within their deadline.
 
-use super::entry::{Entry, ModelStatus, Reading, Refresh};
+use super::entry::{Entry, Reading, Refresh};
 use super::extract::{self, Findings};
 use super::session::SessionState;
 use super::Hud;
+use crate::api::ModelStatus;
 use crate::engine::{EngineError, Event};
 use std::sync::Arc;
 
@@ -144,7 +145,9 @@ impl Hud {
             tokio::time::sleep(pause).await;
             let (outcome, retry) = match self.refresh_once(&id, epoch).await {
                 Some((call, Asked::Answered(answer))) => {
-                    crate::activity::note(matches!(answer, Reading::Found(_)));
+                    if let Some(engine) = &self.engine {
+                        engine.telemetry().note(matches!(answer, Reading::Found(_)));
+                    }
                     (Some((call, answer)), false)
                 }
                 Some((_, Asked::NotTaken)) => {
@@ -279,7 +282,7 @@ impl Hud {
                     }
                 }
                 Event::Done(done) => {
-                    done.record("hud");
+                    done.record("hud", engine.telemetry());
                     tracing::debug!(
                         session = id,
                         call = question.call_id,

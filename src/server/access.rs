@@ -20,7 +20,6 @@ use axum::extract::{Request, State};
 use axum::http::header;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use std::net::IpAddr;
 use std::sync::Arc;
 
 /// The access rules of a running server.
@@ -101,24 +100,6 @@ impl Origins {
     }
 }
 
-/// Whether a `Host` header value names this machine's loopback.
-pub fn loopback_host(host: &str) -> bool {
-    if let Ok(ip) = host.parse::<IpAddr>() {
-        // A bare address, IPv6 included (`::1`).
-        return ip.is_loopback();
-    }
-    let name = match host.strip_prefix('[') {
-        // [::1]:8377
-        Some(rest) => rest.split(']').next().unwrap_or_default(),
-        None => match host.rsplit_once(':') {
-            Some((name, port)) if port.chars().all(|c| c.is_ascii_digit()) => name,
-            _ => host,
-        },
-    };
-    let name = name.trim_end_matches('.').to_ascii_lowercase();
-    name == "localhost" || name.ends_with(".localhost") || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
-}
-
 /// `GET /v1/identity?nonce=…` asks for proof that this server knows the
 /// secret.
 #[derive(Debug, serde::Deserialize)]
@@ -126,17 +107,11 @@ pub struct IdentityQuery {
     nonce: String,
 }
 
-/// The answer: the proof (see [`crate::secret`]).
-#[derive(Debug, serde::Serialize, serde::Deserialize)]
-pub struct IdentityView {
-    pub proof: String,
-}
-
 /// `GET /v1/identity`, answered without a token.
 pub async fn identity(
     State(access): State<Arc<Access>>,
     query: Result<axum::extract::Query<IdentityQuery>, axum::extract::rejection::QueryRejection>,
-) -> Result<axum::Json<IdentityView>, ApiError> {
+) -> Result<axum::Json<crate::api::Identity>, ApiError> {
     let bad = || ApiError::InvalidRequest("send ?nonce= with 16 to 128 letters, digits, - or _".into());
     let axum::extract::Query(query) = query.map_err(|_| bad())?;
     if !crate::secret::valid_nonce(&query.nonce) {
@@ -145,7 +120,7 @@ pub async fn identity(
     let secret = access.identity.as_ref().ok_or_else(|| {
         ApiError::NotFound("this sidecar runs with --no-auth and has no secret to prove it is yours".into())
     })?;
-    Ok(axum::Json(IdentityView {
+    Ok(axum::Json(crate::api::Identity {
         proof: secret.proof(access.port, &query.nonce),
     }))
 }
@@ -165,7 +140,7 @@ pub async fn guard(State(access): State<Arc<Access>>, request: Request, next: Ne
             .and_then(|h| h.to_str().ok())
             .or_else(|| request.uri().authority().map(|a| a.as_str()));
         match host {
-            Some(h) if loopback_host(h) => {}
+            Some(h) if crate::api::loopback_host(h) => {}
             Some(_) => {
                 return ApiError::Forbidden(
                     "the Host header must name a loopback address (localhost, 127.0.0.1, [::1])".into(),
@@ -212,7 +187,7 @@ mod tests {
             "[::1]:8377",
             "::1",
         ] {
-            assert!(loopback_host(ok), "{ok}");
+            assert!(crate::api::loopback_host(ok), "{ok}");
         }
         for bad in [
             "evil.example",
@@ -224,7 +199,7 @@ mod tests {
             "",
             "127.0.0.1.nip.io",
         ] {
-            assert!(!loopback_host(bad), "{bad}");
+            assert!(!crate::api::loopback_host(bad), "{bad}");
         }
     }
 

@@ -16,7 +16,7 @@ use axum::Json;
 use futures_util::stream::{self, Stream, StreamExt};
 use serde_json::{json, Value};
 use std::convert::Infallible;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -176,8 +176,6 @@ fn chat_message(message: Message, index: usize) -> Result<ChatMessage, ApiError>
     })
 }
 
-static NEXT_ID: AtomicU64 = AtomicU64::new(1);
-
 fn now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
@@ -236,7 +234,7 @@ pub async fn chat_completions(
                 "preparing the prompt: {e}"
             )))
         })??;
-    let id = format!("chatcmpl-{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
+    let id = state.engine.telemetry().completion_id();
     let created = now();
     let model = state.model_name();
 
@@ -257,7 +255,7 @@ pub async fn chat_completions(
         return Err(e.into());
     }
     if stream {
-        return Ok(sse(id, created, model, first, events).into_response());
+        return Ok(sse(id, created, model, first, events, state.engine.clone()).into_response());
     }
 
     let mut text = String::new();
@@ -269,7 +267,7 @@ pub async fn chat_completions(
                 if done.finish_reason == FinishReason::Cancelled {
                     return Err(shutting_down().into());
                 }
-                done.record("chat");
+                done.record("chat", state.engine.telemetry());
                 return Ok(Json(ChatCompletion {
                     id,
                     object: "chat.completion".into(),
@@ -315,6 +313,7 @@ fn sse(
     model: String,
     first: Event,
     rest: UnboundedReceiver<Event>,
+    engine: crate::engine::Engine,
 ) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
     let chunk = move |delta: Delta, finish: Option<openai::FinishReason>, done: Option<&Completion>| {
         let c = ChatChunk {
@@ -358,7 +357,7 @@ fn sse(
                 true,
             ),
             Event::Done(done) => {
-                done.record("chat");
+                done.record("chat", engine.telemetry());
                 let finish = Some(finish_reason(done.finish_reason));
                 (chunk(Delta::default(), finish, Some(&done)), true)
             }

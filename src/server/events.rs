@@ -12,59 +12,29 @@
 //! away is dropped with it. One that falls behind gets every session afresh.
 
 use super::AppState;
-use crate::activity::Activity;
-use crate::hud::{Change, HudView, SessionListing};
+use crate::api::{HudEvent, Removed, StatusView, StreamEvent, STATUS_EVERY};
+use crate::hud::Change;
 use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::Json;
 use futures_util::{Stream, StreamExt};
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
-use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 
-/// How often a stream sends `status`.
-pub const STATUS_EVERY: Duration = Duration::from_secs(2);
-
-/// `GET /v1/status`, and the `status` event.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct StatusView {
-    /// Whether the engine can take work (`/health` answers 200).
-    pub ready: bool,
-    /// `/health`'s body: the engine's state and reason, model, engine kind.
-    pub health: Value,
-    /// Requests waiting for the engine.
-    pub queue: usize,
-    pub activity: Activity,
-    /// Most recently active first.
-    pub sessions: Vec<SessionListing>,
-}
-
-impl StatusView {
-    fn of(state: &AppState) -> StatusView {
-        let (ready, health) = state.health();
-        StatusView {
-            ready,
-            health,
-            queue: state.engine.queued(),
-            activity: crate::activity::snapshot(),
-            sessions: state.hud.list(),
-        }
+fn status_of(state: &AppState) -> StatusView {
+    let health = state.health();
+    StatusView {
+        ready: health.ready(),
+        health,
+        queue: state.engine.queued(),
+        activity: state.engine.telemetry().snapshot(),
+        sessions: state.hud.list(),
     }
 }
 
-/// A `hud` event: the session's HUD as the agent gets it, and its listing.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct HudEvent {
-    #[serde(flatten)]
-    pub view: HudView,
-    pub session: SessionListing,
-}
-
 pub async fn status(State(state): State<AppState>) -> Json<StatusView> {
-    Json(StatusView::of(&state))
+    Json(status_of(&state))
 }
 
 /// `GET /v1/events`.
@@ -138,8 +108,8 @@ impl Watcher {
     }
 
     fn status(&mut self) {
-        let status = StatusView::of(&self.state);
-        self.queue.push_back(json_event("status", &status));
+        let status = status_of(&self.state);
+        self.queue.push_back(sse(&StreamEvent::Status(Box::new(status))));
     }
 
     /// Queues the session's HUD if it differs from what this client has.
@@ -150,14 +120,17 @@ impl Watcher {
         let seen = (view.hud.clone(), view.model_status.to_string());
         if self.sent.get(id) != Some(&seen) {
             self.sent.insert(id.to_owned(), seen);
-            self.queue.push_back(json_event("hud", &HudEvent { view, session }));
+            self.queue
+                .push_back(sse(&StreamEvent::Hud(Box::new(HudEvent { view, session }))));
         }
     }
 
     fn removed(&mut self, id: &str) {
         if self.sent.remove(id).is_some() {
-            self.queue
-                .push_back(json_event("removed", &serde_json::json!({ "session_id": id })));
+            let removed = Removed {
+                session_id: id.to_owned(),
+            };
+            self.queue.push_back(sse(&StreamEvent::Removed(removed)));
         }
     }
 
@@ -170,9 +143,6 @@ impl Watcher {
     }
 }
 
-fn json_event<T: Serialize>(name: &str, data: &T) -> Event {
-    Event::default()
-        .event(name)
-        .json_data(data)
-        .unwrap_or_else(|_| Event::default().event(name).data("{}"))
+fn sse(event: &StreamEvent) -> Event {
+    Event::default().event(event.name()).data(event.data())
 }

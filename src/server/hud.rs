@@ -4,37 +4,19 @@
 
 use super::error::{ApiError, JsonBody};
 use super::AppState;
-use crate::hud::opencode::SessionEvent;
-use crate::hud::{Change, CompactionView, HeartbeatView, HudView, ModelStatus};
+use crate::api::{
+    CompactionRequest, CompactionView, EventAck, HeartbeatRequest, HeartbeatView, HudView, ModelStatus, SessionEvent,
+    SessionList, SyncRequest, DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS, MAX_SYNC_WAIT_MS,
+};
+use crate::hud::Change;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
-use serde::Deserialize;
-use serde_json::{json, Value};
 use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 
 /// Longest accepted session id.
 const MAX_SESSION_ID: usize = 256;
-
-/// `POST /v1/hud/sync` body: the session's messages new since the last
-/// sync (OpenCode's `{info, parts}` entries), or all of them since the last
-/// compaction with `full: true`.
-#[derive(Debug, Deserialize)]
-pub struct SyncRequest {
-    pub session_id: String,
-    pub messages: Vec<Value>,
-    #[serde(default)]
-    pub full: bool,
-    /// Longest wait (ms, at most [`MAX_SYNC_WAIT_MS`]) for the model's
-    /// findings when a question is pending: with a fast engine the request
-    /// the agent sends next can carry them. 0 (the default): never waits.
-    #[serde(default)]
-    pub wait_ms: u64,
-}
-
-/// The longest a sync may wait for the model's findings.
-pub const MAX_SYNC_WAIT_MS: u64 = 2_000;
 
 fn check_id(id: &str) -> Result<(), ApiError> {
     if id.is_empty() || id.len() > MAX_SESSION_ID || id.chars().any(char::is_control) {
@@ -84,18 +66,20 @@ pub async fn sync(
 pub async fn event(
     State(state): State<AppState>,
     JsonBody(event): JsonBody<SessionEvent>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<EventAck>), ApiError> {
     check_id(event.session_id())?;
     let known = state.hud.event(event);
-    Ok((StatusCode::ACCEPTED, Json(json!({ "known": known }))))
+    Ok((StatusCode::ACCEPTED, Json(EventAck { known })))
 }
 
 pub async fn get(State(state): State<AppState>, Path(session): Path<String>) -> Result<Json<HudView>, ApiError> {
     Ok(Json(state.hud.get(&session)?))
 }
 
-pub async fn list(State(state): State<AppState>) -> Json<Value> {
-    Json(json!({ "sessions": state.hud.list() }))
+pub async fn list(State(state): State<AppState>) -> Json<SessionList> {
+    Json(SessionList {
+        sessions: state.hud.list(),
+    })
 }
 
 pub async fn delete(State(state): State<AppState>, Path(session): Path<String>) -> Result<StatusCode, ApiError> {
@@ -106,11 +90,6 @@ pub async fn delete(State(state): State<AppState>, Path(session): Path<String>) 
     }
 }
 
-/// Default and longest deadline for the model's part of a compaction or
-/// heartbeat text; past it, the facts-only text is returned.
-const DEFAULT_DEADLINE_MS: u64 = 8_000;
-const MAX_DEADLINE_MS: u64 = 120_000;
-
 fn deadline(ms: Option<u64>) -> Result<Duration, ApiError> {
     match ms.unwrap_or(DEFAULT_DEADLINE_MS) {
         ms if ms <= MAX_DEADLINE_MS => Ok(Duration::from_millis(ms)),
@@ -118,13 +97,6 @@ fn deadline(ms: Option<u64>) -> Result<Duration, ApiError> {
             "`deadline_ms` must be at most {MAX_DEADLINE_MS}"
         ))),
     }
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CompactionRequest {
-    #[serde(default)]
-    pub deadline_ms: Option<u64>,
 }
 
 /// The compaction context for a session (404 for unknown sessions).
@@ -135,16 +107,6 @@ pub async fn compaction(
 ) -> Result<Json<CompactionView>, ApiError> {
     let deadline = deadline(request.deadline_ms)?;
     Ok(Json(state.hud.compaction(&session, deadline).await?))
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HeartbeatRequest {
-    /// Sessions to leave out, such as the heartbeat's own.
-    #[serde(default)]
-    pub exclude: Vec<String>,
-    #[serde(default)]
-    pub deadline_ms: Option<u64>,
 }
 
 /// The heartbeat's system prompt and user text.

@@ -14,7 +14,7 @@ pub use error::ApiError;
 
 use crate::cli::ServeConfig;
 use crate::engine::lifecycle::Lifecycle;
-use crate::engine::{Engine, EngineDetails, HealthState};
+use crate::engine::Engine;
 use anyhow::Context;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::StatusCode;
@@ -23,8 +23,6 @@ use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 use error::BodyLimit;
 use metrics_exporter_prometheus::PrometheusHandle;
-use serde::Serialize;
-use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 /// Shared state of the handlers. Cheap to clone.
@@ -326,41 +324,26 @@ impl AppState {
 /// `GET /health`: 200 once the engine can take work (the local model warmed
 /// up, or the remote engine answering), 503 with the reason otherwise.
 async fn health(State(state): State<AppState>) -> Response {
-    let (ready, body) = state.health();
-    let status = if ready {
+    let health = state.health();
+    let status = if health.ready() {
         StatusCode::OK
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
-    (status, Json(body)).into_response()
+    (status, Json(health)).into_response()
 }
 
 impl AppState {
-    /// Whether the engine can take work, and `/health`'s body: its state
-    /// with the reason, the model, the engine kind and its details.
-    pub fn health(&self) -> (bool, Value) {
-        /// `/health`'s body.
-        #[derive(Serialize)]
-        struct HealthBody {
-            #[serde(flatten)]
-            state: HealthState,
-            model: String,
-            engine: &'static str,
-            #[serde(flatten)]
-            details: EngineDetails,
-            hud_clip: Value,
-        }
-        let state = self.engine.health();
-        // A released model is ready: the next model work loads it.
-        let ready = matches!(state, HealthState::Ready | HealthState::Released);
-        let body = HealthBody {
-            state,
+    /// `/health`'s body: the engine's state with the reason, the model, the
+    /// engine kind and its details.
+    pub fn health(&self) -> crate::api::Health {
+        crate::api::Health {
+            state: self.engine.health(),
             model: self.model_name(),
-            engine: self.engine.info().kind,
-            details: self.engine.details(),
+            engine: self.engine.info().kind.to_owned(),
+            details: self.engine.details().kind,
             hud_clip: self.hud.clip_rule(),
-        };
-        (ready, serde_json::to_value(body).unwrap_or_else(|_| json!({})))
+        }
     }
 }
 

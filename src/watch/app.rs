@@ -2,9 +2,9 @@
 //! terminal here, so it is tested as plain data.
 
 use super::feed::{Request, Update};
-use super::trouble::Trouble;
+use crate::api::StatusView;
+use crate::client::Trouble;
 use crate::hud::{HudView, SessionListing};
-use crate::server::events::StatusView;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::collections::HashMap;
 use std::time::Instant;
@@ -194,8 +194,8 @@ impl App {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::api::HudEvent;
     use crate::hud::ModelStatus;
-    use crate::server::events::HudEvent;
     use ratatui::crossterm::event::KeyEventKind;
 
     pub(crate) fn hud(id: &str, text: &str) -> Update {

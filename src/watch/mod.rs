@@ -4,7 +4,6 @@
 //!
 //! - `feed`: the event stream (`GET /v1/events`), reconnecting by itself,
 //!   and `GET /v1/status` for `status`;
-//! - `trouble`: why the sidecar gave nothing, and what to do about it;
 //! - `app`: the screen's state, changed by updates and keys;
 //! - `ui`: drawing it, `fit`: text in a pane of fixed size;
 //! - `text`: the words shared with `status`.
@@ -13,16 +12,15 @@ mod app;
 mod feed;
 mod fit;
 mod text;
-mod trouble;
 mod ui;
 
+use crate::api::StatusView;
 use crate::cli::{SidecarArgs, StatusArgs, WatchArgs};
-use crate::server::events::StatusView;
+use crate::client::Trouble;
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
 use serde::Serialize;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
-use trouble::Trouble;
 
 /// Redraw at least this often (the "ago" times move), and poll keys this often.
 const TICK: Duration = Duration::from_millis(250);
@@ -100,7 +98,7 @@ pub fn run(args: &WatchArgs) -> ExitCode {
 
 fn connect(args: &SidecarArgs) -> anyhow::Result<(String, feed::Feed)> {
     let url = args.url();
-    let feed = feed::Feed::new(url.clone(), args.token()?)?;
+    let feed = feed::Feed::new(&url, args.token()?)?;
     Ok((url, feed))
 }
 
@@ -168,12 +166,8 @@ struct StatusJson<'a> {
 
 fn fetch_status(args: &SidecarArgs, url: &str) -> Result<StatusView, Trouble> {
     let token = args.token().map_err(|e| Trouble::Setup(format!("{e:#}")))?;
-    let feed = feed::Feed::new(url.to_owned(), token).map_err(|e| Trouble::Setup(format!("{e:#}")))?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Trouble::Setup(format!("starting the async runtime: {e}")))?;
-    runtime.block_on(feed.status())
+    let feed = feed::Feed::new(url, token)?;
+    crate::client::block_on(feed.status())?
 }
 
 fn fail(err: &anyhow::Error) -> ExitCode {

@@ -1,10 +1,7 @@
 //! The words `watch` and `status` both print: the health line, the model's
 //! recent work, and a session's row.
 
-use crate::activity::Activity;
-use crate::hud::{ModelStatus, SessionListing};
-use crate::server::events::StatusView;
-use serde_json::Value;
+use crate::api::{Activity, EngineDetails, HealthState, ModelStatus, SessionListing, StatusView};
 
 /// `3s`, `4m`, `2h`: how long ago, coarsely.
 pub fn ago(ms: u64) -> String {
@@ -20,22 +17,16 @@ pub fn ago(ms: u64) -> String {
 /// any do.
 pub fn health_line(status: &StatusView) -> String {
     let h = &status.health;
-    let text = |k: &str| h.get(k).and_then(Value::as_str).unwrap_or_default();
-    let state = match text("status") {
-        "failed" => format!("model failed ({})", text("reason")),
-        "loading" => match h.get("progress").and_then(Value::as_f64) {
-            Some(p) => format!("model loading ({:.0} %)", p * 100.0),
-            None => "model loading".to_owned(),
-        },
-        "released" => "model released (idle; the next question loads it)".to_owned(),
-        "" => "model state unknown".to_owned(),
-        s => format!("model {s}"),
+    let state = match (&h.state, &h.details) {
+        (HealthState::Failed { reason }, _) => format!("model failed ({reason})"),
+        (HealthState::Loading, Some(EngineDetails::Loading { progress })) => {
+            format!("model loading ({:.0} %)", progress * 100.0)
+        }
+        (HealthState::Loading, _) => "model loading".to_owned(),
+        (HealthState::Released, _) => "model released (idle; the next question loads it)".to_owned(),
+        (HealthState::Ready, _) => "model ready".to_owned(),
     };
-    let mut engine = text("engine").to_owned();
-    if !text("backend").is_empty() {
-        engine = format!("{engine}, {}", text("backend"));
-    }
-    let mut line = format!("{state}: {} ({engine})", text("model"));
+    let mut line = format!("{state}: {} ({})", h.model, h.engine);
     match status.queue {
         0 => {}
         1 => line.push_str(" · 1 question waiting"),

@@ -270,7 +270,7 @@ mod tests {
     }
 
     fn down() -> Update {
-        Update::Down(crate::watch::trouble::Trouble::Unreachable {
+        Update::Down(crate::client::Trouble::Unreachable {
             url: "http://127.0.0.1:8377".into(),
             why: "connection refused".into(),
         })
@@ -309,7 +309,7 @@ mod tests {
     #[test]
     fn with_no_session_while_down_the_pane_says_how_to_start_the_sidecar() {
         let mut app = App::new("http://127.0.0.1:9000".into());
-        app.apply(Update::Down(crate::watch::trouble::Trouble::Unreachable {
+        app.apply(Update::Down(crate::client::Trouble::Unreachable {
             url: "http://127.0.0.1:9000".into(),
             why: "connection refused".into(),
         }));

@@ -4,8 +4,8 @@
 //! milliseconds; the real model is kept for the tests where it matters.
 
 use evolve_hud::engine::{
-    Backend, ChatMessage, Completion, Engine, EngineDetails, EngineError, EngineInfo, Event, FinishReason,
-    GenerateRequest, HealthState, Prompt,
+    Backend, ChatMessage, Completion, Details, Engine, EngineError, EngineInfo, Event, FinishReason, GenerateRequest,
+    HealthState, Prompt,
 };
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -100,8 +100,8 @@ impl Backend for Fake {
             ctx: Some(4096),
         }
     }
-    fn details(&self) -> EngineDetails {
-        EngineDetails::default()
+    fn details(&self) -> Details {
+        Details::default()
     }
     fn count_tokens(&self, _text: &str) -> Option<usize> {
         None
@@ -134,7 +134,13 @@ impl InProcess {
         let token_file = token_file.to_str().expect("a UTF-8 path");
         let own = flags.iter().any(|f| f.starts_with("--auth-token") || *f == "--no-auth");
         let default: &[&str] = if own { &[] } else { &["--auth-token-file", token_file] };
-        let args = ["evolve-hud", "serve"].iter().chain(flags).chain(default);
+        // Bound first, so the server knows its port (its identity proof names it).
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a free port");
+        let port = listener.local_addr().expect("bound").port().to_string();
+        let args = ["evolve-hud", "serve", "--port", &port]
+            .into_iter()
+            .chain(flags.iter().copied())
+            .chain(default.iter().copied());
         let cli = <evolve_hud::cli::Cli as clap::Parser>::try_parse_from(args).expect("serve's flags");
         let evolve_hud::cli::Command::Serve(config) = cli.command else {
             unreachable!("serve was given")
@@ -145,7 +151,6 @@ impl InProcess {
             .handle();
         let engine = Engine::new(Fake(script.clone()));
         let (app, shutdown) = evolve_hud::server::app(&config, access, metrics, engine).expect("the app");
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a free port");
         let base = format!("http://{}", listener.local_addr().expect("bound"));
         let ended = shutdown.clone();
         tokio::spawn(async move {

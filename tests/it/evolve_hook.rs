@@ -137,7 +137,7 @@ fn every_hook_against_the_real_sidecar() {
                     "state": { "status": "completed", "input": { "command": "cargo check" }, "output": "ok", "metadata": { "exit": 0 } } }] });
     let r = hook("observe_message", &observed.to_string(), &url);
     assert_eq!(r.code, 0);
-    assert!(r.logs[0].contains("1 calls forwarded (200)"), "{:?}", r.logs);
+    assert!(r.logs[0].contains("1 calls forwarded (HUD version"), "{:?}", r.logs);
 
     let show = json!({ "hook": "execute_tool", "tool": "hud_show", "args": {}, "session": { "id": session } });
     let r = hook("execute_tool", &show.to_string(), &url);
@@ -202,7 +202,7 @@ async fn evolve_calls_keep_their_subjects() {
         let before = json!({ "hook": "tool_before", "session": { "id": a }, "tool": tool, "callID": id, "args": args });
         let r = hook("tool_before", &before.to_string(), &url);
         assert_eq!(r.code, 0, "{}", r.stderr);
-        assert!(r.logs[0].contains("forwarded (200)"), "{:?}", r.logs);
+        assert!(r.logs[0].contains("forwarded (HUD version"), "{:?}", r.logs);
         let after = json!({ "hook": "tool_after", "session": { "id": a }, "tool": tool, "callID": id, "title": "", "output": output });
         assert_eq!(hook("tool_after", &after.to_string(), &url).code, 0);
     }
@@ -248,7 +248,11 @@ fn a_stopped_sidecar_fails_only_the_hooks_that_need_it() {
         let ctx = json!({ "session": { "id": "s" }, "tool": "bash", "callID": "c", "calls": [] });
         let r = hook(name, &ctx.to_string(), url);
         assert_eq!(r.code, 0, "{name}");
-        assert!(r.logs.iter().any(|l| l.contains("unreachable")), "{name}: {:?}", r.logs);
+        assert!(
+            r.logs.iter().any(|l| l.contains("no sidecar answers")),
+            "{name}: {:?}",
+            r.logs
+        );
     }
     for (name, ctx) in [
         ("heartbeat", json!({ "sessions": [] })),
@@ -258,7 +262,7 @@ fn a_stopped_sidecar_fails_only_the_hooks_that_need_it() {
         let r = hook(name, &ctx.to_string(), url);
         assert_eq!(r.code, 1, "{name}");
         assert_eq!(r.stderr.lines().count(), 1, "{name}: {}", r.stderr);
-        assert!(r.stderr.contains("unreachable"), "{name}: {}", r.stderr);
+        assert!(r.stderr.contains("no sidecar answers"), "{name}: {}", r.stderr);
         assert!(r.result.is_empty(), "{name}");
     }
 }

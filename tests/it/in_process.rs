@@ -264,3 +264,26 @@ async fn a_sync_may_wait_for_the_findings_within_its_bound() {
     assert_eq!(status, 400, "{v}");
     assert!(v["error"]["message"].as_str().unwrap().contains("wait_ms"), "{v}");
 }
+
+#[tokio::test]
+async fn two_servers_in_one_process_keep_their_own_activity_and_ids() {
+    let (one, two) = (Arc::new(Script::default()), Arc::new(Script::default()));
+    let (a, b) = (serve(&one).await, serve(&two).await);
+    let chat = json!({ "messages": [{ "role": "user", "content": "hi" }] });
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        one.push(Ok("hello"));
+        let (status, _, v) = post(format!("{}/v1/chat/completions", a.base), &chat).await;
+        assert_eq!(status, 200, "{v}");
+        ids.push(v["id"].as_str().unwrap().to_owned());
+    }
+    two.push(Ok("hello"));
+    let (_, _, v) = post(format!("{}/v1/chat/completions", b.base), &chat).await;
+    assert_eq!(ids, ["chatcmpl-1", "chatcmpl-2"]);
+    assert_eq!(v["id"], "chatcmpl-1", "the second server counts its own ids");
+    let completions = |base: String| async move {
+        common::get_json(&format!("{base}/v1/status")).await["activity"]["completions"].clone()
+    };
+    assert_eq!(completions(a.base.clone()).await, 2);
+    assert_eq!(completions(b.base.clone()).await, 1);
+}

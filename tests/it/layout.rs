@@ -169,6 +169,16 @@ fn no_two_files_of_src_depend_on_each_other() {
         "modules that depend on themselves through others: {looped:?}"
     );
     assert!(reaches_layer(&"server".to_owned()).contains("hud"), "{layers:?}");
+    // The wire types are a leaf, and clients speak them, never the server's
+    // or the HUD's insides.
+    for (module, never) in [
+        ("api", &["server", "hud", "engine", "client", "cli", "watch"][..]),
+        ("client", &["server", "hud", "engine", "cli", "watch"][..]),
+    ] {
+        let reached = reaches_layer(&module.to_owned());
+        let wrong: Vec<&&str> = never.iter().filter(|m| reached.contains(**m)).collect();
+        assert!(wrong.is_empty(), "{module} reaches {wrong:?}: {reached:?}");
+    }
     // The check sees dependencies at all: the server uses the engine.
     let server = src.join("server/mod.rs");
     assert!(

@@ -10,6 +10,7 @@ mod common;
 #[path = "../../fuzz/checks.rs"]
 mod fuzz_checks;
 
+mod api_schema;
 mod checks;
 mod engine;
 mod evolve_hook;

@@ -14,7 +14,7 @@ mod text;
 mod worker;
 
 use super::{
-    Backend, DetailsKind, EngineDetails, EngineError, EngineInfo, Event, GenerateRequest, HealthCell, HealthState,
+    Backend, Details, EngineDetails, EngineError, EngineInfo, Event, GenerateRequest, HealthCell, HealthState,
 };
 use crate::gguf::{self, GgufError};
 use serde::Serialize;
@@ -22,6 +22,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
 
 pub use text::{StopMatcher, Utf8Stream};
 
@@ -338,14 +339,14 @@ pub struct ModelHandle {
     info: Arc<ModelInfo>,
     /// The template and tokenizer, to check prompts before they are queued.
     prompter: Arc<prompt::Prompter>,
-    stopping: Arc<AtomicBool>,
+    stopping: CancellationToken,
 }
 
 /// Owns the model thread; [`ModelThread::shutdown`] stops and joins it.
 pub struct ModelThread {
     join: std::thread::JoinHandle<()>,
     tx: mpsc::Sender<Command>,
-    stopping: Arc<AtomicBool>,
+    stopping: CancellationToken,
 }
 
 /// How far a model load has come, and whether it should stop: written by
@@ -406,7 +407,7 @@ impl ModelHandle {
         let (tx, rx) = mpsc::channel(config.queue as usize);
         let (loaded_tx, loaded_rx) = oneshot::channel();
         let health = Arc::new(Health::default());
-        let stopping = Arc::new(AtomicBool::new(false));
+        let stopping = CancellationToken::new();
         let join = {
             let (config, health, stopping) = (config.clone(), health.clone(), stopping.clone());
             let start = supervisor::Start {
@@ -466,7 +467,7 @@ impl ModelHandle {
 
 impl Backend for ModelHandle {
     fn generate(&self, request: GenerateRequest) -> Result<mpsc::UnboundedReceiver<Event>, EngineError> {
-        if self.stopping.load(Ordering::Acquire) {
+        if self.stopping.is_cancelled() {
             return Err(EngineError::Unavailable("the server is shutting down".into()));
         }
         if let HealthState::Failed { reason } = self.health() {
@@ -507,10 +508,10 @@ impl Backend for ModelHandle {
         }
     }
 
-    fn details(&self) -> EngineDetails {
+    fn details(&self) -> Details {
         let (restarts, last_fault) = self.restarts();
-        EngineDetails {
-            kind: Some(DetailsKind::Local {
+        Details {
+            kind: Some(EngineDetails::Local {
                 restarts,
                 last_fault,
                 cpu_features: self.info.cpu_features.clone(),
@@ -529,14 +530,14 @@ impl Backend for ModelHandle {
     }
 
     fn begin_shutdown(&self) {
-        self.stopping.store(true, Ordering::Release);
+        self.stopping.cancel();
     }
 }
 
 impl ModelThread {
     /// Cancels the running generation, refuses queued ones and joins the thread.
     pub async fn shutdown(self) {
-        self.stopping.store(true, Ordering::Release);
+        self.stopping.cancel();
         let _ = self.tx.send(Command::Shutdown).await;
         let join = self.join;
         let _ = tokio::task::spawn_blocking(move || join.join()).await;

@@ -13,7 +13,8 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::LlamaModel;
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use tokio_util::sync::CancellationToken;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
@@ -85,7 +86,7 @@ pub(super) fn run(
     loaded: oneshot::Sender<Result<(ModelInfo, Arc<Prompter>), LoadError>>,
     mut rx: mpsc::Receiver<Command>,
     health: Arc<Health>,
-    stopping: Arc<AtomicBool>,
+    stopping: CancellationToken,
 ) {
     // Whatever ends this thread, /health must say so.
     struct Sentinel(Arc<Health>);
@@ -214,7 +215,7 @@ pub(super) fn run(
         // /health learns of a panic before the failed request is answered.
         let verdict = match command {
             Command::Shutdown => break,
-            Command::Generate(job) if stopping.load(Ordering::Acquire) => {
+            Command::Generate(job) if stopping.is_cancelled() => {
                 let _ = job.events.send(Event::Failed(EngineError::Unavailable(
                     "the server is shutting down".into(),
                 )));

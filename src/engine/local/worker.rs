@@ -20,9 +20,10 @@ use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::DecodeError;
 use std::num::NonZeroU32;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 /// What one generation produced.
 struct Generated {
@@ -152,7 +153,7 @@ impl<'m> Worker<'m> {
         Ok(())
     }
 
-    pub(super) fn generate(&mut self, job: Job, stopping: &AtomicBool) {
+    pub(super) fn generate(&mut self, job: Job, stopping: &CancellationToken) {
         let Job {
             request,
             prompt,
@@ -183,7 +184,7 @@ impl<'m> Worker<'m> {
         request: &GenerateRequest,
         prompt: &ValidPrompt,
         events: &mpsc::UnboundedSender<Event>,
-        stopping: &AtomicBool,
+        stopping: &CancellationToken,
     ) -> Result<Completion, EngineError> {
         let tokens = &prompt.tokens;
         let started = Instant::now();
@@ -230,7 +231,7 @@ impl<'m> Worker<'m> {
         params: &SamplingParams,
         limit: usize,
         events: &mpsc::UnboundedSender<Event>,
-        stopping: &AtomicBool,
+        stopping: &CancellationToken,
     ) -> Result<Generated, EngineError> {
         let mut sampler = Sampler::new(self.model, params)?;
         let mut utf8 = Utf8Stream::default();
@@ -243,7 +244,7 @@ impl<'m> Worker<'m> {
             finish: FinishReason::Length,
         };
         while (out.tokens as usize) < limit {
-            if events.is_closed() || stopping.load(Ordering::Acquire) {
+            if events.is_closed() || stopping.is_cancelled() {
                 out.finish = FinishReason::Cancelled;
                 break;
             }

@@ -22,8 +22,7 @@ mod client;
 mod probe;
 
 use super::{
-    Backend, DetailsKind, EngineDetails, EngineError, EngineInfo, Event, GenerateRequest, HealthCell, HealthState,
-    Prompt,
+    Backend, Details, EngineDetails, EngineError, EngineInfo, Event, GenerateRequest, HealthCell, HealthState, Prompt,
 };
 use crate::secret::Secret;
 use breaker::{Breaker, Failure};
@@ -258,9 +257,9 @@ impl Backend for RemoteEngine {
         }
     }
 
-    fn details(&self) -> EngineDetails {
-        EngineDetails {
-            kind: Some(DetailsKind::Remote {
+    fn details(&self) -> Details {
+        Details {
+            kind: Some(EngineDetails::Remote {
                 engine_url: self.inner.config.url.clone(),
                 slots: self.inner.known().slots,
                 in_flight: self.queued(),

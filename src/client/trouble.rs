@@ -1,6 +1,6 @@
-//! Why `watch` or `status` got nothing from the sidecar, in words that say
-//! what to do about it: one type for both, so the screen, the text report
-//! and `status --json` say the same.
+//! Why a client got nothing from the sidecar, in words that say what to do
+//! about it: one type for every client, so the screen, the text report,
+//! `status --json`, `doctor` and the hook's log say the same.
 
 use crate::openai::ErrorBody;
 
@@ -61,9 +61,9 @@ impl Trouble {
     }
 
     /// A non-2xx answer to `path`, with its body (JSON or not).
-    pub fn of_status(url: &str, path: &str, status: reqwest::StatusCode, body: &[u8]) -> Trouble {
+    pub fn of_status(url: &str, path: &str, status: u16, body: &[u8]) -> Trouble {
         let url = url.to_owned();
-        match status.as_u16() {
+        match status {
             401 => Trouble::Unauthorized { url },
             404 => Trouble::Answered {
                 url,
@@ -72,6 +72,8 @@ impl Trouble {
             _ => {
                 let value: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
                 let why = ErrorBody::message_of(&value).unwrap_or("no reason given");
+                let status =
+                    reqwest::StatusCode::from_u16(status).map_or_else(|_| status.to_string(), |s| s.to_string());
                 Trouble::Answered {
                     url,
                     what: format!("answered {path} with {status}: {why}"),
@@ -193,14 +195,14 @@ mod tests {
         let t = Trouble::of_status(
             "http://x",
             "/v1/status",
-            reqwest::StatusCode::SERVICE_UNAVAILABLE,
+            503,
             br#"{"error":{"message":"shutting down","type":"unavailable"}}"#,
         );
         assert_eq!(
             t.to_string(),
             "the sidecar at http://x answered /v1/status with 503 Service Unavailable: shutting down"
         );
-        let t = Trouble::of_status("http://x", "/v1/status", reqwest::StatusCode::UNAUTHORIZED, b"");
+        let t = Trouble::of_status("http://x", "/v1/status", 401, b"");
         assert!(t.hint().unwrap().contains("EVOLVE_HUD_AUTH_TOKEN"));
     }
 }

@@ -175,7 +175,7 @@ fn every_hook_against_the_real_sidecar() {
 /// a call wins, whichever came first.
 #[tokio::test]
 async fn evolve_calls_keep_their_subjects() {
-    let server = Server::start(&["--hud-extract", "false"]);
+    let server = Server::facts_only(&[]);
     let url = server.url("");
     let calls = [
         (

@@ -24,7 +24,7 @@ fn session_of(messages: &[Value]) -> String {
 
 #[tokio::test]
 async fn sync_protocol_get_list_drop_and_restart() {
-    let server = Server::start(&["--hud-extract", "false"]);
+    let server = Server::facts_only(&[]);
     let first = transform(3);
     let id = session_of(&first);
 
@@ -60,7 +60,7 @@ async fn sync_protocol_get_list_drop_and_restart() {
 
     // A restarted sidecar has lost the session; a full resync restores the same facts.
     drop(server);
-    let server = Server::start(&["--hud-extract", "false"]);
+    let server = Server::facts_only(&[]);
     let (status, _) = sync(&server, &json!({ "session_id": id, "messages": tail })).await;
     assert_eq!(status, 409);
     let (status, d) = sync(&server, &json!({ "session_id": id, "messages": last, "full": true })).await;

@@ -258,7 +258,7 @@ async fn a_real_browser_on_another_origin_plants_nothing() {
         .into_iter()
         .find(|p| std::path::Path::new(p).exists())
         .expect("chromium must be installed (scripts/setup.sh --test installs it)");
-    let server = Server::start(&["--hud-extract", "false"]);
+    let server = Server::facts_only(&[]);
     let target = server.url("/v1/hud/sync");
     let page = format!(
         r#"<!doctype html><title>start</title>

@@ -42,8 +42,11 @@ pub fn features() -> Vec<String> {
     }
 }
 
+/// # Safety
+/// `p` is a NUL-terminated string that outlives the call.
 unsafe fn text(p: *const c_char) -> String {
-    CStr::from_ptr(p).to_string_lossy().into_owned()
+    // SAFETY: as the caller promises.
+    unsafe { CStr::from_ptr(p).to_string_lossy().into_owned() }
 }
 
 /// Whether a CPU back-end with these features would run ggml's AMX kernels

@@ -36,7 +36,7 @@ pub struct EngineArgs {
     /// Load no model and use no engine: the HUD's facts only, at once and
     /// in a few MiB. Model work (the HUD's questions, chat, the model's
     /// part of compaction texts) is refused with the reason.
-    #[arg(long, env = "EVOLVE_HUD_NO_MODEL", conflicts_with_all = ["model", "engine"])]
+    #[arg(long, env = "EVOLVE_HUD_NO_MODEL", conflicts_with_all = ["model", "engine"], value_parser = clap::builder::BoolishValueParser::new())]
     pub no_model: bool,
 
     /// The engine's model to use. Default: the first the engine lists.
@@ -169,9 +169,17 @@ pub struct ModelConfig {
     pub allow_unpinned: bool,
 
     /// CPU threads for decoding. Defaults to the number of available cores
-    /// (so does 0).
+    /// (so does 0). While other processes keep cores busy, the model decodes
+    /// with the free ones (at least 1) unless --fixed-threads is given.
     #[arg(long, short = 't', env = "EVOLVE_HUD_THREADS")]
     pub threads: Option<u32>,
+
+    /// Always decode with --threads threads, however busy the machine is.
+    /// Without it, a request finding other processes running decodes on the
+    /// cores they leave free: llama.cpp's threads wait for each other at
+    /// every step, so one without a core of its own slows them all.
+    #[arg(long, env = "EVOLVE_HUD_FIXED_THREADS", value_parser = clap::builder::BoolishValueParser::new())]
+    pub fixed_threads: bool,
 
     /// Model layers to offload to the GPU (needs a `cuda`, `metal` or `vulkan`
     /// build; 999 means all). 0 in CPU builds, all layers in GPU builds.
@@ -230,6 +238,7 @@ impl ModelConfig {
             kv_slots: self.kv_slots,
             queue: self.queue,
             nice: self.nice,
+            adapt_threads: !self.fixed_threads,
         })
     }
 
@@ -336,7 +345,7 @@ pub struct ServerConfig {
 
     /// Serve without a token: any local user or process can then read the
     /// sessions and write the HUD. Logged as a warning.
-    #[arg(long, env = "EVOLVE_HUD_NO_AUTH")]
+    #[arg(long, env = "EVOLVE_HUD_NO_AUTH", value_parser = clap::builder::BoolishValueParser::new())]
     pub no_auth: bool,
 
     /// Log format on stderr. The level comes from `RUST_LOG`.

@@ -97,7 +97,7 @@ impl Hud {
             let deadline = tokio::time::Instant::now() + hud.config.extract_timeout;
             let warmed = async {
                 let _turn = hud.background.acquire().await.ok()?;
-                let mut rx = engine.generate(extract::warmup_request(QUESTIONS_KEY)).ok()?;
+                let mut rx = engine.submit(extract::warmup_request(QUESTIONS_KEY)).await.ok()?;
                 loop {
                     match tokio::time::timeout_at(deadline, rx.recv()).await.ok()?? {
                         Event::Text(_) => {}
@@ -238,7 +238,7 @@ impl Hud {
         // example, and only that start is shared between questions: one slot
         // for all keeps it cached for every session's first question.
         let request = question.request(QUESTIONS_KEY);
-        let mut rx = match engine.generate(request) {
+        let mut rx = match engine.submit(request).await {
             Ok(rx) => rx,
             Err(e) => {
                 tracing::debug!(session = id, error = %e, "the engine did not take the question");

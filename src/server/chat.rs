@@ -222,18 +222,9 @@ pub async fn chat_completions(
     let mut generate = generate_request(request, state.engine.info().ctx)?;
     let started = Arc::new(AtomicBool::new(false));
     generate.started = Some(started.clone());
-    // Rendering the template and tokenizing a prompt of up to --max-body
-    // bytes is CPU work: off the async workers, so that it never holds up
-    // the agent's HUD syncs.
-    let engine = state.engine.clone();
-    let span = tracing::Span::current();
-    let mut events = tokio::task::spawn_blocking(move || span.in_scope(|| engine.generate(generate)))
-        .await
-        .map_err(|e| {
-            ApiError::Engine(crate::engine::EngineError::Backend(format!(
-                "preparing the prompt: {e}"
-            )))
-        })??;
+    // A prompt of up to --max-body bytes is rendered and tokenized off the
+    // async workers.
+    let mut events = state.engine.submit(generate).await?;
     let id = state.engine.telemetry().completion_id();
     let created = now();
     let model = state.model_name();

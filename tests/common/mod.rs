@@ -367,7 +367,6 @@ pub async fn get_text(url: &str) -> String {
     client().get(url).send().await.unwrap().text().await.unwrap()
 }
 
-/// The JSON answer of a plain `GET`.
 /// A server's `/metrics` text, read by sample name and label.
 pub struct Metrics(String);
 
@@ -390,6 +389,7 @@ impl Metrics {
     }
 }
 
+/// The JSON answer of a plain `GET`.
 pub async fn get_json(url: &str) -> serde_json::Value {
     client().get(url).send().await.unwrap().json().await.unwrap()
 }

@@ -298,3 +298,70 @@ async fn fifty_sessions_sync_while_the_model_serves_chat() {
     let held = listing["sessions"].as_array().expect("sessions").len();
     assert_eq!(held, SESSIONS, "sessions held after the load");
 }
+
+/// Busy loops in other processes, ended when dropped.
+struct BusyLoops(Vec<std::process::Child>);
+
+impl BusyLoops {
+    fn start(n: usize) -> BusyLoops {
+        let spawn = || {
+            std::process::Command::new("sh")
+                .args(["-c", "while :; do :; done"])
+                .spawn()
+                .expect("sh")
+        };
+        BusyLoops((0..n).map(|_| spawn()).collect())
+    }
+}
+
+impl Drop for BusyLoops {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A short chat, then the threads the model decodes with.
+async fn threads_after_chat(server: &Server) -> f64 {
+    let r = client()
+        .post(server.url("/v1/chat/completions"))
+        .json(&chat("Say hi.", json!({ "max_tokens": 2 })))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let metrics = common::Metrics::of(server).await;
+    metrics.sum("evolve_hud_decode_threads", "").expect("the decode threads gauge")
+}
+
+/// The threads after two chats that see the same load longer apart than
+/// the model thread waits before it changes them (its cache is not empty).
+async fn threads_after_settling(server: &Server) -> f64 {
+    threads_after_chat(server).await;
+    tokio::time::sleep(Duration::from_millis(2_100)).await;
+    threads_after_chat(server).await
+}
+
+/// While other processes keep all cores but one busy, the model decodes on
+/// one thread (two on two shared cores wait for each other at every step);
+/// once they stop, on all it was given again. `--fixed-threads` keeps them.
+#[tokio::test(flavor = "multi_thread")]
+async fn decoding_threads_follow_the_machines_load() {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores < 2 {
+        eprintln!("skipped: one core leaves nothing to adapt");
+        return;
+    }
+    let server = Server::start(&["--hud-extract", "false"]);
+    assert_eq!(threads_after_chat(&server).await, 2.0, "a quiet machine");
+    let busy = BusyLoops::start(cores - 1);
+    assert_eq!(threads_after_settling(&server).await, 1.0, "{} busy loops", cores - 1);
+    drop(busy);
+    assert_eq!(threads_after_settling(&server).await, 2.0, "quiet again");
+
+    let fixed = Server::start(&["--hud-extract", "false", "--fixed-threads"]);
+    let _busy = BusyLoops::start(cores - 1);
+    assert_eq!(threads_after_settling(&fixed).await, 2.0, "--fixed-threads");
+}

@@ -6,6 +6,7 @@
 
 pub mod cpu;
 mod forced;
+mod load;
 mod prompt;
 mod sampler;
 mod slots;
@@ -46,6 +47,9 @@ pub struct LocalConfig {
     pub queue: u32,
     /// Niceness of the model's compute threads (Linux).
     pub nice: i32,
+    /// Decode with fewer than `threads` while other processes keep cores
+    /// busy (CPU only; see `load`).
+    pub adapt_threads: bool,
 }
 
 impl LocalConfig {
@@ -94,6 +98,7 @@ impl LocalConfig {
             kv_slots: Self::KV_SLOTS,
             queue: Self::QUEUE,
             nice: Self::NICE,
+            adapt_threads: true,
         }
     }
 }

@@ -61,6 +61,15 @@ impl<T: PartialEq + Clone> Slots<T> {
         }
     }
 
+    pub fn count(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Whether any slot holds cached tokens.
+    pub fn holds_any(&self) -> bool {
+        self.slots.iter().any(|s| !s.tokens.is_empty())
+    }
+
     /// Picks the slot for `tokens` under `key`, marks it used and keyed.
     /// The caller applies the placement to the cache, and to the tokens
     /// here with [`Slots::clear`], [`Slots::fork`] and [`Slots::truncate`].

@@ -25,6 +25,10 @@ use std::time::Instant;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+/// How long the load must ask for another thread count (seen before
+/// requests this far apart) before the context is built again with it.
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// What one generation produced.
 struct Generated {
     tokens: u32,
@@ -63,7 +67,16 @@ fn decided(
 
 pub(super) struct Worker<'m> {
     model: &'m LlamaModel,
+    backend: &'m LlamaBackend,
+    /// The context's settings, to build it again with another thread count.
+    params: LlamaContextParams,
     ctx: LlamaContext<'m>,
+    /// Threads the context decodes with now; up to `info.threads`, fewer
+    /// while other processes keep cores busy (unless `adapt` is off).
+    threads: u32,
+    adapt: bool,
+    /// Another thread count the load asked for, and since when.
+    asked: Option<(u32, Instant)>,
     batch: LlamaBatch<'static>,
     slots: Slots<LlamaToken>,
     pub(super) info: ModelInfo,
@@ -71,7 +84,7 @@ pub(super) struct Worker<'m> {
 
 impl<'m> Worker<'m> {
     pub(super) fn new(
-        backend: &LlamaBackend,
+        backend: &'m LlamaBackend,
         model: &'m LlamaModel,
         config: &LocalConfig,
         path: &std::path::Path,
@@ -109,10 +122,12 @@ impl<'m> Worker<'m> {
             .with_n_threads(threads as i32)
             .with_n_threads_batch(threads as i32)
             .with_flash_attention_policy(flash);
-        let ctx = model.new_context(backend, params).map_err(|e| LoadError::Context {
-            ctx: ctx_size,
-            reason: e.to_string(),
-        })?;
+        let ctx = model
+            .new_context(backend, params.clone())
+            .map_err(|e| LoadError::Context {
+                ctx: ctx_size,
+                reason: e.to_string(),
+            })?;
 
         let name = model
             .meta_val_str("general.name")
@@ -136,9 +151,16 @@ impl<'m> Worker<'m> {
             template,
             add_bos: model.vocab().should_add_bos(),
         };
+        metrics::gauge!("evolve_hud_decode_threads").set(f64::from(threads));
         Ok(Worker {
             model,
+            backend,
+            params,
             ctx,
+            threads,
+            // Offloaded layers do not wait on CPU cores.
+            adapt: config.adapt_threads && gpu_layers == 0,
+            asked: None,
             batch: LlamaBatch::new(batch as usize, 1),
             slots: Slots::new(config.kv_slots as usize),
             info,
@@ -169,6 +191,9 @@ impl<'m> Worker<'m> {
         }
         // The caller's span, so the work shows under the request that asked.
         let _enter = span.enter();
+        if let Err(e) = self.fit_threads() {
+            tracing::warn!(error = %e, "keeping the model's thread count");
+        }
         let event = match self.try_generate(&request, &prompt, &events, stopping) {
             Ok(done) => Event::Done(done),
             Err(e) => {
@@ -177,6 +202,58 @@ impl<'m> Worker<'m> {
             }
         };
         let _ = events.send(event);
+    }
+
+    /// Decodes the next request on the cores other processes leave free
+    /// (at most `--threads`): a thread that waits for a core holds up the
+    /// others at every step. A new count builds the context again, which
+    /// costs its cached prompts; the count changes only when the load does.
+    fn fit_threads(&mut self) -> Result<(), EngineError> {
+        if !self.adapt {
+            return Ok(());
+        }
+        let Some(busy) = super::load::busy_elsewhere() else {
+            return Ok(());
+        };
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let wanted = super::load::threads_for(self.info.threads, cores, busy);
+        if wanted == self.threads {
+            self.asked = None;
+            return Ok(());
+        }
+        // Only a load that lasts, as each change costs the cached prompts;
+        // at once while nothing is cached.
+        match self.asked {
+            _ if !self.slots.holds_any() => {}
+            Some((asked, since)) if asked == wanted && since.elapsed() >= SETTLE => {}
+            Some((asked, _)) if asked == wanted => return Ok(()),
+            _ => {
+                self.asked = Some((wanted, Instant::now()));
+                return Ok(());
+            }
+        }
+        self.asked = None;
+        let started = Instant::now();
+        let params = self
+            .params
+            .clone()
+            .with_n_threads(wanted as i32)
+            .with_n_threads_batch(wanted as i32);
+        self.ctx = self
+            .model
+            .new_context(self.backend, params)
+            .map_err(|e| EngineError::Backend(format!("building the context with {wanted} threads: {e}")))?;
+        self.slots = Slots::new(self.slots.count());
+        tracing::info!(
+            from = self.threads,
+            to = wanted,
+            busy_elsewhere = busy,
+            ms = started.elapsed().as_millis() as u64,
+            "decoding threads changed with the machine's load"
+        );
+        self.threads = wanted;
+        metrics::gauge!("evolve_hud_decode_threads").set(f64::from(wanted));
+        Ok(())
     }
 
     fn try_generate(

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # RSS of `evolve-hud serve` with the model loaded and after --keep-alive
-# released it, and the time of a short chat answer in both states.
+# released it, and in both states the time of a short chat answer and of a
+# HUD finding: from the sync of a failed call the HUD asks the model about
+# to the HUD showing the model's verified finding.
 # Usage: benches/keep-alive.sh MODEL.gguf [PORT]   (EVOLVE_HUD_BIN: the binary)
 set -euo pipefail
 model=${1:?usage: benches/keep-alive.sh MODEL.gguf [PORT]}
@@ -28,4 +30,30 @@ for _ in 1 2 3; do
   released_rss=$(rss)
   reload+=("$(ask)")
 done
+# A failed call of a check no parser knows: the HUD asks the model about it.
+finding() {
+  local id=$1 started
+  local output='running checks\ncheck_add ... ok\ncheck_div ... FAILED\n  div.c:7: expected 2 got 3\n1 check failed'
+  started=$(date +%s.%N)
+  curl -s -o /dev/null "127.0.0.1:$port/v1/hud/sync" -H "Authorization: Bearer $token" \
+    -H 'Content-Type: application/json' -d '{"session_id":"'"$id"'","full":true,"messages":[
+      {"info":{"id":"u","sessionID":"'"$id"'","role":"user"},"parts":[{"type":"text","text":"fix the checks"}]},
+      {"info":{"id":"a","sessionID":"'"$id"'","role":"assistant"},"parts":[{"type":"tool","callID":"c1","tool":"bash",
+        "state":{"status":"completed","input":{"command":"./checks.sh"},"output":"'"$output"'","metadata":{"exit":1}}}]}]}'
+  local state=pending
+  for _ in $(seq 1 600); do
+    state=$(curl -s "127.0.0.1:$port/v1/hud/$id" -H "Authorization: Bearer $token" |
+      python3 -c 'import json,sys; print(json.load(sys.stdin)["model_status"]["state"])')
+    [ "$state" != pending ] && break
+    sleep 0.05
+  done
+  echo "$state $(echo "$(date +%s.%N) - $started" | bc | xargs printf '%.2f')"
+}
+found=(); for i in 1 2 3; do found+=("$(finding "loaded-$i")"); done
+found_reload=()
+for i in 1 2 3; do
+  until curl -s "127.0.0.1:$port/health" | grep -q '"status":"released"'; do sleep 0.2; done
+  found_reload+=("$(finding "reload-$i")")
+done
 echo "$(basename "$model"): RSS loaded ${loaded_rss} MiB, released ${released_rss} MiB; answer loaded ${loaded[*]} s, first after a release ${reload[*]} s"
+echo "$(basename "$model"): HUD finding (state, s from the sync) loaded: ${found[*]}; first after a release: ${found_reload[*]}"

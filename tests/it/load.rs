@@ -333,7 +333,9 @@ async fn threads_after_chat(server: &Server) -> f64 {
         .unwrap();
     assert_eq!(r.status(), 200);
     let metrics = common::Metrics::of(server).await;
-    metrics.sum("evolve_hud_decode_threads", "").expect("the decode threads gauge")
+    metrics
+        .sum("evolve_hud_decode_threads", "")
+        .expect("the decode threads gauge")
 }
 
 /// The threads after two chats that see the same load longer apart than

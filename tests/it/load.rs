@@ -323,8 +323,9 @@ impl Drop for BusyLoops {
     }
 }
 
-/// A short chat, then the threads the model decodes with.
-async fn threads_after_chat(server: &Server) -> f64 {
+/// A short chat: the threads the model decodes with after it, and the
+/// prompt tokens its cache held.
+async fn threads_after_chat(server: &Server) -> (f64, u64) {
     let r = client()
         .post(server.url("/v1/chat/completions"))
         .json(&chat("Say hi.", json!({ "max_tokens": 2 })))
@@ -332,15 +333,20 @@ async fn threads_after_chat(server: &Server) -> f64 {
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
+    let answer: Value = r.json().await.unwrap();
+    let cached = answer["usage"]["prompt_tokens_details"]["cached_tokens"]
+        .as_u64()
+        .unwrap_or(0);
     let metrics = common::Metrics::of(server).await;
-    metrics
+    let threads = metrics
         .sum("evolve_hud_decode_threads", "")
-        .expect("the decode threads gauge")
+        .expect("the decode threads gauge");
+    (threads, cached)
 }
 
-/// The threads after two chats that see the same load longer apart than
-/// the model thread waits before it changes them (its cache is not empty).
-async fn threads_after_settling(server: &Server) -> f64 {
+/// The same after two chats that see the same load longer apart than the
+/// model thread waits before it changes the count (its cache is not empty).
+async fn threads_after_settling(server: &Server) -> (f64, u64) {
     threads_after_chat(server).await;
     tokio::time::sleep(Duration::from_millis(2_100)).await;
     threads_after_chat(server).await
@@ -357,13 +363,16 @@ async fn decoding_threads_follow_the_machines_load() {
         return;
     }
     let server = Server::start(&["--hud-extract", "false"]);
-    assert_eq!(threads_after_chat(&server).await, 2.0, "a quiet machine");
+    assert_eq!(threads_after_chat(&server).await.0, 2.0, "a quiet machine");
     let busy = BusyLoops::start(cores - 1);
-    assert_eq!(threads_after_settling(&server).await, 1.0, "{} busy loops", cores - 1);
+    let (threads, cached) = threads_after_settling(&server).await;
+    assert_eq!(threads, 1.0, "{} busy loops", cores - 1);
+    // The context was built again, and the cached prompt moved into it.
+    assert!(cached > 0, "the prompt cache was lost with the change");
     drop(busy);
-    assert_eq!(threads_after_settling(&server).await, 2.0, "quiet again");
+    assert_eq!(threads_after_settling(&server).await.0, 2.0, "quiet again");
 
     let fixed = Server::start(&["--hud-extract", "false", "--fixed-threads"]);
     let _busy = BusyLoops::start(cores - 1);
-    assert_eq!(threads_after_settling(&fixed).await, 2.0, "--fixed-threads");
+    assert_eq!(threads_after_settling(&fixed).await.0, 2.0, "--fixed-threads");
 }

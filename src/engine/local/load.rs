@@ -7,9 +7,10 @@
 use std::time::Duration;
 
 /// Samples of the run queue taken before a generation, and the pause
-/// between them: a process that runs for less than that is not load.
+/// between them: a process that runs for less than the 30 ms they span is
+/// not load. A first sample that finds none ends the look.
 const SAMPLES: usize = 4;
-const PAUSE: Duration = Duration::from_millis(2);
+const PAUSE: Duration = Duration::from_millis(10);
 
 /// Threads to decode with: `max`, or fewer when other processes keep
 /// `busy` of the `cores` busy; at least 1.

@@ -13,6 +13,7 @@ use super::{BenchTest, Job, LoadError, ModelInfo, TemplateSource};
 use crate::engine::{Completion, EngineError, Event, FinishReason, GenerateRequest, SamplingParams};
 use crate::gguf::GgufSummary;
 use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::session::{LlamaStateSeqFlags, SeqState};
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::LlamaBatch;
@@ -206,8 +207,8 @@ impl<'m> Worker<'m> {
 
     /// Decodes the next request on the cores other processes leave free
     /// (at most `--threads`): a thread that waits for a core holds up the
-    /// others at every step. A new count builds the context again, which
-    /// costs its cached prompts; the count changes only when the load does.
+    /// others at every step. A new count builds the context again and copies
+    /// the cached prompts into it; the count changes only when the load does.
     fn fit_threads(&mut self) -> Result<(), EngineError> {
         if !self.adapt {
             return Ok(());
@@ -239,15 +240,32 @@ impl<'m> Worker<'m> {
             .clone()
             .with_n_threads(wanted as i32)
             .with_n_threads_batch(wanted as i32);
+        // The cached prompts move to the new context: each slot's KV state
+        // is copied out, and into the same sequence there.
+        let saved: Vec<(usize, Option<SeqState>)> = (0..self.slots.count())
+            .filter(|&i| !self.slots.tokens(i).is_empty())
+            .map(|i| (i, self.ctx.state_seq_get(i as i32, LlamaStateSeqFlags::empty()).ok()))
+            .collect();
         self.ctx = self
             .model
             .new_context(self.backend, params)
             .map_err(|e| EngineError::Backend(format!("building the context with {wanted} threads: {e}")))?;
-        self.slots = Slots::new(self.slots.count());
+        let mut kept = 0;
+        for (index, state) in saved {
+            match state.map(|s| self.ctx.state_seq_set(&s, index as i32)) {
+                Some(Ok(())) => kept += self.slots.tokens(index).len(),
+                _ => {
+                    // Not carried over: the slot starts empty.
+                    let _ = self.ctx.clear_kv_cache_seq(Some(index as u32), None, None);
+                    self.slots.clear(index);
+                }
+            }
+        }
         tracing::info!(
             from = self.threads,
             to = wanted,
             busy_elsewhere = busy,
+            cached_tokens_kept = kept,
             ms = started.elapsed().as_millis() as u64,
             "decoding threads changed with the machine's load"
         );

@@ -76,6 +76,8 @@ pub(super) struct Worker<'m> {
     /// while other processes keep cores busy (unless `adapt` is off).
     threads: u32,
     adapt: bool,
+    /// Cores this process may use, read once.
+    cores: usize,
     /// Another thread count the load asked for, and since when.
     asked: Option<(u32, Instant)>,
     batch: LlamaBatch<'static>,
@@ -161,6 +163,7 @@ impl<'m> Worker<'m> {
             threads,
             // Offloaded layers do not wait on CPU cores.
             adapt: config.adapt_threads && gpu_layers == 0,
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
             asked: None,
             batch: LlamaBatch::new(batch as usize, 1),
             slots: Slots::new(config.kv_slots as usize),
@@ -216,14 +219,13 @@ impl<'m> Worker<'m> {
         let Some(busy) = super::load::busy_elsewhere() else {
             return Ok(());
         };
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let wanted = super::load::threads_for(self.info.threads, cores, busy);
+        let wanted = super::load::threads_for(self.info.threads, self.cores, busy);
         if wanted == self.threads {
             self.asked = None;
             return Ok(());
         }
-        // Only a load that lasts, as each change costs the cached prompts;
-        // at once while nothing is cached.
+        // Only a load that lasts, as each change rebuilds the context and
+        // copies the cached prompts; at once while nothing is cached.
         match self.asked {
             _ if !self.slots.holds_any() => {}
             Some((asked, since)) if asked == wanted && since.elapsed() >= SETTLE => {}

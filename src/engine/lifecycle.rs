@@ -4,9 +4,11 @@
 //! the first load is in). Then, after `--keep-alive` without model work, it
 //! is released with its buffers, as Ollama's `keep_alive` does: HUD facts
 //! go on, `/health` says "released", and the next question, chat or
-//! compaction loads it again and then runs.
+//! compaction loads it again and then runs. The cached prompts (a few MiB
+//! of KV state) stay across the release, so the HUD's first question after
+//! it decodes only what is new.
 
-use super::local::{LoadError, LoadProgress, LocalConfig, ModelHandle, ModelThread};
+use super::local::{KeptCache, LoadError, LoadProgress, LocalConfig, ModelHandle, ModelThread};
 use super::{
     Backend, Details, Engine, EngineDetails, EngineError, EngineInfo, Event, GenerateRequest, HealthCell, HealthState,
 };
@@ -89,6 +91,8 @@ struct Inner {
     slot: tokio::sync::Mutex<Slot>,
     /// The load in progress, or the last.
     progress: Mutex<Arc<LoadProgress>>,
+    /// While released: the cached prompts the next load puts back.
+    kept: Mutex<Option<KeptCache>>,
     health: HealthCell,
     stopping: AtomicBool,
     /// Model work taken and not yet ended.
@@ -116,6 +120,7 @@ impl Lifecycle {
             info: RwLock::new(None),
             slot: tokio::sync::Mutex::new(Slot::Empty),
             progress: Mutex::new(Arc::new(LoadProgress::default())),
+            kept: Mutex::new(None),
             health: HealthCell::default(),
             stopping: AtomicBool::new(false),
             in_flight: AtomicUsize::new(0),
@@ -170,7 +175,8 @@ impl Lifecycle {
         *self.0.progress.lock().unwrap_or_else(|p| p.into_inner()) = progress.clone();
         self.0.health.set(HealthState::Loading);
         let started = Instant::now();
-        let (model, thread) = ModelHandle::start_with(&self.0.config, progress.clone()).await?;
+        let kept = self.0.kept.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let (model, thread) = ModelHandle::start_with(&self.0.config, progress.clone(), kept).await?;
         let engine = Engine::new(model);
         if progress.is_cancelled() {
             engine.begin_shutdown();
@@ -253,7 +259,7 @@ impl Lifecycle {
         if let Some(engine) = &engine {
             engine.begin_shutdown();
         }
-        thread.shutdown().await;
+        let kept = thread.release().await;
         drop(engine);
         // The allocator keeps freed heap for reuse; give it back.
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -263,8 +269,12 @@ impl Lifecycle {
         }
         tracing::info!(
             keep_alive = %self.0.keep_alive,
-            "model released after no model work for the keep-alive; HUD facts go on, the next question loads it again"
+            kept_tokens = kept.as_ref().map_or(0, KeptCache::tokens),
+            kept_kib = kept.as_ref().map_or(0, |k| k.bytes() / 1024),
+            "model released after no model work for the keep-alive; HUD facts go on, the next question loads it again \
+             (its cached prompts kept)"
         );
+        *self.0.kept.lock().unwrap_or_else(|p| p.into_inner()) = kept;
     }
 
     /// Passes `inner` on to `tx` until either ends, then marks the work ended.

@@ -69,7 +69,8 @@ async fn an_idle_model_is_released_facts_go_on_and_the_next_question_loads_it() 
     let status_view = get_json(&server.url("/v1/status")).await;
     assert_eq!(status_view["health"]["status"], "released", "{status_view}");
 
-    // The next model work loads it again and is answered.
+    // The next model work loads it again and is answered, its prompt
+    // cached: the cache was kept across the release.
     let (status, body) = post_json(&server, "/v1/chat/completions", &chat("hi", json!({ "max_tokens": 4 }))).await;
     assert_eq!(status, 200, "{body}");
     assert!(
@@ -79,8 +80,40 @@ async fn an_idle_model_is_released_facts_go_on_and_the_next_question_loads_it() 
             .is_empty(),
         "{body}"
     );
+    assert_eq!(cached_share(&body), (true, true), "{body}");
     assert_eq!(get_json(&server.url("/health")).await["status"], "ready");
     assert!(rss_mib(&server) > released, "the model is back in memory");
+}
+
+/// Of a chat answer's prompt: whether any of it, and whether all but the
+/// last token (which always runs), came from the cache.
+fn cached_share(body: &serde_json::Value) -> (bool, bool) {
+    let prompt = body["usage"]["prompt_tokens"].as_u64().expect("prompt_tokens");
+    let cached = body["usage"]["prompt_tokens_details"]["cached_tokens"]
+        .as_u64()
+        .expect("cached_tokens");
+    (cached > 0, cached + 1 == prompt)
+}
+
+/// The cache kept across a release belongs to one file: when the file
+/// changes while the model is out, the reload starts with an empty cache.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_model_file_changed_while_released_gets_no_kept_cache() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = dir.path().join("model.gguf");
+    std::fs::copy(common::test_model(), &model).expect("copy the test model");
+    let server = Server::start_model(&model, &["--keep-alive", "1s", "--hud-extract", "false"]);
+    let request = chat("hi", json!({ "max_tokens": 2 }));
+    let (status, body) = post_json(&server, "/v1/chat/completions", &request).await;
+    assert_eq!((status, cached_share(&body).0), (200, false), "{body}");
+
+    health_becomes(&server, "released", Duration::from_secs(10)).await;
+    // Rewritten in place: the same bytes, a new modification time.
+    let bytes = std::fs::read(&model).expect("read");
+    std::thread::sleep(Duration::from_millis(20));
+    std::fs::write(&model, bytes).expect("rewrite");
+    let (status, body) = post_json(&server, "/v1/chat/completions", &request).await;
+    assert_eq!((status, cached_share(&body).0), (200, false), "{body}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

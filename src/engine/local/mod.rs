@@ -26,6 +26,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 pub use text::{StopMatcher, Utf8Stream};
+pub use worker::KeptCache;
 
 /// How the local model is loaded and run.
 #[derive(Debug, Clone)]
@@ -325,6 +326,8 @@ enum Command {
         reply: oneshot::Sender<Result<std::time::Duration, EngineError>>,
     },
     Shutdown,
+    /// Stop, handing back the cached prompts worth keeping.
+    Release(oneshot::Sender<KeptCache>),
 }
 
 /// One throughput measurement, as llama-bench makes it: `Prompt(n)` decodes
@@ -392,13 +395,15 @@ impl ModelHandle {
     /// loaded. The thread then warms up; [`ModelHandle::health`] says `Ready`
     /// once it has.
     pub async fn start(config: &LocalConfig) -> Result<(ModelHandle, ModelThread), LoadError> {
-        Self::start_with(config, Arc::default()).await
+        Self::start_with(config, Arc::default(), None).await
     }
 
-    /// [`ModelHandle::start`], reporting to (and cancelled by) `progress`.
+    /// [`ModelHandle::start`], reporting to (and cancelled by) `progress`,
+    /// with the cached prompts an earlier load of the same file kept.
     pub async fn start_with(
         config: &LocalConfig,
         progress: Arc<LoadProgress>,
+        kept: Option<KeptCache>,
     ) -> Result<(ModelHandle, ModelThread), LoadError> {
         let path = config.path.clone();
         let summary = {
@@ -420,6 +425,7 @@ impl ModelHandle {
                 path,
                 summary,
                 progress,
+                kept,
             };
             std::thread::Builder::new()
                 .name("model".into())
@@ -546,5 +552,17 @@ impl ModelThread {
         let _ = self.tx.send(Command::Shutdown).await;
         let join = self.join;
         let _ = tokio::task::spawn_blocking(move || join.join()).await;
+    }
+
+    /// Stops the thread when no work is running, and hands back the cached
+    /// prompts worth keeping for the next load ([`ModelHandle::start_with`]).
+    pub async fn release(self) -> Option<KeptCache> {
+        let (reply, kept) = oneshot::channel();
+        let sent = self.tx.send(Command::Release(reply)).await.is_ok();
+        self.stopping.cancel();
+        let kept = if sent { kept.await.ok() } else { None };
+        let join = self.join;
+        let _ = tokio::task::spawn_blocking(move || join.join()).await;
+        kept
     }
 }

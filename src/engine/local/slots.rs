@@ -132,6 +132,31 @@ impl<T: PartialEq + Clone> Slots<T> {
         self.slots[index].tokens.truncate(len);
     }
 
+    /// The key slot `index` was last used under.
+    pub fn key(&self, index: usize) -> Option<&str> {
+        self.slots[index].key.as_deref()
+    }
+
+    /// The slots holding tokens, keyed ones first (the HUD's questions come
+    /// back), then the most recently used.
+    pub fn by_worth(&self) -> Vec<usize> {
+        let mut held: Vec<usize> = (0..self.slots.len())
+            .filter(|&i| !self.slots[i].tokens.is_empty())
+            .collect();
+        held.sort_by_key(|&i| (self.slots[i].key.is_none(), std::cmp::Reverse(self.slots[i].last_used)));
+        held
+    }
+
+    /// Records a cache put back into slot `index` (after a reload).
+    pub fn restore(&mut self, index: usize, key: Option<String>, tokens: Vec<T>) {
+        self.clock += 1;
+        self.slots[index] = Slot {
+            key,
+            tokens,
+            last_used: self.clock,
+        };
+    }
+
     /// Records that slot `from`'s cache was copied into `to`.
     pub fn fork(&mut self, from: usize, to: usize) {
         self.slots[to].tokens = self.slots[from].tokens.clone();
@@ -205,6 +230,20 @@ mod tests {
         run(&mut one, None, &[1, 2, 3]);
         assert_eq!(run(&mut one, None, &[1, 9]), Placement::Reuse(0));
         assert_eq!(one.tokens(0), &[1, 9]);
+    }
+
+    #[test]
+    fn keyed_slots_are_worth_keeping_first_then_the_most_recent() {
+        let mut s = Slots::new(4);
+        run(&mut s, None, &[1]);
+        run(&mut s, Some("hud"), &[2]);
+        run(&mut s, None, &[3]);
+        assert_eq!(s.by_worth(), vec![1, 2, 0]);
+        let mut back = Slots::new(4);
+        back.restore(2, Some("hud".into()), vec![2]);
+        assert_eq!((back.key(2), back.tokens(2)), (Some("hud"), &[2][..]));
+        // A restored slot counts as used: the next keyless prompt evicts another.
+        assert_eq!(run(&mut back, None, &[5]), Placement::Clear(0));
     }
 
     #[test]

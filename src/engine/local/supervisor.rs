@@ -3,7 +3,7 @@
 //! rebuilds the worker's context after a panic (giving up after too many).
 
 use super::prompt::Prompter;
-use super::worker::Worker;
+use super::worker::{KeptCache, Worker};
 use super::LocalConfig;
 use super::{Command, Health, LoadError, LoadProgress, ModelInfo};
 use crate::engine::{EngineError, Event, HealthState};
@@ -73,6 +73,8 @@ pub(super) struct Start {
     pub path: std::path::PathBuf,
     pub summary: GgufSummary,
     pub progress: Arc<LoadProgress>,
+    /// Cached prompts an earlier load kept across a release.
+    pub kept: Option<KeptCache>,
 }
 
 /// Entry point of the model thread.
@@ -82,6 +84,7 @@ pub(super) fn run(
         path,
         summary,
         progress,
+        kept,
     }: Start,
     loaded: oneshot::Sender<Result<(ModelInfo, Arc<Prompter>), LoadError>>,
     mut rx: mpsc::Receiver<Command>,
@@ -180,6 +183,12 @@ pub(super) fn run(
             health.set_failed(format!("warm-up failed: {e}"));
         }
     }
+    // Only into the file the cache was taken from: a file changed while the
+    // model was out would read another model's keys and values.
+    if let Some(kept) = kept.filter(|k| k.stamp.is_some() && k.stamp == stamp) {
+        let restored = worker.restore(kept);
+        tracing::debug!(tokens = restored, "cached prompts kept across the release put back");
+    }
 
     // A panic while serving a command fails that command, drops the context
     // (its KV cache may be half-written) and builds a fresh one; the model's
@@ -208,13 +217,23 @@ pub(super) fn run(
                 Command::Bench { reply, .. } => {
                     let _ = reply.send(Err(EngineError::Unavailable(reason)));
                 }
-                Command::Shutdown => {}
+                Command::Shutdown | Command::Release(_) => {}
             }
             break;
         }
         // /health learns of a panic before the failed request is answered.
         let verdict = match command {
             Command::Shutdown => break,
+            Command::Release(reply) => {
+                let kept = w.keep_cache(stamp);
+                tracing::debug!(
+                    tokens = kept.tokens(),
+                    bytes = kept.bytes(),
+                    "cached prompts kept across the release"
+                );
+                let _ = reply.send(kept);
+                break;
+            }
             Command::Generate(job) if stopping.is_cancelled() => {
                 let _ = job.events.send(Event::Failed(EngineError::Unavailable(
                     "the server is shutting down".into(),

@@ -30,6 +30,37 @@ use tokio_util::sync::CancellationToken;
 /// requests this far apart) before the context is built again with it.
 const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// The most KV state a release keeps for the next load (see
+/// [`KeptCache`]): the HUD's questions share a start of a few hundred
+/// tokens, a few MiB of state on the small models this runs.
+const KEEP_BYTES: usize = 24 << 20;
+
+/// Cached prompts carried across a release: each slot's tokens and its KV
+/// state, copied out of the context before it is freed and put back into the
+/// next one, so that the first question after a reload decodes only what is
+/// new. Valid only for the file it was taken from (checked at the reload).
+pub struct KeptCache {
+    pub(super) stamp: Option<crate::gguf::FileStamp>,
+    slots: Vec<KeptSlot>,
+}
+
+struct KeptSlot {
+    index: usize,
+    key: Option<String>,
+    tokens: Vec<LlamaToken>,
+    state: SeqState,
+}
+
+impl KeptCache {
+    pub fn bytes(&self) -> usize {
+        self.slots.iter().map(|s| s.state.byte_len()).sum()
+    }
+
+    pub fn tokens(&self) -> usize {
+        self.slots.iter().map(|s| s.tokens.len()).sum()
+    }
+}
+
 /// What one generation produced.
 struct Generated {
     tokens: u32,
@@ -177,6 +208,56 @@ impl<'m> Worker<'m> {
         self.decode(0, 0, &tokens)?;
         self.clear_slot(0);
         Ok(())
+    }
+
+    /// Copies the cached prompts out, the most worth keeping first, up to
+    /// [`KEEP_BYTES`] of state; `stamp` names the model file they belong to.
+    pub(super) fn keep_cache(&self, stamp: Option<crate::gguf::FileStamp>) -> KeptCache {
+        let mut kept = KeptCache {
+            stamp,
+            slots: Vec::new(),
+        };
+        let mut room = KEEP_BYTES;
+        for index in self.slots.by_worth() {
+            let size = self
+                .ctx
+                .state_seq_get_size_ext(index as i32, LlamaStateSeqFlags::empty());
+            if size > room {
+                continue;
+            }
+            if let Ok(state) = self.ctx.state_seq_get(index as i32, LlamaStateSeqFlags::empty()) {
+                room -= state.byte_len();
+                kept.slots.push(KeptSlot {
+                    index,
+                    key: self.slots.key(index).map(str::to_owned),
+                    tokens: self.slots.tokens(index).to_vec(),
+                    state,
+                });
+            }
+        }
+        kept
+    }
+
+    /// Puts cached prompts kept by [`Worker::keep_cache`] back; a slot whose
+    /// state does not fit this context stays empty. Returns the tokens put back.
+    pub(super) fn restore(&mut self, kept: KeptCache) -> usize {
+        let mut restored = 0;
+        for slot in kept.slots {
+            if slot.index >= self.slots.count() {
+                continue;
+            }
+            match self.ctx.state_seq_set(&slot.state, slot.index as i32) {
+                Ok(()) => {
+                    restored += slot.tokens.len();
+                    self.slots.restore(slot.index, slot.key, slot.tokens);
+                }
+                Err(e) => {
+                    tracing::warn!(slot = slot.index, error = %e, "a kept prompt cache did not fit the new context");
+                    self.clear_slot(slot.index);
+                }
+            }
+        }
+        restored
     }
 
     pub(super) fn generate(&mut self, job: Job, stopping: &CancellationToken) {

@@ -10,8 +10,10 @@
 #                               and tests/it/hud_quality.rs), built the same way
 #         DIR/ggml-src.tar.xz   the llama.cpp that llama-cpp-sys-2 builds, for its
 #                               CUDA back-end (the same ggml as the binary's)
-#         DIR/peer-src.tar.xz   the llama.cpp of the llama-cpp-python sdist, for
-#                               llama-bench (scripts/llama-cpp.sh's peer)
+#         DIR/peer-src.tar.xz   llama-bench's sources from the llama-cpp-python
+#                               sdist, built there on the ggml above (as
+#                               `scripts/llama-cpp.sh llama-bench native linked`
+#                               builds it), so that one CUDA build serves both
 #   scripts/gpu-bench.sh parts DIR MIB FILE...
 #       here: cuts DIR's packs and the FILEs (the models) into folders
 #       DIR/part-01, DIR/part-02... of at most MIB MiB each, the packs whole
@@ -22,7 +24,8 @@
 #       each file whose pieces are all there (checked against its SHA-256)
 #   scripts/gpu-bench.sh build DIR WORK
 #       there: builds WORK/ggml/build/bin/libggml-cuda.so and
-#       WORK/peer/bin/llama-bench for the GPU at hand (CUDA_ARCH, default native)
+#       WORK/peer/bin/llama-bench for the GPU at hand (CUDA_ARCH, default
+#       native), in one CMake tree: llama-bench loads the same CUDA module
 #   scripts/gpu-bench.sh ours DIR WORK
 #       there: unpacks ours into WORK/ours, with the CUDA module beside it
 #       and WORK/ours/run, which runs evolve-hud with the libraries beside it,
@@ -53,11 +56,7 @@ pack)
   # shellcheck disable=SC2046
   tar cJf "$dir/ggml-src.tar.xz" -C "$(dirname "$ggml")" $(exclude_backends) --exclude=llama.cpp/tools llama.cpp
   peer="$(scripts/llama-cpp.sh source)"
-  # shellcheck disable=SC2046
-  tar cJf "$dir/peer-src.tar.xz" -C "$(dirname "$peer")" $(exclude_backends) \
-    --exclude=llama.cpp/models --exclude=llama.cpp/media --exclude=llama.cpp/docs \
-    --exclude=llama.cpp/tools/server --exclude=llama.cpp/tools/ui --exclude=llama.cpp/gguf-py \
-    --exclude=llama.cpp/examples --exclude=llama.cpp/tests --exclude=llama.cpp/build llama.cpp
+  tar cJf "$dir/peer-src.tar.xz" -C "$(dirname "$peer")" llama.cpp/tools/llama-bench
   target="${DYN_TARGET_DIR:-target/dyn}"
   RUSTFLAGS="-C target-cpu=x86-64-v3" CARGO_TARGET_DIR="$target" \
     cargo build --release --locked --features dynamic-backends >&2
@@ -163,22 +162,28 @@ build)
   mkdir -p "$work/ggml" "$work/peer"
   tar xJf "$dir/ggml-src.tar.xz" -C "$work/ggml"
   tar xJf "$dir/peer-src.tar.xz" -C "$work/peer"
-  # The back-end module for our binary: only ggml-cuda, against the same ggml.
-  cmake -S "$work/ggml/llama.cpp" -B "$work/ggml/build" -DCMAKE_BUILD_TYPE=Release \
-    -DGGML_CUDA=ON -DGGML_BACKEND_DL=ON -DBUILD_SHARED_LIBS=ON -DGGML_NATIVE=OFF \
-    -DCMAKE_CUDA_ARCHITECTURES="$arch" -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TOOLS=OFF \
-    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF \
-    -DLLAMA_BUILD_APP=OFF -DLLAMA_CURL=OFF >"$work/ggml.log" 2>&1
-  cmake --build "$work/ggml/build" --target ggml-cuda -j "$jobs" >>"$work/ggml.log" 2>&1
-  # The peer: llama-bench, built as llama.cpp builds it for CUDA, minus
-  # ggml's AMX kernels (they crash on AMX CPUs, as GPU hosts often are).
+  src="$work/ggml/llama.cpp"
+  # llama-bench's sources beside the linked llama.cpp, as
+  # `scripts/llama-cpp.sh llama-bench native linked` puts them (its context
+  # sized by LLAMA_BENCH_CTX, as there).
+  mkdir -p "$src/tools"
+  cp -r "$work/peer/llama.cpp/tools/llama-bench" "$src/tools/"
+  echo 'add_subdirectory(llama-bench)' >"$src/tools/CMakeLists.txt"
+  sed -i 's|^\( *cparams.n_ctx *= \)\(n_prompt + n_gen + n_depth\);|\1getenv("LLAMA_BENCH_CTX") ? (uint32_t) atoi(getenv("LLAMA_BENCH_CTX")) : \2;|' \
+    "$src/tools/llama-bench/llama-bench.cpp"
+  # One tree: ggml's back-ends as modules (libggml-cuda.so is what our
+  # binary loads too), llama-bench as llama.cpp builds it for CUDA. Its CPU
+  # module is x86-64-v3 (modules cannot be native), without ggml's AMX
+  # kernels (they crash on AMX CPUs, as GPU hosts often are).
   no_amx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
-  cmake -S "$work/peer/llama.cpp" -B "$work/peer/build" -DCMAKE_BUILD_TYPE=Release \
-    -DGGML_CUDA=ON -DGGML_NATIVE=ON -DCMAKE_C_FLAGS="$no_amx" -DCMAKE_CXX_FLAGS="$no_amx" -DCMAKE_CUDA_ARCHITECTURES="$arch" \
+  cmake -S "$src" -B "$work/ggml/build" -DCMAKE_BUILD_TYPE=Release \
+    -DGGML_CUDA=ON -DGGML_BACKEND_DL=ON -DBUILD_SHARED_LIBS=ON -DGGML_NATIVE=OFF \
+    -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
+    -DCMAKE_C_FLAGS="$no_amx" -DCMAKE_CXX_FLAGS="$no_amx" -DCMAKE_CUDA_ARCHITECTURES="$arch" \
     -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF \
-    -DLLAMA_BUILD_APP=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF >"$work/peer.log" 2>&1
-  cmake --build "$work/peer/build" --target llama-bench -j "$jobs" >>"$work/peer.log" 2>&1
-  ln -sfn build/bin "$work/peer/bin"
+    -DLLAMA_BUILD_APP=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF >"$work/ggml.log" 2>&1
+  cmake --build "$work/ggml/build" --target ggml-cuda ggml-cpu llama-bench -j "$jobs" >>"$work/ggml.log" 2>&1
+  ln -sfn "$work/ggml/build/bin" "$work/peer/bin"
   ;;
 ours)
   dir="$(realpath "${2:?usage: gpu-bench.sh ours DIR WORK}")"

@@ -228,16 +228,23 @@ wait)
   shift $(($# < 4 ? $# : 4))
   [ $# -gt 0 ] || set -- tests/fixtures/sessions/*.json
   port="${PORT:-18377}"
-  EVOLVE_HUD_GPU_LAYERS="${GPU_LAYERS:-99}" "$work/ours/run" serve --model "$model" --port "$port" --nice 0 >"$work/wait-serve.log" 2>&1 &
+  # Its own config folder: the sidecar writes its token there, and the
+  # replay sends it, as the plugin does.
+  config="$work/wait-config"
+  rm -rf "$config"
+  XDG_CONFIG_HOME="$config" EVOLVE_HUD_GPU_LAYERS="${GPU_LAYERS:-99}" \
+    "$work/ours/run" serve --model "$model" --port "$port" --nice 0 >"$work/wait-serve.log" 2>&1 &
   server=$!
   trap 'kill $server 2>/dev/null' EXIT
-  python3 - "http://127.0.0.1:$port" "$wait_ms" "$(basename "$model" .gguf)" "$@" <<'PY'
-import json, sys, time, urllib.request
-base, wait_ms, model, files = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+  python3 - "http://127.0.0.1:$port" "$wait_ms" "$(basename "$model" .gguf)" "$config/evolve-hud/token" "$@" <<'PY'
+import json, os, sys, time, urllib.request
+base, wait_ms, model, token_file, files = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5:]
+token = None
 
 def call(method, path, body=None):
     data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(base + path, data=data, method=method, headers={"Content-Type": "application/json"})
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
+    req = urllib.request.Request(base + path, data=data, method=method, headers=headers)
     with urllib.request.urlopen(req, timeout=180) as r:
         raw = r.read().decode()
         return json.loads(raw) if r.headers.get_content_type() == "application/json" else raw
@@ -249,6 +256,10 @@ def metric(name, label):
         if line[:end] == name and label in line:
             total = (total or 0.0) + float(line.rsplit(" ", 1)[1])
     return total
+
+def state(view):
+    """The HUD's model status: none, pending, ready or rejected."""
+    return view["model_status"]["state"]
 
 LABEL = "local model found in the output, each line checked there: "
 def findings(hud):
@@ -268,6 +279,7 @@ while True:
         if time.time() > deadline:
             sys.exit("the server did not start")
         time.sleep(0.2)
+token = open(token_file).read().strip()
 
 # As the evaluation does: a session opens with a user's request, and the
 # replay starts once the HUD has decoded the start its questions share.
@@ -292,29 +304,29 @@ for path in files:
         view = call("POST", "/v1/hud/sync", {"session_id": sid, "messages": messages[sent:i + 1],
                                               "full": sent == 0, "wait_ms": wait_ms})
         answered = time.monotonic() - started
-        pending = view["model_status"] == "pending"
+        pending = state(view) == "pending"
         sent, syncs = i + 1, syncs + 1
         first = answered if findings(view["hud"]) - before else None
         at_answer = first is not None
-        while view["model_status"] == "pending" and time.monotonic() - started < 120:
+        while state(view) == "pending" and time.monotonic() - started < 120:
             time.sleep(0.02)
             view = call("GET", f"/v1/hud/{sid}")
             if first is None and findings(view["hud"]) - before:
                 first = time.monotonic() - started
         time.sleep(0.05)
         delta = (metric(COUNT, 'work="hud"') or 0.0) - questions
-        print(f"{path.rsplit('/', 1)[-1]} message {i}: answered in {answered:.3f} s, {view['model_status']}, "
+        print(f"{path.rsplit('/', 1)[-1]} message {i}: answered in {answered:.3f} s, {state(view)}, "
               f"{delta:.0f} question(s), finding at {first}", file=sys.stderr)
         # A question was raised: still pending at the answer, a generation
         # counted, or a finding new since the last step.
         if pending or delta > 0 or first is not None:
             asked += 1
             answer_times.append(answered)
-            if view["model_status"] == "ready" and first is not None:
+            if state(view) == "ready" and first is not None:
                 shown += 1
                 latencies.append(first)
                 carried += at_answer
-            elif view["model_status"].startswith("rejected"):
+            elif state(view) == "rejected":
                 rejected += 1
         else:
             plain_times.append(answered)

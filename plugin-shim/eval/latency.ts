@@ -191,6 +191,10 @@ for (const scenario of scenarios) {
   console.error(`${scenario.name}: ${tools.length} calls, ${main.length} main requests, ${asked} questions (${run.seconds.toFixed(0)} s)`);
 }
 const notTaken = await metric(sidecar.url, "evolve_hud_hud_questions_not_taken_total");
+// The machine's load as the model saw it: how often it changed its
+// decoding threads, and how many it ended with.
+const threadChanges = await metric(sidecar.url, "evolve_hud_decode_thread_changes_total");
+const threads = await metric(sidecar.url, "evolve_hud_decode_threads");
 unfollow();
 await sidecar.stop();
 
@@ -209,5 +213,6 @@ const count = (pick: (q: Question) => boolean | undefined) => questions.filter((
 const withAfter = questions.filter((q) => q.after !== undefined).length;
 console.log(
   `\n${questions.length} questions, ${shown.length} findings shown; tool end → shown p50 ${secs(quantile(shown, 0.5))}, p90 ${secs(quantile(shown, 0.9))}; ` +
-    `in the next request ${count((q) => q.next)}/${shown.length}, in the one after ${count((q) => q.after)}/${withAfter}; questions not taken (asked again) ${notTaken}`,
+    `in the next request ${count((q) => q.next)}/${shown.length}, in the one after ${count((q) => q.after)}/${withAfter}; questions not taken (asked again) ${notTaken}; ` +
+    `decoding thread changes ${threadChanges}, threads at the end ${threads}`,
 );

@@ -354,6 +354,7 @@ impl<'m> Worker<'m> {
         );
         self.threads = wanted;
         metrics::gauge!("evolve_hud_decode_threads").set(f64::from(wanted));
+        metrics::counter!("evolve_hud_decode_thread_changes_total").increment(1);
         Ok(())
     }
 

@@ -6,6 +6,7 @@
 
 pub mod cpu;
 mod forced;
+mod kept;
 mod load;
 mod prompt;
 mod sampler;
@@ -25,8 +26,8 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+pub use kept::KeptCache;
 pub use text::{StopMatcher, Utf8Stream};
-pub use worker::KeptCache;
 
 /// How the local model is loaded and run.
 #[derive(Debug, Clone)]

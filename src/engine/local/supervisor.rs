@@ -2,8 +2,9 @@
 //! model, warms it up, then serves commands through a [`Worker`], and
 //! rebuilds the worker's context after a panic (giving up after too many).
 
+use super::kept::KeptCache;
 use super::prompt::Prompter;
-use super::worker::{KeptCache, Worker};
+use super::worker::Worker;
 use super::LocalConfig;
 use super::{Command, Health, LoadError, LoadProgress, ModelInfo};
 use crate::engine::{EngineError, Event, HealthState};

@@ -4,6 +4,7 @@
 //! tokens.
 
 use super::forced::Forced;
+use super::kept::{KeptCache, KeptSlot, KEEP_BYTES};
 use super::prompt::ValidPrompt;
 use super::sampler::{spelling, Sampler};
 use super::slots::{common_prefix, Placement, Slots};
@@ -29,37 +30,6 @@ use tokio_util::sync::CancellationToken;
 /// How long the load must ask for another thread count (seen before
 /// requests this far apart) before the context is built again with it.
 const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// The most KV state a release keeps for the next load (see
-/// [`KeptCache`]): the HUD's questions share a start of a few hundred
-/// tokens, a few MiB of state on the small models this runs.
-const KEEP_BYTES: usize = 24 << 20;
-
-/// Cached prompts carried across a release: each slot's tokens and its KV
-/// state, copied out of the context before it is freed and put back into the
-/// next one, so that the first question after a reload decodes only what is
-/// new. Valid only for the file it was taken from (checked at the reload).
-pub struct KeptCache {
-    pub(super) stamp: Option<crate::gguf::FileStamp>,
-    slots: Vec<KeptSlot>,
-}
-
-struct KeptSlot {
-    index: usize,
-    key: Option<String>,
-    tokens: Vec<LlamaToken>,
-    state: SeqState,
-}
-
-impl KeptCache {
-    pub fn bytes(&self) -> usize {
-        self.slots.iter().map(|s| s.state.byte_len()).sum()
-    }
-
-    pub fn tokens(&self) -> usize {
-        self.slots.iter().map(|s| s.tokens.len()).sum()
-    }
-}
 
 /// What one generation produced.
 struct Generated {

@@ -212,7 +212,9 @@ impl<'m> Worker<'m> {
     /// state does not fit this context stays empty. Returns the tokens put back.
     pub(super) fn restore(&mut self, kept: KeptCache) -> usize {
         let mut restored = 0;
-        for slot in kept.slots {
+        // The least worth keeping first, so that the most worth keeping is
+        // the most recently used again, the last to be evicted.
+        for slot in kept.slots.into_iter().rev() {
             if slot.index >= self.slots.count() {
                 continue;
             }

@@ -350,7 +350,8 @@ pub enum EngineDetails {
         cpu_features: Vec<String>,
     },
     Remote {
-        /// The engine's base URL.
+        /// The engine's base URL, its credentials (user and password,
+        /// secret-looking query values) masked as `***`.
         engine_url: String,
         /// llama-server's slot count, when it said.
         slots: Option<u32>,

@@ -183,16 +183,13 @@ async fn end_to_end(
         crate::hud::TokenCounter::words(),
         None,
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .context("binding a loopback port")?;
+    let listener = crate::server::listen::Listeners::bind("127.0.0.1:0".parse()?).await?;
     let address = listener.local_addr()?;
     // A secret of this run's own: the server proves it and takes it.
     let secret = crate::secret::Secret::parse(&crate::secret::nonce()).map_err(anyhow::Error::msg)?;
     let access = crate::server::access::Access {
         token: Some(secret.clone()),
         identity: Some(secret.clone()),
-        port: address.port(),
         ..Default::default()
     };
     let state = crate::server::AppState {
@@ -206,7 +203,13 @@ async fn end_to_end(
         shutdown: Default::default(),
     };
     let sidecar = crate::client::Sidecar::new(&format!("http://{address}"), Some(secret), Duration::from_secs(600))?;
-    let server = tokio::spawn(async move { axum::serve(listener, crate::server::router(state, 1 << 20)).await });
+    let stop = tokio_util::sync::CancellationToken::new();
+    let server = tokio::spawn(crate::server::listen::serve(
+        listener,
+        crate::server::router(state, 1 << 20),
+        true,
+        stop.clone(),
+    ));
 
     let mut ttft = Vec::new();
     let mut rates = Vec::new();

@@ -152,6 +152,8 @@ fn model(args: &DoctorArgs) -> Check {
 /// and its model is ready.
 fn sidecar(args: &DoctorArgs) -> Check {
     let url = args.sidecar.url();
+    // What the checks say names the sidecar without credentials in its URL.
+    let shown = crate::redact::url(&url);
     let token = match args.sidecar.token() {
         Ok(t) => t,
         Err(e) => {
@@ -219,7 +221,7 @@ fn sidecar(args: &DoctorArgs) -> Check {
             }
             return Check::wrong(
                 "sidecar",
-                format!("nothing answers at {url}"),
+                format!("nothing answers at {shown}"),
                 "evolve-hud serve   (or just run opencode: the plugin starts it)".into(),
             );
         }
@@ -228,7 +230,7 @@ fn sidecar(args: &DoctorArgs) -> Check {
         Some(Err(Trouble::Unauthorized { .. })) => {
             return Check::wrong(
                 "sidecar",
-                format!("{url} is yours but wants another token than the one given here"),
+                format!("{shown} is yours but wants another token than the one given here"),
                 "use the sidecar's --auth-token-file here too (EVOLVE_HUD_AUTH_TOKEN_FILE), or leave both out: \
 then both use ~/.config/evolve-hud/token"
                     .into(),
@@ -241,7 +243,7 @@ then both use ~/.config/evolve-hud/token"
         (HealthState::Ready | HealthState::Released, _) => Check::ok(
             "sidecar",
             format!(
-                "ready at {url}{holder}: {} ({}); it proved it is yours",
+                "ready at {shown}{holder}: {} ({}); it proved it is yours",
                 health.model, health.engine
             ),
         ),
@@ -253,7 +255,7 @@ then both use ~/.config/evolve-hud/token"
             Check::wrong(
                 "sidecar",
                 format!(
-                    "{url}{holder} is loading its model ({:.0} %); the HUD's facts are served meanwhile",
+                    "{shown}{holder} is loading its model ({:.0} %); the HUD's facts are served meanwhile",
                     progress * 100.0
                 ),
                 "wait: it answers ready once the model is in".into(),
@@ -261,7 +263,7 @@ then both use ~/.config/evolve-hud/token"
         }
         (HealthState::Failed { reason }, _) => Check::wrong(
             "sidecar",
-            format!("{url} answers 503: {reason}"),
+            format!("{shown} answers 503: {reason}"),
             "see ~/.local/state/evolve-hud/serve.log; `evolve-hud stop` and start it again".into(),
         ),
     }

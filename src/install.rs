@@ -28,6 +28,7 @@ macro_rules! module {
 /// Every file of the plugin: its path in the plugin folder, and its contents.
 /// The entry file comes last, so an install writes it after its modules.
 pub const FILES: &[(&str, &str)] = &[
+    module!("address.ts"),
     module!("config.ts"),
     module!("heartbeat.ts"),
     module!("hud.ts"),
@@ -35,6 +36,7 @@ pub const FILES: &[(&str, &str)] = &[
     module!("launcher.ts"),
     module!("log.ts"),
     module!("notify.ts"),
+    module!("private.ts"),
     module!("sidecar.ts"),
     module!("slim.ts"),
     module!("sync.ts"),
@@ -131,11 +133,12 @@ pub fn recorded_launch() -> Option<Launch> {
 /// file when it cannot be read.
 pub fn read_launch() -> anyhow::Result<Option<Launch>> {
     let path = launch_path()?;
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
+    match std::fs::symlink_metadata(&path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-    };
+        // It names a binary to run: only a record no one else can write.
+        _ => crate::private::owned_file(&path, "the launch record")?,
+    }
+    let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
     serde_json::from_slice(&bytes)
         .map(Some)
         .with_context(|| format!("{} is not a launch record", path.display()))
@@ -154,11 +157,15 @@ pub(crate) fn record_launch(model: Option<&str>, port: Option<u16>) -> anyhow::R
         port: port.or_else(|| before.as_ref().and_then(|l| l.port)),
     };
     let path = launch_path()?;
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
+    let dir = path.parent().expect("the launch record has a folder; this is a bug");
+    crate::private::own_dir(dir, "evolve-hud's secret and launch record", "XDG_CONFIG_HOME")?;
     let text = serde_json::to_string_pretty(&launch).context("writing the launch record")?;
-    std::fs::write(&path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
+    // A temporary file starts private (0600) and replaces the record whole.
+    let mut file = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("writing into {}", dir.display()))?;
+    file.write_all((text + "\n").as_bytes())
+        .with_context(|| format!("writing into {}", dir.display()))?;
+    file.persist(&path)
+        .with_context(|| format!("writing {}", path.display()))?;
     Ok(launch)
 }
 

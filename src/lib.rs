@@ -17,6 +17,8 @@
 //! - [`secret`]: the user's secret, bearer tokens that never show in logs,
 //!   and the proof that a server knows the secret.
 //! - [`private`]: folders and files of this user alone.
+//! - [`holder`]: who holds a listening port on this machine.
+//! - [`redact`]: credentials masked in URLs that are shown or logged.
 //! - [`logging`]: tracing set-up, llama.cpp's log included.
 //! - [`install`]: `install-shim`, which writes the embedded OpenCode plugin.
 //! - [`registry`]: models.toml, and what `--model` names.
@@ -39,6 +41,7 @@ pub mod client;
 pub mod doctor;
 pub mod engine;
 pub mod gguf;
+pub mod holder;
 pub mod hook;
 pub mod hud;
 pub mod install;
@@ -47,6 +50,7 @@ pub mod logging;
 pub mod openai;
 pub mod private;
 pub mod pull;
+pub mod redact;
 pub mod registry;
 pub mod secret;
 pub mod server;

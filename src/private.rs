@@ -30,6 +30,17 @@ to a folder you own",
                 dir.display()
             )
         })?;
+    // A folder of ours that others may read or enter but not write (made by
+    // an older version, or with the default umask) is made ours alone. One
+    // others could write is refused below: what they put in it stays.
+    if let Ok(meta) = std::fs::symlink_metadata(dir) {
+        let mode = meta.permissions().mode() & 0o777;
+        if meta.is_dir() && meta.uid() == me() && mode & 0o077 != 0 && mode & 0o022 == 0 {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+                .with_context(|| format!("making {} yours alone (chmod 700)", dir.display()))?;
+            tracing::info!(folder = %dir.display(), "made the folder of {purpose} yours alone (was mode {mode:o}, now 700)");
+        }
+    }
     trusted_dir(dir, purpose, var)
 }
 
@@ -78,6 +89,57 @@ and the sidecar makes a new one",
 or remove the file and the sidecar makes a new one",
             file.display(),
             meta.permissions().mode() & 0o777,
+            file.display()
+        );
+    }
+    Ok(())
+}
+
+/// Whether `file` (a token file named by a flag or the environment; a link
+/// is followed) is a regular file of this user's that no other user may
+/// read or write; why not, with the fix.
+pub fn private_file(file: &Path) -> anyhow::Result<()> {
+    let meta = std::fs::metadata(file).with_context(|| format!("reading the token file {}", file.display()))?;
+    if !meta.is_file() || meta.uid() != me() {
+        anyhow::bail!(
+            "the token file {} is not a file of yours (owner uid {}, you are {}); it is not used. Make your \
+own: `(umask 077; od -An -tx1 -N32 /dev/urandom | tr -d ' \\n' > FILE)`",
+            file.display(),
+            meta.uid(),
+            me()
+        );
+    }
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        anyhow::bail!(
+            "the token file {} can be read or written by other users (mode {mode:o}); it is not used. \
+`chmod 600 {}` makes it yours alone; then make a new token, since others may have read this one",
+            file.display(),
+            file.display()
+        );
+    }
+    Ok(())
+}
+
+/// Whether `file` is a regular file of this user's that no other user may
+/// write; why not, with the fix. `what` names it.
+pub fn owned_file(file: &Path, what: &str) -> anyhow::Result<()> {
+    let meta = std::fs::symlink_metadata(file).with_context(|| format!("reading {}", file.display()))?;
+    if !meta.is_file() || meta.uid() != me() {
+        anyhow::bail!(
+            "{} ({what}) is not a file of yours (owner uid {}, you are {}); it is not used. Remove it, and \
+`evolve-hud install-shim` writes a new one",
+            file.display(),
+            meta.uid(),
+            me()
+        );
+    }
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o022 != 0 {
+        anyhow::bail!(
+            "{} ({what}) can be written by other users (mode {mode:o}); it is not used. `chmod 600 {}` makes \
+it yours alone",
+            file.display(),
             file.display()
         );
     }

@@ -3,16 +3,19 @@
 //! the secret without showing it.
 //!
 //! The proof: a client sends a fresh nonce to `GET /v1/identity`; the server
-//! answers HMAC-SHA256(secret, "evolve-hud identity v1", port, nonce), where
-//! port is the port it serves on. The client computes the same with the port
-//! it connected to, and sends nothing else (no token, no transcript) to a
-//! server whose answer differs. A squatter on the port cannot answer; one
-//! that relays the nonce to the user's sidecar on another port gets a proof
-//! for that port, which the client refuses.
+//! answers HMAC-SHA256(secret, "evolve-hud identity v2", address, nonce),
+//! where address is the local address (IP and port) of the connection the
+//! question came in on. The client computes the same with the address it
+//! dialled, and sends nothing else (no token, no transcript) to a server
+//! whose answer differs. A squatter on the port cannot answer; one that
+//! relays the nonce to the user's sidecar on another port or address (the
+//! other loopback, `[::1]`) gets a proof for that address, which the client
+//! refuses.
 
 use anyhow::Context;
 use hmac::{KeyInit, Mac};
 use std::io::Write;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 /// A secret that never shows in `Debug` output or logs.
@@ -29,8 +32,11 @@ impl Secret {
         Ok(Secret(s.to_owned()))
     }
 
-    /// Reads a token file.
+    /// Reads a token file, once [`crate::private::private_file`] has found
+    /// it is the user's alone, as ssh does with a key file: a token that
+    /// others can read is a token others have.
     pub fn from_file(path: &Path) -> anyhow::Result<Secret> {
+        crate::private::private_file(path)?;
         let text = std::fs::read_to_string(path)
             .map_err(|e| anyhow::anyhow!("reading the token file {}: {e}", path.display()))?;
         Secret::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
@@ -92,17 +98,19 @@ impl Secret {
         &self.0
     }
 
-    /// The proof that a server on `port` knows this secret, for `nonce`.
-    pub fn proof(&self, port: u16, nonce: &str) -> String {
+    /// The proof that a server at `address` knows this secret, for `nonce`.
+    /// An IPv4 address mapped into IPv6 counts as the IPv4 one.
+    pub fn proof(&self, address: SocketAddr, nonce: &str) -> String {
+        let address = SocketAddr::new(address.ip().to_canonical(), address.port());
         let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(self.0.as_bytes()).expect("HMAC takes any key length");
-        mac.update(format!("evolve-hud identity v1\nport {port}\nnonce {nonce}").as_bytes());
+        mac.update(format!("evolve-hud identity v2\naddress {address}\nnonce {nonce}").as_bytes());
         hex(&mac.finalize().into_bytes())
     }
 
-    /// Whether `proof` is [`Secret::proof`] of `port` and `nonce`, compared
+    /// Whether `proof` is [`Secret::proof`] of `address` and `nonce`, compared
     /// in constant time.
-    pub fn proves(&self, port: u16, nonce: &str, proof: &str) -> bool {
-        same(self.proof(port, nonce).as_bytes(), proof.trim().as_bytes())
+    pub fn proves(&self, address: SocketAddr, nonce: &str, proof: &str) -> bool {
+        same(self.proof(address, nonce).as_bytes(), proof.trim().as_bytes())
     }
 }
 
@@ -158,23 +166,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn proofs_bind_the_secret_the_port_and_the_nonce() {
+    fn proofs_bind_the_secret_the_address_and_the_nonce() {
         let a = Secret::parse("alpha").unwrap();
         let nonce = nonce();
         assert!(valid_nonce(&nonce), "{nonce}");
-        let proof = a.proof(8377, &nonce);
+        let at = |s: &str| s.parse::<SocketAddr>().unwrap();
+        let proof = a.proof(at("127.0.0.1:8377"), &nonce);
         assert_eq!(proof.len(), 64);
-        assert!(a.proves(8377, &nonce, &proof));
-        assert!(!a.proves(8378, &nonce, &proof), "another port");
-        assert!(!a.proves(8377, "0123456789abcdef0", &proof), "another nonce");
+        assert!(a.proves(at("127.0.0.1:8377"), &nonce, &proof));
         assert!(
-            !Secret::parse("beta").unwrap().proves(8377, &nonce, &proof),
+            a.proves(at("[::ffff:127.0.0.1]:8377"), &nonce, &proof),
+            "IPv4 mapped into IPv6"
+        );
+        assert!(!a.proves(at("127.0.0.1:8378"), &nonce, &proof), "another port");
+        assert!(!a.proves(at("[::1]:8377"), &nonce, &proof), "the other loopback");
+        assert!(!a.proves(at("127.0.0.2:8377"), &nonce, &proof), "another address");
+        assert!(
+            !a.proves(at("127.0.0.1:8377"), "0123456789abcdef0", &proof),
+            "another nonce"
+        );
+        assert!(
+            !Secret::parse("beta")
+                .unwrap()
+                .proves(at("127.0.0.1:8377"), &nonce, &proof),
             "another secret"
         );
-        // The plugin's test checks its own implementation against this value.
+        // The plugin's test checks its own implementation against these.
         assert_eq!(
-            a.proof(8377, "0123456789abcdef"),
-            "9a954c5796f636fb0a2d7d0a5c3ae5c3ac01b3e8c1d41a95655aae1a9e946303"
+            a.proof(at("127.0.0.1:8377"), "0123456789abcdef"),
+            "3d5dd4a6b8abc8bcb2067c92bcfafa29bfdc1d6d1d2681c8af38305eedd4182b"
+        );
+        assert_eq!(
+            a.proof(at("[::1]:8377"), "0123456789abcdef"),
+            "2d129739a1fa492fd447d2ad5caf0c534964055a9493d4f7a00ff9728cb3be7c"
         );
         // RFC 4231 test case 2 for HMAC-SHA256, so that other clients (the
         // plugin) can check their own implementation against this one.

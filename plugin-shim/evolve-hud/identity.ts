@@ -1,13 +1,16 @@
 // The user's secret, and the check that the server at the sidecar's address
 // knows it before anything (messages, the token) is sent there: the plugin
 // sends a fresh nonce to `GET /v1/identity` and compares the answer with
-// HMAC-SHA256(secret, "evolve-hud identity v1", port, nonce) computed here.
-// A squatter on the port cannot answer it; one that relays the nonce to the
-// user's sidecar on another port gets a proof for that port, which fails.
+// HMAC-SHA256(secret, "evolve-hud identity v2", address, nonce) computed
+// here, address being the IP and port dialled (see `address.ts`). A squatter
+// on the port cannot answer it; one that relays the nonce to the user's
+// sidecar on another port or address (the other loopback, `[::1]`) gets a
+// proof for the sidecar's own address, which fails.
 
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { readFileSync, lstatSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync, lstatSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { swappable } from "./private.ts";
 
 export interface SecretSource {
   /** The token from the plugin's options or `EVOLVE_HUD_AUTH_TOKEN`. */
@@ -28,14 +31,13 @@ export function readSecret({ token, env }: SecretSource): { secret: string } | {
   const path = explicit || secretPath(env);
   if (!path) return { problem: "neither XDG_CONFIG_HOME nor HOME is set, so there is no secret to check the sidecar with" };
   try {
-    if (!explicit) {
-      const why = untrusted(path);
-      if (why) return { problem: why };
-    }
+    const why = explicit ? untrustedExplicit(path) : untrusted(path);
+    if (why) return { problem: why };
     const secret = readFileSync(path, "utf8").trim();
     return secret ? { secret } : { problem: `${path} is empty` };
   } catch (e) {
     const code = (e as { code?: string })?.code;
+    if (code === "ENOENT" && explicit) return { problem: `there is no token file at ${path} (EVOLVE_HUD_AUTH_TOKEN_FILE)` };
     if (code === "ENOENT") return { problem: `there is no secret at ${path} yet (the sidecar makes it when it starts)` };
     return { problem: `cannot read ${path}: ${(e as Error)?.message ?? e}` };
   }
@@ -57,33 +59,68 @@ function untrusted(path: string): string | undefined {
   return undefined;
 }
 
-/** The proof that a server on `port` knows `secret`, for `nonce`. */
-export function proof(secret: string, port: number, nonce: string): string {
-  return createHmac("sha256", secret).update(`evolve-hud identity v1\nport ${port}\nnonce ${nonce}`).digest("hex");
+/**
+ * Why a token file named by `EVOLVE_HUD_AUTH_TOKEN_FILE` is not this user's
+ * alone; undefined when it is. As ssh checks a key (and the sidecar this
+ * file): a token others can read is a token others have. Its folder is the
+ * user's choice (a home, `/run/user/UID`), so only a folder that lets
+ * another user swap the file is refused: one writable by others without the
+ * sticky bit, or one owned by another user (root excepted: it could anyway).
+ */
+function untrustedExplicit(path: string): string | undefined {
+  const uid = process.getuid?.();
+  if (uid === undefined) return undefined;
+  // A link is followed, as the sidecar follows it: the file it leads to is what is read.
+  const file = statSync(path);
+  const mode = (file.mode & 0o777).toString(8);
+  if (!file.isFile() || file.uid !== uid || (file.mode & 0o077) !== 0) {
+    return (
+      `the token file ${path} is not a file of yours alone (owner uid ${file.uid}, mode ${mode}, you are uid ${uid}); it is not used. ` +
+      `\`chmod 600 ${path}\` if it is yours, and make a new token, since others may have read it`
+    );
+  }
+  const dir = dirname(path);
+  const folder = statSync(dir);
+  if (swappable(folder, uid)) {
+    return (
+      `the token file ${path} is in ${dir}, where another user can replace it (owner uid ${folder.uid}, mode ${(folder.mode & 0o7777).toString(8)}); ` +
+      `it is not used. Keep the token in a folder of yours`
+    );
+  }
+  return undefined;
+}
+
+/** The text the proof is over: the address (`127.0.0.1:8377`, `[::1]:8377`) and the nonce. */
+function proofText(address: string, nonce: string): string {
+  return `evolve-hud identity v2\naddress ${address}\nnonce ${nonce}`;
+}
+
+/** The proof that a server at `address` (IP and port, as `socketAddress` writes it) knows `secret`, for `nonce`. */
+export function proof(secret: string, address: string, nonce: string): string {
+  return createHmac("sha256", secret).update(proofText(address, nonce)).digest("hex");
 }
 
 export function nonce(): string {
   return randomBytes(16).toString("hex");
 }
 
-/** Whether `answer` is the proof of `port` and `nonce`, compared in constant time. */
-export function proves(secret: string, port: number, nonce: string, answer: unknown): boolean {
+/** Whether `answer` is the proof of `address` and `nonce`, compared in constant time. */
+export function proves(secret: string, address: string, nonce: string, answer: unknown): boolean {
   if (typeof answer !== "string") return false;
-  const want = Buffer.from(proof(secret, port, nonce));
+  const want = Buffer.from(proof(secret, address, nonce));
   const got = Buffer.from(answer.trim());
   return want.length === got.length && timingSafeEqual(want, got);
 }
 
-/** The port a URL connects to. */
-export function portOf(url: string): number {
-  const u = new URL(url);
-  return u.port ? Number(u.port) : u.protocol === "https:" ? 443 : 80;
-}
-
-/** Who holds the listening socket of `port` on this machine, from `/proc/net/tcp`: "held by user bob (uid 1001)". */
-export function listenerOf(port: number): string | undefined {
+/**
+ * Who holds the listening socket of `port` on this machine, from
+ * `/proc/net/tcp`: "held by user bob (uid 1001)". The table of the address
+ * family dialled is read first (`ipv6`), since that socket got the question.
+ */
+export function listenerOf(port: number, ipv6 = false): string | undefined {
   const wanted = `:${port.toString(16).toUpperCase().padStart(4, "0")}`;
-  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+  const tables = ["/proc/net/tcp", "/proc/net/tcp6"];
+  for (const table of ipv6 ? tables.reverse() : tables) {
     let text: string;
     try {
       text = readFileSync(table, "utf8");

@@ -4,14 +4,18 @@
 // started again on the next refused call, with a backoff from 1 s up to a
 // minute while starts keep failing. What becomes of a start (loading, an
 // exit with its reason, no answer in time) is told through `onNotice`.
+// Only what is the user's alone is used: the launch record, the state
+// folder and its log, and the binary run (see `private.ts`).
 
 import { spawn } from "node:child_process";
-import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { dialTarget, isLocalSidecarHost } from "./address.ts";
 import type { Config } from "./config.ts";
 import { isObject } from "./hud.ts";
 import type { Log } from "./log.ts";
+import { openPrivateLog, ownFolder, readOwnedFile, trustedBinary } from "./private.ts";
 
 /** What `evolve-hud install-shim` and `service install` recorded: the binary, the model to serve, the port. */
 export interface LaunchRecord {
@@ -26,16 +30,18 @@ function userDir(env: NodeJS.ProcessEnv, kind: "config" | "state"): string {
   return join(env[variable] || join(env.HOME || homedir(), fallback), "evolve-hud");
 }
 
-/** The recorded launch, its unusable fields dropped; `problem` says why a record could not be read. */
+/**
+ * The recorded launch, its unusable fields dropped; `problem` says why a
+ * record could not be read. It names the program the plugin runs, so one
+ * that is not the user's, or that others may write, is not used.
+ */
 export function readLaunchRecord(env: NodeJS.ProcessEnv): { record: LaunchRecord; problem?: string } {
   const path = join(userDir(env, "config"), "launch.json");
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch {
-    // None recorded: `evolve-hud` on PATH, with its default model.
-    return { record: {} };
-  }
+  const read = readOwnedFile(path);
+  // None recorded: `evolve-hud` on PATH, with its default model.
+  if ("missing" in read) return { record: {} };
+  if ("problem" in read) return { record: {}, problem: `${read.problem}; it is not used` };
+  const text = read.text;
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -63,6 +69,8 @@ export class Launcher {
   private nextAt = -Infinity;
   private backoffMs = FIRST_BACKOFF_MS;
   private watching = false;
+  /** The reasons for not starting already told: each is told once. */
+  private told = new Set<string>();
   /** Told what became of a start: loading, ready, an exit with its reason, no answer in time. */
   onNotice?: Notice;
 
@@ -78,7 +86,7 @@ export class Launcher {
   port(): number | undefined {
     if (!URL.canParse(this.config.url)) return undefined;
     const url = new URL(this.config.url);
-    if (!["127.0.0.1", "localhost", "[::1]"].includes(url.hostname)) return undefined;
+    if (!isLocalSidecarHost(url.hostname)) return undefined;
     return Number(url.port || (url.protocol === "https:" ? 443 : 80));
   }
 
@@ -96,13 +104,19 @@ export class Launcher {
     this.backoffMs = Math.min(this.backoffMs * 2, MAX_BACKOFF_MS);
     const binary = this.record.binary ?? "evolve-hud";
     const args = ["serve", "--port", String(port), ...(this.record.model ? ["--model", this.record.model] : [])];
+    const program = trustedBinary(binary, this.env);
+    if ("missing" in program) return this.couldNotStart(binary, program.missing);
+    if ("refused" in program) return this.refuse(program.refused);
     const logDir = userDir(this.env, "state");
+    const folder = ownFolder(logDir);
+    if ("refused" in folder) return this.refuse(`its state folder is not yours alone: ${folder.refused}`);
+    if ("ok" in folder && folder.note) this.log("info", `evolve-hud: ${folder.note}`);
     const logFile = join(logDir, "serve.log");
     let fd: number | undefined;
     let logFrom = 0;
     try {
-      mkdirSync(logDir, { recursive: true });
-      fd = openSync(logFile, "a");
+      if ("failed" in folder) throw new Error(folder.failed);
+      fd = openPrivateLog(logFile);
       logFrom = fstatSync(fd).size;
     } catch (e) {
       this.log(
@@ -112,11 +126,9 @@ export class Launcher {
       );
     }
     try {
-      const child = spawn(binary, args, { detached: true, stdio: ["ignore", fd ?? "ignore", fd ?? "ignore"], env: this.env });
-      child.on("error", (e) => {
-        this.log("warn", `evolve-hud: could not start the sidecar (${binary}): ${e.message}; start it with \`evolve-hud serve\``);
-        this.onNotice?.(`Could not start the sidecar (${binary}: ${e.message}). Install evolve-hud, or run \`evolve-hud install-shim\` again.`, "warning");
-      });
+      // The program checked is the program run; its name stays what it was (`ps`, `evolve-hud stop`).
+      const child = spawn(program.path, args, { argv0: binary, detached: true, stdio: ["ignore", fd ?? "ignore", fd ?? "ignore"], env: this.env });
+      child.on("error", (e) => this.couldNotStart(binary, e.message));
       child.on("exit", (code, signal) => {
         void this.exited(code, signal, fd === undefined ? undefined : { file: logFile, from: logFrom }).catch(() => {});
       });
@@ -128,6 +140,20 @@ export class Launcher {
     } finally {
       if (fd !== undefined) closeSync(fd);
     }
+  }
+
+  /** The sidecar could not be started (no such program): the user is told how to get one. */
+  private couldNotStart(binary: string, why: string): void {
+    this.log("warn", `evolve-hud: could not start the sidecar (${binary}): ${why}; start it with \`evolve-hud serve\``);
+    this.onNotice?.(`Could not start the sidecar (${binary}: ${why}). Install evolve-hud, or run \`evolve-hud install-shim\` again.`, "warning");
+  }
+
+  /** The sidecar is not started, for a reason the user must fix: told once (log and notice), not at every retry. */
+  private refuse(why: string): void {
+    if (this.told.has(why)) return;
+    this.told.add(why);
+    this.log("warn", `evolve-hud: not starting the sidecar: ${why}`);
+    this.onNotice?.(`Not starting the sidecar: ${why}. No HUD until it runs.`, "warning");
   }
 
   /** A started sidecar ended: unless another answers, tell the user why, from its log. */
@@ -184,7 +210,9 @@ export class Launcher {
     { kind: "ready" } | { kind: "loading"; progress?: number } | { kind: "failed"; reason: string } | { kind: "down" }
   > {
     try {
-      const response = await fetch(this.config.url + "/health", { signal: AbortSignal.timeout(1000) });
+      // The IP address, as every exchange: `localhost` might lead to another account's server.
+      const { base } = await dialTarget(this.config.url);
+      const response = await fetch(base + "/health", { signal: AbortSignal.timeout(1000) });
       const body: unknown = await response.json().catch(() => undefined);
       if (response.ok) return { kind: "ready" };
       if (isObject(body) && body.status === "loading") {

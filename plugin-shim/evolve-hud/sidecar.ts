@@ -2,7 +2,8 @@
 
 import type { Config } from "./config.ts";
 import { isObject } from "./hud.ts";
-import { listenerOf, nonce, portOf, proves, readSecret } from "./identity.ts";
+import { dialTarget, type DialTarget, type Lookup } from "./address.ts";
+import { listenerOf, nonce, proves, readSecret } from "./identity.ts";
 import { FALLBACK_CLIP, parseClipRule, type ClipRule } from "./slim.ts";
 import type { Log } from "./log.ts";
 
@@ -74,6 +75,12 @@ export class Breaker {
   }
 }
 
+/** A server proven to know the user's secret: the address proven, and the secret to send there. */
+interface Proven {
+  target: DialTarget;
+  secret: string;
+}
+
 export interface PostOptions {
   expected?: number[];
   timeoutMs?: number;
@@ -96,6 +103,8 @@ export class Sidecar {
     log: Log,
     now?: () => number,
     private env: Record<string, string | undefined> = process.env,
+    /** How a host name that is neither `localhost` nor an IP is resolved (tests give their own). */
+    private lookup?: Lookup,
   ) {
     this.breaker = new Breaker(config, log, now);
   }
@@ -131,19 +140,23 @@ export class Sidecar {
     }
   }
 
-  /** Checks the server's identity, then POSTs with the secret as the bearer token. */
+  /**
+   * Checks the server's identity, then POSTs with the secret as the bearer
+   * token, to the very IP address that was proven: the name is not looked
+   * up again in between.
+   */
   private async request(path: string, body: unknown, timeoutMs: number): Promise<unknown> {
     // Requests made together share one check, and go out in the order made.
     this.verifying ??= this.verify(timeoutMs).finally(() => (this.verifying = undefined));
-    const secret = await this.verifying;
-    if (!this.ruleKnown) await this.learnClipRule(timeoutMs, secret);
-    return this.exchange("POST", path, body, timeoutMs, secret);
+    const proven = await this.verifying;
+    if (!this.ruleKnown) await this.learnClipRule(timeoutMs, proven);
+    return this.exchange(proven.target, "POST", path, body, timeoutMs, proven.secret);
   }
 
   /** Takes the sidecar's clipping rule from its `/health`, so that a change there needs no change here; keeps the fallback when it says none. */
-  private async learnClipRule(timeoutMs: number, secret: string): Promise<void> {
+  private async learnClipRule(timeoutMs: number, { target, secret }: Proven): Promise<void> {
     try {
-      const health = await this.exchange("GET", "/health", undefined, timeoutMs, secret);
+      const health = await this.exchange(target, "GET", "/health", undefined, timeoutMs, secret);
       const rule = isObject(health) ? parseClipRule(health.hud_clip) : undefined;
       if (rule) this.clipRule = rule;
       this.ruleKnown = true;
@@ -159,21 +172,27 @@ export class Sidecar {
   }
 
   /** The identity check in flight, if any. */
-  private verifying?: Promise<string>;
+  private verifying?: Promise<Proven>;
 
   /**
-   * Asks the server at the sidecar's address to prove that it knows the
-   * user's secret, before anything is sent to it; returns the secret. A
-   * server that cannot gets nothing: a "foreign" error naming the port's
-   * holder.
+   * Picks the IP address to dial, and asks the server there to prove that
+   * it knows the user's secret for that address, before anything is sent to
+   * it; returns the secret and the address proven. A server that cannot
+   * gets nothing: a "foreign" error naming the port's holder.
    */
-  private async verify(timeoutMs: number): Promise<string> {
-    const n = nonce();
+  private async verify(timeoutMs: number): Promise<Proven> {
     const url = this.config.url;
+    let target: DialTarget;
+    try {
+      target = await dialTarget(url, this.lookup);
+    } catch (e) {
+      throw new SidecarError(`cannot find the address of ${url}: ${(e as Error)?.message ?? e}`, "unreachable");
+    }
+    const n = nonce();
     let answer: unknown;
     let what = "it does not know your secret";
     try {
-      answer = await this.exchange("GET", `/v1/identity?nonce=${n}`, undefined, timeoutMs);
+      answer = await this.exchange(target, "GET", `/v1/identity?nonce=${n}`, undefined, timeoutMs);
     } catch (e) {
       if (!(e instanceof SidecarError) || e.kind !== "status") throw e;
       what = e.status === 404 ? "it has no /v1/identity (an older evolve-hud, or another server)" : `it answered /v1/identity with ${e.status}`;
@@ -182,9 +201,9 @@ export class Sidecar {
     if ("problem" in found) {
       throw new SidecarError(`cannot check that the server at ${url} is your evolve-hud sidecar: ${found.problem}; nothing was sent to it`, "foreign");
     }
-    const port = portOf(url);
-    if (isObject(answer) && proves(found.secret, port, n, answer.proof)) return found.secret;
-    const local = /^https?:\/\/(127\.|localhost|\[::1\])/.test(url) ? listenerOf(port) : undefined;
+    if (isObject(answer) && proves(found.secret, target.address, n, answer.proof)) return { target, secret: found.secret };
+    const loopback = target.ip.startsWith("127.") || target.ip === "::1";
+    const local = loopback ? listenerOf(target.port, target.ip.includes(":")) : undefined;
     throw new SidecarError(
       `the server at ${url} is not your evolve-hud sidecar: ${what}${local ? ` (${local})` : ""}. Nothing was sent to it. ` +
         "Stop it, or serve yours on another port (EVOLVE_HUD_PORT)",
@@ -192,14 +211,22 @@ export class Sidecar {
     );
   }
 
-  private async exchange(method: "GET" | "POST", path: string, body: unknown, timeoutMs: number, secret?: string): Promise<unknown> {
+  /** One request to `target` (the IP address dialled); errors name the URL the user configured. */
+  private async exchange(
+    target: DialTarget,
+    method: "GET" | "POST",
+    path: string,
+    body: unknown,
+    timeoutMs: number,
+    secret?: string,
+  ): Promise<unknown> {
     const headers: Record<string, string> = {};
     if (method === "POST") headers["content-type"] = "application/json";
     if (secret) headers.authorization = `Bearer ${secret}`;
     let response: Response;
     let text: string;
     try {
-      response = await fetch(this.config.url + path, {
+      response = await fetch(target.base + path, {
         method,
         headers,
         body: method === "POST" ? JSON.stringify(body) : undefined,

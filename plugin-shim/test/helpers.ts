@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { AddressInfo } from "node:net";
+import { canonicalIp, socketAddress } from "../evolve-hud/address.ts";
 import { proof } from "../evolve-hud/identity.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -75,6 +76,10 @@ export class FakeSidecar {
   health: Record<string, unknown> = { status: "ok" };
   readonly secret = TEST_SECRET;
   behaviour: Behaviour = { kind: "ok" };
+  /** The address its proofs name, in place of the one each question came in on: a relay to a sidecar serving elsewhere. */
+  proveAs?: string;
+  /** The `Host` header of every request, identity checks included. */
+  hosts: string[] = [];
   private server: Server;
   private hanging = new Set<ServerResponse>();
   private resynced = false;
@@ -83,16 +88,25 @@ export class FakeSidecar {
     this.server = server;
   }
 
-  static async start(): Promise<FakeSidecar> {
+  /** A fake sidecar listening on `host` (an IP address), on a free port or `port`. */
+  static async start(host = "127.0.0.1", port = 0): Promise<FakeSidecar> {
     let self!: FakeSidecar;
     const server = createServer((req, res) => self.handle(req, res));
     self = new FakeSidecar(server);
-    await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+    await new Promise<void>((ok, fail) => {
+      server.once("error", fail);
+      server.listen(port, host, ok);
+    });
     return self;
   }
 
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
   get url(): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    const { address, port } = this.server.address() as AddressInfo;
+    return `http://${socketAddress(address, port)}`;
   }
 
   syncs(): Recorded[] {
@@ -110,10 +124,13 @@ export class FakeSidecar {
       const identity = req.url?.match(/^\/v1\/identity\?nonce=([\w-]+)$/);
       if (identity) {
         this.identities++;
-        const port = (this.server.address() as AddressInfo).port;
+        this.hosts.push(req.headers.host ?? "");
+        // As the sidecar does: the address the question's connection came in on.
+        const at = this.proveAs ?? socketAddress(canonicalIp(req.socket.localAddress!)!, req.socket.localPort!);
         const secret = this.behaviour.kind === "foreign" ? "another secret" : TEST_SECRET;
-        return send(res, 200, { proof: proof(secret, port, identity[1]) });
+        return send(res, 200, { proof: proof(secret, at, identity[1]) });
       }
+      this.hosts.push(req.headers.host ?? "");
       if (req.url === "/health") return send(res, 200, this.health);
       const body = raw ? JSON.parse(raw) : undefined;
       this.requests.push({ path: req.url ?? "", headers: req.headers, body });

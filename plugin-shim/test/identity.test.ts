@@ -1,24 +1,44 @@
 // The plugin sends nothing to a server that cannot prove it knows the
-// user's secret: a squatter on the sidecar's port gets no transcript and no
-// token, and the user is told who holds the port.
+// user's secret for the very address dialled: a squatter on the sidecar's
+// port, or a relay on another address (`[::1]`), gets no transcript and no
+// token, and the user is told who holds the port. `localhost` is dialled as
+// 127.0.0.1, and the token goes only to the address just proven. A token
+// file named by EVOLVE_HUD_AUTH_TOKEN_FILE is used only when it is the
+// user's alone.
 
 import assert from "node:assert/strict";
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { EvolveHudPlugin } from "../evolve-hud.ts";
 import { isHud } from "../evolve-hud/hud.ts";
-import { proof, readSecret } from "../evolve-hud/identity.ts";
+import { DEFAULTS } from "../evolve-hud/config.ts";
+import { proof, proves, readSecret } from "../evolve-hud/identity.ts";
+import { Sidecar } from "../evolve-hud/sidecar.ts";
 import { clone, FakeSidecar, TEST_SECRET, transforms } from "./helpers.ts";
 import { writeSecret } from "./opencode.ts";
 
 const { createShim } = EvolveHudPlugin.internals;
 const step = transforms().find((s) => s.name === "basic/transform-3.json")!;
 
-test("the proof is the sidecar's: the same HMAC for the same secret, port and nonce", () => {
-  // The value src/secret.rs checks too.
-  assert.equal(proof("alpha", 8377, "0123456789abcdef"), "9a954c5796f636fb0a2d7d0a5c3ae5c3ac01b3e8c1d41a95655aae1a9e946303");
+test("the proof is the sidecar's: the same HMAC for the same secret, address and nonce", () => {
+  // The values src/secret.rs checks too.
+  assert.equal(proof("alpha", "127.0.0.1:8377", "0123456789abcdef"), "3d5dd4a6b8abc8bcb2067c92bcfafa29bfdc1d6d1d2681c8af38305eedd4182b");
+  assert.equal(proof("alpha", "[::1]:8377", "0123456789abcdef"), "2d129739a1fa492fd447d2ad5caf0c534964055a9493d4f7a00ff9728cb3be7c");
+});
+
+test("the proof binds the address: another port, the other loopback, another nonce or secret fail", () => {
+  const n = "0123456789abcdef";
+  const p = proof("alpha", "127.0.0.1:8377", n);
+  assert.ok(proves("alpha", "127.0.0.1:8377", n, p));
+  assert.ok(proves("alpha", "127.0.0.1:8377", n, ` ${p}\n`), "surrounding space is ignored");
+  assert.ok(!proves("alpha", "127.0.0.1:8378", n, p), "another port");
+  assert.ok(!proves("alpha", "[::1]:8377", n, p), "the other loopback");
+  assert.ok(!proves("alpha", "127.0.0.2:8377", n, p), "another address");
+  assert.ok(!proves("alpha", "127.0.0.1:8377", n + "0", p), "another nonce");
+  assert.ok(!proves("beta", "127.0.0.1:8377", n, p), "another secret");
+  assert.ok(!proves("alpha", "127.0.0.1:8377", n, undefined), "no proof");
 });
 
 test("a squatter on the port gets nothing, and the user is told who holds it", async (t) => {
@@ -90,4 +110,136 @@ test("the plugin clips outputs by the sidecar's rule, from its /health, once it 
   assert.ok(event, JSON.stringify(sidecar.requests.map((r) => r.path)));
   assert.equal(Buffer.byteLength(event.output), 128, "64 bytes of head and of tail, as the sidecar keeps them");
   assert.deepEqual(event.clipped.middle, ["a zebra crossed"], "the sidecar's words, not the plugin's own");
+});
+
+/** Runs one transform through a plugin for `url`; whether the HUD came. */
+async function hudAt(url: string, env: Record<string, string> = {}, withToken = true): Promise<boolean> {
+  const token = withToken ? TEST_SECRET : undefined;
+  const hooks = createShim({ url, token, autostart: false, notify: false }, { log: () => {}, env });
+  const output = { messages: clone(step.messages) as any[] };
+  await hooks["experimental.chat.messages.transform"]!({}, output);
+  return isHud(output.messages.at(-1));
+}
+
+test("a relay whose proof names another address (the sidecar behind it) gets nothing", async (t) => {
+  const relay = await FakeSidecar.start();
+  t.after(() => relay.stop());
+  // What a relay on 127.0.0.1 gets from the user's sidecar on [::1] (or another port): a proof of that address.
+  relay.proveAs = `[::1]:${relay.port}`;
+  assert.equal(await hudAt(relay.url), false);
+  relay.proveAs = `127.0.0.1:${relay.port + 1}`;
+  assert.equal(await hudAt(relay.url), false);
+  assert.equal(relay.identities, 2);
+  assert.deepEqual(relay.requests, [], "no transcript, no token");
+  relay.proveAs = undefined;
+  assert.equal(await hudAt(relay.url), true, "the proof of the address dialled passes");
+});
+
+test("localhost is dialled as 127.0.0.1, never as what the resolver puts first", async (t) => {
+  const sidecar = await FakeSidecar.start("127.0.0.1");
+  t.after(() => sidecar.stop());
+  assert.equal(await hudAt(`http://localhost:${sidecar.port}`), true);
+  assert.equal(await hudAt(`http://hud.localhost:${sidecar.port}`), true);
+  assert.ok(sidecar.hosts.length >= 4);
+  assert.deepEqual(new Set(sidecar.hosts), new Set([`127.0.0.1:${sidecar.port}`]), "every request went to the IP address");
+
+  // Another account listening on [::1] at the same port, where Debian's localhost leads first: it is never asked.
+  let squatter: FakeSidecar;
+  try {
+    squatter = await FakeSidecar.start("::1", sidecar.port);
+  } catch (e) {
+    t.diagnostic(`no IPv6 loopback here (${(e as Error).message}); the [::1] squatter part is skipped`);
+    return;
+  }
+  t.after(() => squatter.stop());
+  squatter.behaviour = { kind: "foreign" };
+  assert.equal(await hudAt(`http://localhost:${sidecar.port}`), true);
+  assert.equal(squatter.identities, 0, "the squatter on [::1] got not even the question");
+  assert.deepEqual(squatter.requests, []);
+  // A URL that names [::1] dials it, and its squatter cannot prove anything.
+  assert.equal(await hudAt(squatter.url), false);
+  assert.equal(squatter.identities, 1);
+  assert.deepEqual(squatter.requests, [], "no transcript, no token");
+});
+
+test("a name is looked up once per check, and the token goes only to the address proven", async (t) => {
+  const sidecar = await FakeSidecar.start();
+  t.after(() => sidecar.stop());
+  const lookups: string[] = [];
+  const lookup = async (name: string) => {
+    lookups.push(name);
+    return { address: "127.0.0.1", family: 4 };
+  };
+  const config = { ...DEFAULTS, url: `http://sidecar.test:${sidecar.port}`, token: TEST_SECRET };
+  const client = new Sidecar(config, () => {}, Date.now, {}, lookup);
+  await client.post("/v1/hud/event", { type: "session.idle", session_id: "ses_a" });
+  await client.post("/v1/hud/event", { type: "session.idle", session_id: "ses_b" });
+  assert.deepEqual(lookups, ["sidecar.test", "sidecar.test"], "one lookup for each check, none between check and request");
+  assert.equal(sidecar.identities, 2, "a check before every request");
+  assert.equal(sidecar.requests.length, 2);
+  for (const r of sidecar.requests) {
+    assert.equal(r.headers.host, `127.0.0.1:${sidecar.port}`, "sent to the IP address proven");
+    assert.equal(r.headers.authorization, `Bearer ${TEST_SECRET}`);
+  }
+
+  // A name that leads elsewhere: the check fails there, and its error names the URL configured.
+  const elsewhere = new Sidecar({ ...config, url: `http://sidecar.test:${sidecar.port}` }, () => {}, Date.now, {}, async () => ({
+    address: "::1",
+    family: 6,
+  }));
+  await assert.rejects(elsewhere.post("/v1/hud/event", {}), (e: Error) => e.message.includes(`http://sidecar.test:${sidecar.port}`));
+  assert.equal(sidecar.requests.length, 2, "nothing more was sent");
+});
+
+test("a token file named by EVOLVE_HUD_AUTH_TOKEN_FILE is used only when it is the user's alone", async (t) => {
+  if (process.getuid === undefined) return t.skip("no user ids on this platform");
+  const home = mkdtempSync(join(tmpdir(), "evolve-hud-token-file-"));
+  t.after(() => rmSync(home, { recursive: true, force: true }));
+  const tokenIn = (folder: string, mode = 0o600) => {
+    mkdirSync(folder, { recursive: true });
+    const file = join(folder, "token");
+    writeFileSync(file, TEST_SECRET + "\n", { mode });
+    chmodSync(file, mode);
+    return { EVOLVE_HUD_AUTH_TOKEN_FILE: file };
+  };
+  const problem = (env: Record<string, string>) => (readSecret({ env }) as { problem?: string }).problem ?? "";
+
+  const env = tokenIn(join(home, "mine"));
+  assert.deepEqual(readSecret({ env }), { secret: TEST_SECRET }, "0600, the user's: used");
+
+  chmodSync(env.EVOLVE_HUD_AUTH_TOKEN_FILE, 0o644);
+  const uid = process.getuid();
+  const said = problem(env);
+  assert.ok(said.includes(env.EVOLVE_HUD_AUTH_TOKEN_FILE), said);
+  assert.ok(said.includes(`owner uid ${uid}, mode 644`), said);
+  assert.ok(said.includes(`chmod 600 ${env.EVOLVE_HUD_AUTH_TOKEN_FILE}`), said);
+  chmodSync(env.EVOLVE_HUD_AUTH_TOKEN_FILE, 0o620);
+  assert.match(problem(env), /mode 620/, "writable by the group");
+
+  // The plugin sends nothing with such a token.
+  const sidecar = await FakeSidecar.start();
+  t.after(() => sidecar.stop());
+  assert.equal(await hudAt(sidecar.url, env, false), false);
+  assert.deepEqual(sidecar.requests, []);
+  chmodSync(env.EVOLVE_HUD_AUTH_TOKEN_FILE, 0o600);
+  assert.equal(await hudAt(sidecar.url, env, false), true, "once chmod 600, it is used");
+
+  // Its folder counts only where another user can swap the file.
+  const open = tokenIn(join(home, "open"));
+  chmodSync(join(home, "open"), 0o777);
+  assert.match(problem(open), /where another user can replace it \(owner uid \d+, mode 777\)/);
+  const sticky = tokenIn(join(home, "sticky"));
+  chmodSync(join(home, "sticky"), 0o1777);
+  assert.deepEqual(readSecret({ env: sticky }), { secret: TEST_SECRET }, "a sticky folder such as /tmp is fine");
+  const shared = tokenIn(join(home, "shared"));
+  chmodSync(join(home, "shared"), 0o755);
+  assert.deepEqual(readSecret({ env: shared }), { secret: TEST_SECRET }, "a folder others may read is fine");
+
+  if (uid !== 0) return t.diagnostic("not root: the parts with another user's file or folder are skipped");
+  const theirs = tokenIn(join(home, "theirs"));
+  chownSync(theirs.EVOLVE_HUD_AUTH_TOKEN_FILE, 65534, 65534);
+  assert.match(problem(theirs), /not a file of yours alone \(owner uid 65534, mode 600, you are uid 0\)/);
+  const foreignFolder = tokenIn(join(home, "foreign-folder"));
+  chownSync(join(home, "foreign-folder"), 65534, 65534);
+  assert.match(problem(foreignFolder), /where another user can replace it \(owner uid 65534/);
 });

@@ -2,14 +2,18 @@
 //! typed API ([`crate::api`]) for the hook adapter, `doctor`, `status`,
 //! `watch` and `bench`.
 //!
-//! - `identity`: the check that the server at the URL is the user's
-//!   sidecar, made before anything is sent to it;
+//! - `conn`: connections dialled to an IP address, each proven before it
+//!   carries the token;
+//! - `identity`: the check that the server at the other end of a
+//!   connection is the user's sidecar, made before anything is sent to it;
 //! - `trouble`: why the sidecar gave nothing, in words that say what to do.
 
+mod conn;
 mod identity;
 mod trouble;
 
-pub use identity::{listener_of, Challenge, Foreign};
+pub use crate::holder::listener_of;
+pub use identity::{Challenge, Foreign};
 pub use trouble::Trouble;
 
 use crate::api::{
@@ -19,22 +23,27 @@ use crate::api::{
 use crate::secret::Secret;
 use eventsource_stream::Eventsource;
 use futures_util::{Stream, StreamExt};
+use http_body_util::BodyExt;
+use hyper::Method;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::future::Future;
 use std::time::Duration;
 
-type SseError = eventsource_stream::EventStreamError<reqwest::Error>;
+type SseError = eventsource_stream::EventStreamError<hyper::Error>;
 
-/// The sidecar at a URL. Its identity is checked before the first request
-/// that carries the token or a session's data goes out.
+/// The sidecar at a URL. Every connection to it is proven (the server
+/// shows it knows the secret, for the address the connection reached)
+/// before a request that carries the token or a session's data goes out
+/// over it; see [`conn`].
 pub struct Sidecar {
     url: String,
     token: Option<Secret>,
-    http: reqwest::Client,
+    dialer: conn::Dialer,
     /// Every call but the event stream ends within this.
     timeout: Duration,
-    checked: tokio::sync::OnceCell<()>,
+    /// The connection kept between calls; calls take turns on it.
+    conn: tokio::sync::Mutex<Option<conn::Conn>>,
 }
 
 /// A sync's outcome.
@@ -51,16 +60,13 @@ const DEADLINE_SLACK: Duration = Duration::from_secs(5);
 impl Sidecar {
     /// The sidecar at `url` (no trailing slash).
     pub fn new(url: &str, token: Option<Secret>, timeout: Duration) -> Result<Sidecar, Trouble> {
-        let http = reqwest::Client::builder()
-            .connect_timeout(timeout.min(Duration::from_secs(2)))
-            .build()
-            .map_err(|e| Trouble::Setup(format!("making the HTTP client: {e}")))?;
+        let url = url.trim_end_matches('/').to_owned();
         Ok(Sidecar {
-            url: url.trim_end_matches('/').to_owned(),
+            dialer: conn::Dialer::new(&url, timeout.min(Duration::from_secs(2)))?,
+            url,
             token,
-            http,
             timeout,
-            checked: tokio::sync::OnceCell::new(),
+            conn: tokio::sync::Mutex::new(None),
         })
     }
 
@@ -72,7 +78,7 @@ impl Sidecar {
     /// before the identity check, to tell "nothing answers" from "someone
     /// else answers". Its body comes with 200 and 503 alike.
     pub async fn health(&self) -> Result<Health, Trouble> {
-        let (status, body) = self.send(self.http.get(self.at(path::HEALTH)), self.timeout).await?;
+        let (status, body) = self.call(Method::GET, path::HEALTH, None, false, self.timeout).await?;
         match status {
             200 | 503 => self.parse(path::HEALTH, &body),
             _ => Err(Trouble::of_status(&self.url, path::HEALTH, status, &body)),
@@ -80,20 +86,15 @@ impl Sidecar {
     }
 
     /// Checks that the server at the URL is the user's sidecar (it proves
-    /// it knows the secret); the answer is kept.
+    /// it knows the secret, for the address the connection reached). The
+    /// connection is kept, and so is its proof; a new connection is proven
+    /// anew.
     pub async fn check_identity(&self) -> Result<(), Trouble> {
-        self.checked
-            .get_or_try_init(|| async {
-                let challenge = Challenge::new(&self.url).map_err(|e| Trouble::Setup(format!("{e:#}")))?;
-                let (status, body) = self
-                    .send(self.http.get(self.at(&challenge.path())), self.timeout)
-                    .await?;
-                challenge
-                    .check(&self.url, self.token.as_ref(), status, &body)
-                    .map_err(|foreign| Trouble::Foreign(foreign.0))
-            })
-            .await
-            .map(|_| ())
+        let mut slot = self.conn.lock().await;
+        let mut conn = self.take(&mut slot).await?;
+        self.prove(&mut conn).await?;
+        *slot = Some(conn);
+        Ok(())
     }
 
     pub async fn status(&self) -> Result<StatusView, Trouble> {
@@ -107,7 +108,7 @@ impl Sidecar {
     /// A session's HUD; `None` when the sidecar holds no such session.
     pub async fn hud(&self, session: &str) -> Result<Option<HudView>, Trouble> {
         let path = path::session(session, "");
-        let (status, body) = self.authorized(self.http.get(self.at(&path)), self.timeout).await?;
+        let (status, body) = self.call(Method::GET, &path, None, true, self.timeout).await?;
         match status {
             404 => Ok(None),
             _ => self.answer(&path, status, &body).map(Some),
@@ -116,7 +117,7 @@ impl Sidecar {
 
     pub async fn sync(&self, request: &SyncRequest) -> Result<Synced, Trouble> {
         let (status, body) = self
-            .authorized(self.http.post(self.at(path::SYNC)).json(request), self.timeout)
+            .call(Method::POST, path::SYNC, Some(json(request)?), true, self.timeout)
             .await?;
         match status {
             409 => Ok(Synced::Unknown),
@@ -157,7 +158,7 @@ impl Sidecar {
     /// does not know is skipped; one whose data does not fit its name ends
     /// the stream with why.
     pub async fn events(&self) -> Result<impl Stream<Item = Result<StreamEvent, String>> + use<>, Trouble> {
-        let events = self.open(path::EVENTS, self.http.get(self.at(path::EVENTS))).await?;
+        let events = self.open(Method::GET, path::EVENTS, None).await?;
         Ok(events.filter_map(|event| async move {
             match event {
                 Err(e) => Some(Err(format!("the stream broke: {e}"))),
@@ -174,9 +175,7 @@ impl Sidecar {
         &self,
         request: &crate::openai::ChatRequest,
     ) -> Result<impl Stream<Item = Result<crate::openai::ChatChunk, String>> + use<>, Trouble> {
-        let events = self
-            .open(path::CHAT, self.http.post(self.at(path::CHAT)).json(request))
-            .await?;
+        let events = self.open(Method::POST, path::CHAT, Some(json(request)?)).await?;
         Ok(events
             .take_while(|event| std::future::ready(!matches!(event, Ok(e) if e.data == "[DONE]")))
             .map(|event| {
@@ -185,40 +184,46 @@ impl Sidecar {
             }))
     }
 
-    /// A stream of server-sent events at `path`, once the identity is
-    /// checked and the answer is 200; it has no timeout.
+    /// A stream of server-sent events at `path`, on a connection of its
+    /// own, proven first, once the answer is 200; it has no timeout.
     async fn open(
         &self,
+        method: Method,
         path: &str,
-        request: reqwest::RequestBuilder,
+        json: Option<Vec<u8>>,
     ) -> Result<impl Stream<Item = Result<eventsource_stream::Event, SseError>> + use<>, Trouble> {
-        self.check_identity().await?;
-        let response = self
-            .bearer(request)
-            .send()
+        let mut conn = self.dialer.dial().await?;
+        self.prove(&mut conn).await?;
+        let outgoing = self.outgoing(method, path, json, true);
+        let response = conn
+            .send(&self.dialer, outgoing)
             .await
-            .map_err(|e| Trouble::of_request(&self.url, &e))?;
+            .map_err(|e| self.dialer.broken(&e))?;
         let status = response.status().as_u16();
         if status != 200 {
-            let body = response.bytes().await.unwrap_or_default();
+            let body = response
+                .into_body()
+                .collect()
+                .await
+                .map(|b| b.to_bytes())
+                .unwrap_or_default();
             return Err(Trouble::of_status(&self.url, path, status, &body));
         }
-        Ok(response.bytes_stream().eventsource())
-    }
-
-    fn at(&self, path: &str) -> String {
-        format!("{}{path}", self.url)
-    }
-
-    fn bearer(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        match &self.token {
-            Some(token) => request.bearer_auth(token.expose()),
-            None => request,
-        }
+        // The stream holds the connection's sender: dropping it would end
+        // the connection after this answer anyway, but not before.
+        let sender = conn.into_sender();
+        let frames = http_body_util::BodyStream::new(response.into_body()).filter_map(move |frame| {
+            let _held = &sender;
+            std::future::ready(match frame {
+                Ok(frame) => frame.into_data().ok().map(Ok),
+                Err(e) => Some(Err(e)),
+            })
+        });
+        Ok(frames.eventsource())
     }
 
     async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, Trouble> {
-        let (status, body) = self.authorized(self.http.get(self.at(path)), self.timeout).await?;
+        let (status, body) = self.call(Method::GET, path, None, true, self.timeout).await?;
         self.answer(path, status, &body)
     }
 
@@ -228,27 +233,75 @@ impl Sidecar {
         body: &B,
         timeout: Duration,
     ) -> Result<T, Trouble> {
-        let (status, answer) = self
-            .authorized(self.http.post(self.at(path)).json(body), timeout)
-            .await?;
+        let (status, answer) = self.call(Method::POST, path, Some(json(body)?), true, timeout).await?;
         self.answer(path, status, &answer)
     }
 
-    /// A request with the token, once the identity is checked.
-    async fn authorized(&self, request: reqwest::RequestBuilder, timeout: Duration) -> Result<(u16, Vec<u8>), Trouble> {
-        self.check_identity().await?;
-        self.send(self.bearer(request), timeout).await
+    fn outgoing<'a>(
+        &'a self,
+        method: Method,
+        path: &'a str,
+        json: Option<Vec<u8>>,
+        bearer: bool,
+    ) -> conn::Outgoing<'a> {
+        conn::Outgoing {
+            method,
+            path,
+            bearer: self.token.as_ref().filter(|_| bearer).map(Secret::expose),
+            json,
+        }
     }
 
-    async fn send(&self, request: reqwest::RequestBuilder, timeout: Duration) -> Result<(u16, Vec<u8>), Trouble> {
-        let response = request
-            .timeout(timeout)
-            .send()
+    /// The kept connection if it is still open, else a new one.
+    async fn take(&self, slot: &mut Option<conn::Conn>) -> Result<conn::Conn, Trouble> {
+        match slot.take() {
+            Some(conn) if conn.is_open() => Ok(conn),
+            _ => self.dialer.dial().await,
+        }
+    }
+
+    /// Asks the server at the other end of `conn` to prove it is the
+    /// user's sidecar, unless it has; nothing else is sent before.
+    async fn prove(&self, conn: &mut conn::Conn) -> Result<(), Trouble> {
+        if conn.proven {
+            return Ok(());
+        }
+        let challenge = Challenge::new();
+        let (status, body) = conn
+            .exchange(&self.dialer, self.outgoing(Method::GET, &challenge.path(), None, false))
+            .await?;
+        challenge
+            .check(&self.url, conn.peer, self.token.as_ref(), status, &body)
+            .map_err(|foreign| Trouble::Foreign(foreign.0))?;
+        conn.proven = true;
+        Ok(())
+    }
+
+    /// One request on the kept connection, within `timeout`; one that
+    /// carries the token (`bearer`) goes only over a proven connection.
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        json: Option<Vec<u8>>,
+        bearer: bool,
+        timeout: Duration,
+    ) -> Result<(u16, Vec<u8>), Trouble> {
+        let exchange = async {
+            let mut slot = self.conn.lock().await;
+            let mut conn = self.take(&mut slot).await?;
+            if bearer {
+                self.prove(&mut conn).await?;
+            }
+            let answer = conn
+                .exchange(&self.dialer, self.outgoing(method, path, json, bearer))
+                .await?;
+            *slot = Some(conn);
+            Ok(answer)
+        };
+        tokio::time::timeout(timeout, exchange)
             .await
-            .map_err(|e| Trouble::of_request(&self.url, &e))?;
-        let status = response.status().as_u16();
-        let body = response.bytes().await.map_err(|e| Trouble::of_request(&self.url, &e))?;
-        Ok((status, body.to_vec()))
+            .map_err(|_| Trouble::Silent { url: self.url.clone() })?
     }
 
     /// A 2xx answer as `T`; anything else as why not.
@@ -265,6 +318,11 @@ impl Sidecar {
             what: format!("answered {path} with something this client cannot read ({e}): is it an evolve-hud sidecar of another version?"),
         })
     }
+}
+
+/// A request body as JSON.
+fn json<B: Serialize + ?Sized>(body: &B) -> Result<Vec<u8>, Trouble> {
+    serde_json::to_vec(body).map_err(|e| Trouble::Setup(format!("writing the request as JSON: {e}")))
 }
 
 /// How long to wait for an answer whose model part has `deadline_ms`.

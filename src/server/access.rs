@@ -31,8 +31,6 @@ pub struct Access {
     /// The secret `/v1/identity` proves knowledge of: the token, or with
     /// `--no-auth` the user's secret if there is one.
     pub identity: Option<Secret>,
-    /// The port served on, which the proof names.
-    pub port: u16,
     /// Bound to a non-loopback address on purpose: any Host is accepted.
     pub any_host: bool,
     pub origins: Origins,
@@ -59,7 +57,6 @@ impl Access {
         Ok(Access {
             token,
             identity,
-            port: server.port,
             any_host: !server.host.is_loopback(),
             origins: Origins::new(&server.allowed_origins),
         })
@@ -110,6 +107,7 @@ pub struct IdentityQuery {
 /// `GET /v1/identity`, answered without a token.
 pub async fn identity(
     State(access): State<Arc<Access>>,
+    conn: Option<axum::Extension<super::listen::Conn>>,
     query: Result<axum::extract::Query<IdentityQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<axum::Json<crate::api::Identity>, ApiError> {
     let bad = || ApiError::InvalidRequest("send ?nonce= with 16 to 128 letters, digits, - or _".into());
@@ -120,8 +118,13 @@ pub async fn identity(
     let secret = access.identity.as_ref().ok_or_else(|| {
         ApiError::NotFound("this sidecar runs with --no-auth and has no secret to prove it is yours".into())
     })?;
+    // The proof names the address this connection came in on: a relay on
+    // another address or port gets a proof its client refuses.
+    let axum::Extension(conn) = conn.ok_or_else(|| {
+        ApiError::NotFound("this server does not know the address of the connection, which the proof names".into())
+    })?;
     Ok(axum::Json(crate::api::Identity {
-        proof: secret.proof(access.port, &query.nonce),
+        proof: secret.proof(conn.local, &query.nonce),
     }))
 }
 
@@ -163,6 +166,9 @@ pub async fn guard(State(access): State<Arc<Access>>, request: Request, next: Ne
                 .map(str::trim);
             if !sent.is_some_and(|s| crate::secret::same(s.as_bytes(), token.expose().as_bytes())) {
                 return ApiError::Unauthorized.into_response();
+            }
+            if let Some(conn) = request.extensions().get::<super::listen::Conn>() {
+                conn.prove();
             }
         }
     }

@@ -8,6 +8,7 @@ pub mod error;
 pub mod events;
 pub mod hud;
 pub mod instance;
+pub mod listen;
 pub(crate) mod metrics;
 
 pub use error::ApiError;
@@ -72,7 +73,7 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
         tracing::info!("--no-model: serving the HUD's facts only; model work is refused");
         let mut config = config;
         config.hud.hud_extract = false;
-        let listener = bind(address).await?;
+        let listener = listen::Listeners::bind(address).await?;
         serve(
             config,
             access,
@@ -84,9 +85,9 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
         )
         .await?;
     } else if let Some(remote) = config.engine.remote()? {
-        tracing::info!(engine = %remote.url, "using a remote engine; no model is loaded here");
+        tracing::info!(engine = %crate::redact::url(&remote.url), "using a remote engine; no model is loaded here");
         let engine = crate::engine::remote::RemoteEngine::start(remote)?;
-        let listener = bind(address).await?;
+        let listener = listen::Listeners::bind(address).await?;
         serve(
             config,
             access,
@@ -101,7 +102,7 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
         let local = config.model.local()?;
         // Bound before the model loads: the port answers at once, `/health`
         // says "loading" with the progress, and HUD facts are served.
-        let listener = bind(address).await?;
+        let listener = listen::Listeners::bind(address).await?;
         let name = local
             .path
             .file_stem()
@@ -152,12 +153,6 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn bind(address: std::net::SocketAddr) -> anyhow::Result<tokio::net::TcpListener> {
-    tokio::net::TcpListener::bind(address)
-        .await
-        .with_context(|| format!("cannot listen on {address}; is another server using the port? Try --port"))
-}
-
 /// The whole API as `serve` serves it, on `engine`: the router, and the
 /// token whose cancelling ends its event streams. Tests serve it in-process
 /// on a scripted engine, built from the same flags.
@@ -203,18 +198,18 @@ async fn serve(
     access: access::Access,
     metrics: PrometheusHandle,
     engine: Engine,
-    listener: tokio::net::TcpListener,
+    listeners: listen::Listeners,
     shutdown: CancellationToken,
     signals: Signals,
 ) -> anyhow::Result<()> {
-    let local = listener.local_addr().context("reading the bound address")?;
-    // The identity proof names the port really served on (`--port 0`).
-    let access = access::Access {
-        port: local.port(),
-        ..access
-    };
+    let local = listeners.local_addr()?;
+    let token_required = access.token.is_some();
     let (app, streams) = app(&config, access, metrics, engine.clone())?;
+    // Clients (the plugin's launcher, tests) read the URL from this line's end.
     tracing::info!("listening on http://{local}");
+    for also in listeners.addresses().iter().skip(1) {
+        tracing::info!("holding {also} too, which `localhost` may name, so that no one else can listen there");
+    }
 
     tokio::spawn(on_signals(signals, shutdown.clone(), engine));
     tokio::spawn({
@@ -224,7 +219,7 @@ async fn serve(
             streams.cancel();
         }
     });
-    let server = axum::serve(listener, app).with_graceful_shutdown(shutdown.clone().cancelled_owned());
+    let server = listen::serve(listeners, app, token_required, shutdown.clone());
     // Event streams end at the signal (see `events::stream`); a request
     // still open after DRAIN is dropped with its connection.
     let deadline = async {
@@ -232,7 +227,7 @@ async fn serve(
         tokio::time::sleep(DRAIN).await;
     };
     tokio::select! {
-        served = std::future::IntoFuture::into_future(server) => served.context("serving HTTP"),
+        () = server => Ok(()),
         () = deadline => {
             tracing::warn!("requests still open {DRAIN:?} after the signal; closing their connections");
             Ok(())

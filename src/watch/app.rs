@@ -181,9 +181,9 @@ impl App {
         let at = self
             .current()
             .and_then(|id| order.iter().position(|o| *o == id))
-            .unwrap_or(0) as i32;
-        let next = (at + by).clamp(0, order.len() as i32 - 1) as usize;
-        if next as i32 != at {
+            .unwrap_or(0);
+        let next = at.saturating_add_signed(by as isize).min(order.len() - 1);
+        if next != at {
             self.selected = Some(order[next].clone());
             self.detail = Detail::Hud;
             self.scroll = 0;

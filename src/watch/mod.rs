@@ -14,7 +14,7 @@ mod fit;
 mod text;
 mod ui;
 
-use crate::api::StatusView;
+use crate::api::{EngineDetails, StatusView};
 use crate::cli::{SidecarArgs, StatusArgs, WatchArgs};
 use crate::client::Trouble;
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
@@ -51,7 +51,8 @@ pub fn run(args: &WatchArgs) -> ExitCode {
     let (requests, requests_rx) = tokio::sync::mpsc::unbounded_channel();
     runtime.spawn(feed.run(updates_tx, requests_rx));
 
-    let mut app = app::App::new(url);
+    // The screen names the sidecar; credentials in its URL stay off it.
+    let mut app = app::App::new(crate::redact::url(&url));
     let mut terminal = match ratatui::try_init() {
         Ok(t) => t,
         Err(e) => {
@@ -108,6 +109,7 @@ fn connect(args: &SidecarArgs) -> anyhow::Result<(String, feed::Feed)> {
 pub fn status(args: &StatusArgs) -> ExitCode {
     let url = args.sidecar.url();
     let result = fetch_status(&args.sidecar, &url);
+    let url = crate::redact::url(&url);
     let code = if result.is_ok() {
         ExitCode::SUCCESS
     } else {
@@ -167,7 +169,13 @@ struct StatusJson<'a> {
 fn fetch_status(args: &SidecarArgs, url: &str) -> Result<StatusView, Trouble> {
     let token = args.token().map_err(|e| Trouble::Setup(format!("{e:#}")))?;
     let feed = feed::Feed::new(url, token)?;
-    crate::client::block_on(feed.status())?
+    let mut status = crate::client::block_on(feed.status())??;
+    // A sidecar masks its engine's credentials itself; one from before it
+    // did is not trusted to, as `--json` prints the URL.
+    if let Some(EngineDetails::Remote { engine_url, .. }) = &mut status.health.details {
+        *engine_url = crate::redact::url(engine_url);
+    }
+    Ok(status)
 }
 
 fn fail(err: &anyhow::Error) -> ExitCode {

@@ -1,6 +1,7 @@
 //! Drawing the watch screen: the session list, the selected session's HUD
 //! (or compaction text), and a status line. Side by side on wide
-//! terminals, stacked below 100 columns.
+//! terminals, stacked below 100 columns; below [`MIN_WIDTH`] ×
+//! [`MIN_HEIGHT`] only a line that says so, until the terminal grows.
 
 use super::app::{App, Connection, Detail, Pane};
 use super::{fit, text};
@@ -14,23 +15,60 @@ use ratatui::Frame;
 /// `hud::render`'s findings line).
 const MODEL_MARK: &str = "local model found in the output";
 
+/// The smallest terminal the panes are drawn in: the stacked layout's list
+/// (two borders and a session's two rows), a HUD pane with a few rows of
+/// text, and the status line, at a width where the keys and a HUD's title
+/// still read. Anything smaller gets [`too_small`] instead.
+pub const MIN_WIDTH: u16 = 60;
+pub const MIN_HEIGHT: u16 = 12;
+
 pub fn draw(frame: &mut Frame, app: &mut App) {
     let area = frame.area();
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        too_small(frame, area);
+        return;
+    }
     let status = status_rows(app, area.width as usize);
     // The status line grows to say why the sidecar is down and what to do,
     // but never takes more than a third of the screen.
-    let status_height = (status.len() as u16).clamp(1, (area.height / 3).max(1));
+    let status_height = u16::try_from(status.len())
+        .unwrap_or(u16::MAX)
+        .min(area.height / 3)
+        .max(1);
     let [body, status_area] = Layout::vertical([Constraint::Min(3), Constraint::Length(status_height)]).areas(area);
     let wide = body.width >= 100;
     let [list, detail] = if wide {
         Layout::horizontal([Constraint::Percentage(38), Constraint::Percentage(62)]).areas(body)
     } else {
-        let rows = (app.order().len() as u16 * 2 + 2).clamp(4, body.height / 3 + 1);
+        // Two rows a session and the borders, at least one session's worth,
+        // at most a third of the body: `min` last, so a short body wins.
+        let listed = u16::try_from(app.order().len()).unwrap_or(u16::MAX);
+        let rows = listed
+            .saturating_mul(2)
+            .saturating_add(2)
+            .max(4)
+            .min(body.height / 3 + 1);
         Layout::vertical([Constraint::Length(rows), Constraint::Min(3)]).areas(body)
     };
     sessions(frame, app, list);
     details(frame, app, detail);
     frame.render_widget(Paragraph::new(status), status_area);
+}
+
+/// `terminal too small: 20×5, evolve-hud watch needs at least 60×12; q
+/// quits`, wrapped into as many rows as there are; watch keeps running and
+/// draws the panes again once the terminal is resized.
+fn too_small(frame: &mut Frame, area: Rect) {
+    let text = format!(
+        "terminal too small: {}×{}, evolve-hud watch needs at least {MIN_WIDTH}×{MIN_HEIGHT}; q quits",
+        area.width, area.height
+    );
+    let line = Line::from(Span::styled(text, Style::new().fg(Color::Yellow)));
+    let rows: Vec<Line> = fit::wrap(&line, area.width as usize)
+        .into_iter()
+        .take(area.height as usize)
+        .collect();
+    frame.render_widget(Paragraph::new(rows), area);
 }
 
 fn pane_block(title: String, focused: bool) -> Block<'static> {
@@ -383,6 +421,81 @@ mod tests {
             ratatui::crossterm::event::KeyCode::Up,
         ));
         assert_eq!(app.scroll, at_end - 1, "one key back moves at once");
+    }
+
+    /// A screen's words, rows joined: a message wrapped over rows reads
+    /// as one line.
+    fn words(screen: &str) -> String {
+        screen.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    /// Connected, three sessions, the selected one's HUD longer than the pane.
+    fn three_sessions() -> App {
+        let mut app = App::new("http://127.0.0.1:8377".into());
+        app.apply(Update::Connected);
+        app.apply(crate::watch::app::tests::hud("ses_3", "short"));
+        app.apply(crate::watch::app::tests::hud("ses_2", "short"));
+        app.apply(crate::watch::app::tests::hud("ses_1", &long_hud(12)));
+        app
+    }
+
+    /// Sizes as rows × columns, tried both ways round: below the minimum
+    /// the message (as much of it as fits), from it on the panes.
+    #[test]
+    fn a_small_terminal_gets_a_message_and_never_a_panic() {
+        let mut app = three_sessions();
+        for (rows, columns) in [(0, 0), (1, 1), (5, 20), (10, 40), (11, 99), (24, 80)] {
+            for (width, height) in [(columns, rows), (rows, columns)] {
+                let text = screen(&mut app, width, height);
+                let small = width < MIN_WIDTH || height < MIN_HEIGHT;
+                let message = format!(
+                    "terminal too small: {width}×{height}, evolve-hud watch needs at least \
+{MIN_WIDTH}×{MIN_HEIGHT}; q quits"
+                );
+                if !small {
+                    assert!(text.contains("sessions (3)") && text.contains("q quit"), "{text}");
+                    assert!(!text.contains("too small"), "{text}");
+                } else if width >= 20 && height >= 5 {
+                    assert_eq!(words(&text), message, "{width}×{height}:\n{text}");
+                } else {
+                    // Too narrow for whole words: the message's start, cut.
+                    let first = text.lines().next().unwrap_or_default();
+                    assert!(message.starts_with(first.trim_end()), "{width}×{height}:\n{text}");
+                    assert!(!text.contains("sessions ("), "{width}×{height}:\n{text}");
+                }
+            }
+        }
+        assert_eq!(screen(&mut app, 1, 1), "t");
+        assert_eq!(screen(&mut app, 0, 0), "");
+    }
+
+    /// Sizes up to 130×45 (every width up to past the minimum, then those
+    /// around the side-by-side layout's 100), in the states that lay out
+    /// differently: no panic anywhere, and the panes exactly from the
+    /// minimum on.
+    #[test]
+    fn every_size_draws_without_a_panic() {
+        let mut list = three_sessions();
+        let mut reading = three_sessions();
+        reading.key(ratatui::crossterm::event::KeyEvent::from(
+            ratatui::crossterm::event::KeyCode::Enter,
+        ));
+        reading.scroll = 5;
+        let mut offline = App::new("http://127.0.0.1:8377".into());
+        offline.apply(down());
+        for app in [&mut list, &mut reading, &mut offline] {
+            for width in (0..=MIN_WIDTH + 4).chain([80, 99, 100, 101, 130]) {
+                for height in 0..=45 {
+                    let text = screen(app, width, height);
+                    let small = width < MIN_WIDTH || height < MIN_HEIGHT;
+                    assert_eq!(
+                        text.contains("HUD"),
+                        !small,
+                        "the panes at {width}×{height} only from {MIN_WIDTH}×{MIN_HEIGHT}:\n{text}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -135,7 +135,9 @@ impl InProcess {
         let own = flags.iter().any(|f| f.starts_with("--auth-token") || *f == "--no-auth");
         let default: &[&str] = if own { &[] } else { &["--auth-token-file", token_file] };
         // Bound first, so the server knows its port (its identity proof names it).
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a free port");
+        let listener = evolve_hud::server::listen::Listeners::bind("127.0.0.1:0".parse().expect("an address"))
+            .await
+            .expect("a free port");
         let port = listener.local_addr().expect("bound").port().to_string();
         let args = ["evolve-hud", "serve", "--port", &port]
             .into_iter()
@@ -153,11 +155,8 @@ impl InProcess {
         let (app, shutdown) = evolve_hud::server::app(&config, access, metrics, engine).expect("the app");
         let base = format!("http://{}", listener.local_addr().expect("bound"));
         let ended = shutdown.clone();
-        tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(ended.cancelled_owned())
-                .await
-        });
+        let token_required = !flags.contains(&"--no-auth");
+        tokio::spawn(evolve_hud::server::listen::serve(listener, app, token_required, ended));
         InProcess { base, script, shutdown }
     }
 }

@@ -241,16 +241,28 @@ impl Server {
     /// `evolve-hud serve` on `port` with `args` and more environment,
     /// returned as soon as it listens.
     pub fn spawn_env(port: u16, args: &[std::ffi::OsString], env: &[(&str, &std::ffi::OsStr)]) -> Server {
-        let mut child = command()
+        Server::spawn_with(port, args, env, |_| {})
+    }
+
+    /// [`Server::spawn_env`], with `configure` applied to the command
+    /// (resource limits, say) before it runs.
+    pub fn spawn_with(
+        port: u16,
+        args: &[std::ffi::OsString],
+        env: &[(&str, &std::ffi::OsStr)],
+        configure: impl FnOnce(&mut Command),
+    ) -> Server {
+        let mut command = command();
+        command
             .arg("serve")
             .args(args)
             .args(["--port", &port.to_string(), "--threads", "2"])
             .env("RUST_LOG", "info")
             .envs(env.iter().copied())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawning evolve-hud");
+            .stderr(Stdio::piped());
+        configure(&mut command);
+        let mut child = command.spawn().expect("spawning evolve-hud");
         let stderr = child.stderr.take().expect("piped stderr");
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {

@@ -13,6 +13,7 @@ mod fuzz_checks;
 mod api_schema;
 mod checks;
 mod engine;
+mod engine_credentials;
 mod evolve_hook;
 mod faults;
 mod first_hour;

@@ -356,12 +356,12 @@ fn status_against_a_stopped_sidecar_says_how_to_start_one() {
 }
 
 /// A tmux server of its own, with one shell window of a fixed size.
-struct Tmux {
+pub(crate) struct Tmux {
     socket: PathBuf,
 }
 
 impl Tmux {
-    fn start(width: u16, height: u16) -> Tmux {
+    pub(crate) fn start(width: u16, height: u16) -> Tmux {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let socket = std::env::temp_dir().join(format!("evolve-hud-watch-{}-{n}", std::process::id()));
@@ -392,7 +392,7 @@ impl Tmux {
         c
     }
 
-    fn send(&self, keys: &[&str]) {
+    pub(crate) fn send(&self, keys: &[&str]) {
         let mut args = vec!["send-keys", "-t", "0"];
         args.extend_from_slice(keys);
         assert!(self.cmd(&args).status().unwrap().success());
@@ -404,7 +404,7 @@ impl Tmux {
     }
 
     /// The screen once `check` holds, within `wait`; fails with the screen.
-    fn wait_for(&self, what: &str, wait: Duration, check: impl Fn(&str) -> bool) -> String {
+    pub(crate) fn wait_for(&self, what: &str, wait: Duration, check: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + wait;
         loop {
             let screen = self.screen();
@@ -417,6 +417,43 @@ impl Tmux {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// The pane's size, columns and rows, as the program in it sees it.
+    fn size(&self) -> (u16, u16) {
+        let out = self
+            .cmd(&["display-message", "-p", "-t", "0", "#{pane_width} #{pane_height}"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mut numbers = text.split_whitespace().map(|n| n.parse().expect("a size"));
+        (numbers.next().expect("a width"), numbers.next().expect("a height"))
+    }
+
+    fn resize(&self, width: u16, height: u16) {
+        let ok = self
+            .cmd(&[
+                "resize-window",
+                "-t",
+                "0",
+                "-x",
+                &width.to_string(),
+                "-y",
+                &height.to_string(),
+            ])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "tmux resize-window failed");
+    }
+
+    /// The name of the process in the pane's foreground.
+    fn foreground(&self) -> String {
+        let out = self
+            .cmd(&["display-message", "-p", "-t", "0", "#{pane_current_command}"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
     }
 
     fn watch(&self, server_base: &str) {
@@ -653,4 +690,43 @@ async fn sigterm_ends_the_sidecar_within_two_seconds_while_watch_is_connected() 
     });
     tmux.send(&["q"]);
     tmux.wait_for("the shell", Duration::from_secs(5), |s| s.contains("watch-exit=0"));
+}
+
+/// A terminal too small for the panes gets a line that says so, not a
+/// panic; watch keeps running and draws the panes once the terminal grows.
+#[tokio::test(flavor = "multi_thread")]
+async fn watch_in_a_tiny_terminal_says_so_and_draws_the_panes_once_resized() {
+    let server = Server::facts_only(&[]);
+    sync(&server, &step(2)).await;
+    let name = std::path::Path::new(binary())
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .expect("the binary's name");
+    // The screen's words, rows joined: the message wraps in a narrow pane.
+    let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    for (width, height) in [(20, 5), (40, 10)] {
+        let tmux = Tmux::start(width, height);
+        let (width, height) = tmux.size();
+        tmux.watch(&server.base);
+        let message = format!("terminal too small: {width}×{height}, evolve-hud watch needs at least");
+        tmux.wait_for("the size message", Duration::from_secs(10), |s| {
+            words(s).contains(&message)
+        });
+        // Still running a while later (a panic would end it, and the shell
+        // would say `watch-exit=101`), and still saying so.
+        std::thread::sleep(Duration::from_millis(1500));
+        let screen = tmux.screen();
+        assert!(words(&screen).contains(&message), "{screen}");
+        assert!(!screen.contains("watch-exit="), "{screen}");
+        assert_eq!(tmux.foreground(), name, "watch runs on:\n{screen}");
+
+        tmux.resize(120, 40);
+        let screen = tmux.wait_for("the panes", Duration::from_secs(5), |s| {
+            s.contains("sessions (1)") && s.contains("● model ready")
+        });
+        assert!(screen.contains(&SESSION[..12]), "{screen}");
+        assert!(!screen.contains("too small"), "{screen}");
+        tmux.send(&["q"]);
+        tmux.wait_for("the shell", Duration::from_secs(5), |s| s.contains("watch-exit=0"));
+    }
 }

@@ -61,13 +61,13 @@ impl Inner {
         body: ChatRequest,
         events: &mpsc::UnboundedSender<Event>,
     ) -> Result<Completion, EngineError> {
-        let url = format!("{}/chat/completions", self.config.url);
+        let url = self.endpoint("chat/completions");
         let started = Instant::now();
         let timeout = self.config.timeout;
-        let response = tokio::time::timeout(timeout, self.client.post(&url).json(&body).send())
+        let response = tokio::time::timeout(timeout, self.client.post(url.clone()).json(&body).send())
             .await
             .map_err(|_| unavailable(format!("the engine did not answer within {} ms", timeout.as_millis())))?
-            .map_err(|e| unavailable(describe(&e, &url)))?;
+            .map_err(|e| unavailable(describe(e, &url)))?;
         let status = response.status();
         if !status.is_success() {
             return Err(upstream_error(response).await);
@@ -85,7 +85,7 @@ impl Inner {
             let event = match next {
                 None => break,
                 Some(Ok(event)) => event,
-                Some(Err(e)) => return Err(unavailable(format!("reading the engine's stream: {e}"))),
+                Some(Err(e)) => return Err(unavailable(format!("reading the engine's stream: {}", stream_error(e)))),
             };
             let data = event.data.trim();
             if data == "[DONE]" {
@@ -189,8 +189,12 @@ fn unavailable(reason: String) -> EngineError {
     EngineError::Unavailable(format!("engine: {reason}"))
 }
 
-/// A reqwest error in words, without the token (reqwest never prints headers).
-pub(super) fn describe(e: &reqwest::Error, url: &str) -> String {
+/// A reqwest error in words, naming `url` with its credentials masked.
+/// reqwest never prints headers (the token, basic auth), but its text names
+/// the URL with its query, so that is taken out.
+pub(super) fn describe(e: reqwest::Error, url: &reqwest::Url) -> String {
+    let url = crate::redact::url(url.as_str());
+    let e = e.without_url();
     if e.is_connect() {
         format!("cannot connect to {url}")
     } else if e.is_timeout() {
@@ -199,12 +203,21 @@ pub(super) fn describe(e: &reqwest::Error, url: &str) -> String {
         // reqwest's own text ("error sending request") says little; the
         // cause (a reset, a closed connection) is further down the chain.
         let mut text = format!("{url}: {e}");
-        let mut source = std::error::Error::source(e);
+        let mut source = std::error::Error::source(&e);
         while let Some(cause) = source {
             text.push_str(&format!(": {cause}"));
             source = cause.source();
         }
         text
+    }
+}
+
+/// An error reading the streamed answer, without the URL that reqwest's
+/// own errors carry.
+fn stream_error(e: eventsource_stream::EventStreamError<reqwest::Error>) -> String {
+    match e {
+        eventsource_stream::EventStreamError::Transport(e) => e.without_url().to_string(),
+        other => other.to_string(),
     }
 }
 

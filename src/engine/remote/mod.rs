@@ -13,6 +13,10 @@
 //!   [`Breaker::THRESHOLD`] failures in a row, requests are refused at once
 //!   until a health probe (`GET /models`) succeeds again. `/health` reports
 //!   the probe's verdict with the reason.
+//! - The URL may carry credentials (`http://user:pw@host/v1?api_key=K`):
+//!   they are sent (the user as basic auth, the query on every request)
+//!   but never shown: `/health`, the log and error messages get
+//!   [`crate::redact::url`]'s copy.
 //!
 //! Here: the engine and its state; [`client`]: one request and its
 //! streamed answer; [`probe`]: the health probe; [`breaker`]: the breaker.
@@ -32,9 +36,10 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 /// How to reach the engine.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct RemoteConfig {
-    /// Base URL of the OpenAI-compatible API, ending in `/v1`.
+    /// Base URL of the OpenAI-compatible API, ending in `/v1`; any
+    /// credentials in it are masked in its `Debug`.
     pub url: String,
     /// The engine's model to use; `None`: the first of `GET /models`.
     pub model: Option<String>,
@@ -59,6 +64,18 @@ impl RemoteConfig {
     pub const RETRY_INTERVAL: Duration = Duration::from_secs(1);
 }
 
+impl std::fmt::Debug for RemoteConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteConfig")
+            .field("url", &crate::redact::url(&self.url))
+            .field("model", &self.model)
+            .field("token", &self.token)
+            .field("timeout", &self.timeout)
+            .field("max_in_flight", &self.max_in_flight)
+            .finish()
+    }
+}
+
 /// The remote engine. Cheap to clone; [`RemoteEngine::start`] also starts
 /// its health probe, which ends with the last clone.
 #[derive(Clone)]
@@ -68,6 +85,10 @@ pub struct RemoteEngine {
 
 struct Inner {
     config: RemoteConfig,
+    /// [`RemoteConfig::url`] parsed, without a trailing `/`.
+    base: reqwest::Url,
+    /// The base URL as it may be shown: credentials masked.
+    shown: String,
     client: reqwest::Client,
     /// What the probes learnt: the model's id, context and slot count.
     known: Mutex<Known>,
@@ -94,10 +115,21 @@ impl RemoteEngine {
     /// it: a server whose engine is down starts, says so on `/health`, and
     /// recovers when the engine comes up.
     pub fn start(config: RemoteConfig) -> anyhow::Result<RemoteEngine> {
-        let url = config.url.trim_end_matches('/').to_owned();
-        reqwest::Url::parse(&url).map_err(|e| {
-            anyhow::anyhow!("--engine {url:?} is not a URL: {e}; give one such as http://127.0.0.1:8080/v1")
+        let shown = crate::redact::url(config.url.trim());
+        let mut base = reqwest::Url::parse(config.url.trim()).map_err(|e| {
+            anyhow::anyhow!("--engine {shown:?} is not a URL: {e}; give one such as http://127.0.0.1:8080/v1")
         })?;
+        // Paths are appended to the base's, so `/v1/` would give `/v1//models`.
+        let path = base.path().trim_end_matches('/').to_owned();
+        base.set_path(&path);
+        let shown = crate::redact::url(base.as_str());
+        if crate::redact::has_credentials(&config.url) {
+            tracing::warn!(
+                engine = %shown,
+                "the --engine URL carries credentials, which `ps` and the shell history show to others; \
+            give the engine's token in a file with --engine-token-file (EVOLVE_HUD_ENGINE_TOKEN_FILE) instead"
+            );
+        }
         let mut headers = reqwest::header::HeaderMap::new();
         if let Some(token) = &config.token {
             let mut value = reqwest::header::HeaderValue::from_str(&format!("Bearer {}", token.expose()))
@@ -120,7 +152,9 @@ impl RemoteEngine {
                 model: config.model.clone(),
                 ..Known::default()
             }),
-            config: RemoteConfig { url, ..config },
+            config,
+            base,
+            shown,
             client,
             health: HealthCell::default(),
             breaker: Mutex::new(Breaker::default()),
@@ -132,9 +166,9 @@ impl RemoteEngine {
         Ok(RemoteEngine { inner })
     }
 
-    /// The engine's base URL.
+    /// The engine's base URL as it may be shown: credentials masked.
     pub fn url(&self) -> &str {
-        &self.inner.config.url
+        &self.inner.shown
     }
 }
 
@@ -145,6 +179,12 @@ impl Inner {
 
     fn known(&self) -> Known {
         self.known.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// `path` under the base URL: the engine's `/v1/models` is
+    /// `endpoint("models")`.
+    fn endpoint(&self, path: &str) -> reqwest::Url {
+        under(&self.base, path)
     }
 
     fn learn(&self, known: Known) {
@@ -158,11 +198,20 @@ impl Inner {
         };
         if self.health.set(state) {
             match reason {
-                Some(reason) => tracing::warn!(engine = %self.config.url, %reason, "engine unavailable"),
-                None => tracing::info!(engine = %self.config.url, "engine ready"),
+                Some(reason) => tracing::warn!(engine = %self.shown, %reason, "engine unavailable"),
+                None => tracing::info!(engine = %self.shown, "engine ready"),
             }
         }
     }
+}
+
+/// `path` under `base`, its query (an `api_key=`) kept, where appending
+/// to the text would put the path inside the query.
+fn under(base: &reqwest::Url, path: &str) -> reqwest::Url {
+    let mut url = base.clone();
+    let joined = format!("{}/{path}", url.path().trim_end_matches('/'));
+    url.set_path(&joined);
+    url
 }
 
 /// Counts a request in flight until dropped.
@@ -260,7 +309,7 @@ impl Backend for RemoteEngine {
     fn details(&self) -> Details {
         Details {
             kind: Some(EngineDetails::Remote {
-                engine_url: self.inner.config.url.clone(),
+                engine_url: self.inner.shown.clone(),
                 slots: self.inner.known().slots,
                 in_flight: self.queued(),
             }),
@@ -279,5 +328,57 @@ impl Backend for RemoteEngine {
     fn begin_shutdown(&self) {
         self.inner.stopping.store(true, Ordering::Release);
         self.inner.shutdown.cancel();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(text: &str) -> reqwest::Url {
+        reqwest::Url::parse(text).expect("a URL")
+    }
+
+    #[test]
+    fn paths_go_under_the_base_and_its_query_stays() {
+        let base = url("http://user:pw@[::1]:8080/v1?api_key=K&api-version=2");
+        assert_eq!(
+            under(&base, "chat/completions").as_str(),
+            "http://user:pw@[::1]:8080/v1/chat/completions?api_key=K&api-version=2"
+        );
+        assert_eq!(under(&url("http://h:1/v1/"), "models").as_str(), "http://h:1/v1/models");
+        assert_eq!(under(&url("http://h"), "models").as_str(), "http://h/models");
+        assert_eq!(
+            probe::props_url(&url("http://h:1/v1?k=K")).as_str(),
+            "http://h:1/props?k=K"
+        );
+        assert_eq!(
+            probe::props_url(&url("http://h:1/api")).as_str(),
+            "http://h:1/api/props"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_shown_url_and_debug_mask_credentials() {
+        let config = RemoteConfig {
+            url: "http://user:PASSWORD@127.0.0.1:9/v1/?api_key=KEY".into(),
+            model: None,
+            token: None,
+            timeout: RemoteConfig::TIMEOUT,
+            max_in_flight: 1,
+        };
+        assert!(!format!("{config:?}").contains("PASSWORD"), "{config:?}");
+        let engine = RemoteEngine::start(config).expect("started");
+        assert_eq!(engine.url(), "http://***@127.0.0.1:9/v1?api_key=***");
+        let Some(EngineDetails::Remote { engine_url, .. }) = engine.details().kind else {
+            panic!("remote details")
+        };
+        assert_eq!(engine_url, engine.url());
+        let bad = RemoteConfig {
+            url: "http://user:PASSWORD@host:notaport/v1".into(),
+            ..RemoteConfig::clone(&engine.inner.config)
+        };
+        let err = RemoteEngine::start(bad).err().expect("not a URL").to_string();
+        assert!(err.contains("is not a URL") && !err.contains("PASSWORD"), "{err}");
     }
 }

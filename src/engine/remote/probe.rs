@@ -35,22 +35,23 @@ pub(super) async fn probe_loop(inner: std::sync::Weak<Inner>) {
 /// `GET /models`: the engine answers, and serves the model asked for (the
 /// first one when none was).
 async fn probe(engine: &Inner) -> Result<(), String> {
-    let url = format!("{}/models", engine.config.url);
+    let url = engine.endpoint("models");
     let response = engine
         .client
-        .get(&url)
+        .get(url.clone())
         .timeout(RemoteConfig::PROBE_TIMEOUT)
         .send()
         .await
-        .map_err(|e| describe(&e, &url))?;
+        .map_err(|e| describe(e, &url))?;
+    let shown = crate::redact::url(url.as_str());
     let status = response.status();
     if !status.is_success() {
-        return Err(format!("GET {url} answered {status}"));
+        return Err(format!("GET {shown} answered {status}"));
     }
     let list: ModelList = response
         .json()
         .await
-        .map_err(|e| format!("GET {url} did not answer a model list: {e}"))?;
+        .map_err(|e| format!("GET {shown} did not answer a model list: {}", e.without_url()))?;
     let entry: &ModelEntry = match &engine.config.model {
         Some(name) => list.entries().iter().find(|m| m.id() == Some(name)).ok_or_else(|| {
             let ids: Vec<&str> = list.entries().iter().filter_map(ModelEntry::id).collect();
@@ -59,7 +60,7 @@ async fn probe(engine: &Inner) -> Result<(), String> {
         None => list
             .entries()
             .first()
-            .ok_or_else(|| format!("GET {url} lists no models"))?,
+            .ok_or_else(|| format!("GET {shown} lists no models"))?,
     };
     let mut known = engine.known();
     known.model = entry.id().map(str::to_owned);
@@ -89,11 +90,18 @@ struct GenerationSettings {
     n_ctx: u32,
 }
 
+/// llama-server's `/props`: beside `/v1`, not in it; the query stays.
+pub(super) fn props_url(base: &reqwest::Url) -> reqwest::Url {
+    let mut root = base.clone();
+    let path = root.path().strip_suffix("/v1").unwrap_or(root.path()).to_owned();
+    root.set_path(&path);
+    super::under(&root, "props")
+}
+
 async fn props(engine: &Inner) -> Option<Props> {
-    let root = engine.config.url.strip_suffix("/v1").unwrap_or(&engine.config.url);
     engine
         .client
-        .get(format!("{root}/props"))
+        .get(props_url(&engine.base))
         .timeout(RemoteConfig::PROBE_TIMEOUT)
         .send()
         .await

@@ -1,0 +1,379 @@
+//! Where the sidecar listens and how it takes connections.
+//!
+//! - **Both loopbacks.** A sidecar on `127.0.0.1:P` also holds `[::1]:P`
+//!   (and the other way round). `localhost` resolves to either; a port left
+//!   free on the other address is a place where another local account could
+//!   listen and pose as the sidecar. Where that address is taken, `serve`
+//!   refuses to start and names the holder; where the machine has no such
+//!   address, nobody can hold it, and the log says so.
+//! - **The connection's own address.** Each request carries the local
+//!   address its connection came in on ([`Conn`]); the identity proof names
+//!   it, so a relay on another address or port gets a proof that fails.
+//! - **Bounded connections.** Connections that never presented the token
+//!   are "unproven": they live at most [`UNPROVEN_LIFETIME`], and when the
+//!   open connections reach the limit (below the file-descriptor limit) the
+//!   oldest unproven one is closed to make room. Idle or half-sent
+//!   connections from another account thus can neither fill the process's
+//!   descriptors nor hold the user's own client out, which a plain limit
+//!   would do. hyper's header-read timeout bounds every connection that
+//!   waits for a request, the user's own included.
+
+use anyhow::Context;
+use axum::Router;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+/// How long a connection may wait for a request's whole header, between
+/// requests too: a client's idle keep-alive connection ends after this.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long a connection that has not presented the token stays open.
+/// Every request that needs no token (`/health`, `/v1/identity`) answers at
+/// once, so the sidecar's own clients prove themselves well within it.
+pub const UNPROVEN_LIFETIME: Duration = Duration::from_secs(10);
+
+/// Descriptors kept for everything but client connections: the model file,
+/// the log, the engine's connections, the lock.
+const RESERVED_FDS: u64 = 128;
+
+/// The most connections held open at once, whatever the descriptor limit.
+const MAX_CONNECTIONS: u64 = 16_384;
+
+/// What a request knows of its connection: the local address it came in on,
+/// and whether it has presented the token.
+#[derive(Clone, Debug)]
+pub struct Conn {
+    pub local: SocketAddr,
+    proven: Arc<AtomicBool>,
+}
+
+impl Conn {
+    /// Marks the connection as the user's (it sent the token): it is never
+    /// closed to make room.
+    pub fn prove(&self) {
+        self.proven.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The listeners of one server: the address asked for and, for a loopback
+/// one, the other family's loopback on the same port.
+pub struct Listeners(Vec<TcpListener>);
+
+impl Listeners {
+    /// Binds `address`. With port 0 a port free on both loopbacks is
+    /// chosen.
+    pub async fn bind(address: SocketAddr) -> anyhow::Result<Listeners> {
+        let Some(other) = other_loopback(address.ip()) else {
+            return Ok(Listeners(vec![bind_one(address).await?]));
+        };
+        // With port 0 the kernel picks the first port; it may be taken on
+        // the other address, so try a few.
+        let tries = if address.port() == 0 { 8 } else { 1 };
+        for _ in 0..tries {
+            let first = bind_one(address).await?;
+            let port = first.local_addr().context("reading the bound address")?.port();
+            let second = SocketAddr::new(other, port);
+            match TcpListener::bind(second).await {
+                Ok(listener) => return Ok(Listeners(vec![first, listener])),
+                Err(e) if unavailable(&e) => {
+                    tracing::info!(
+                        address = %second,
+                        "this machine has no {second} to hold beside {}: nobody else can listen there either ({e})",
+                        SocketAddr::new(address.ip(), port)
+                    );
+                    return Ok(Listeners(vec![first]));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && address.port() == 0 => continue,
+                Err(e) => {
+                    let who = crate::holder::listener_of(&format!("http://{second}"))
+                        .map_or_else(String::new, |who| format!(" ({who})"));
+                    anyhow::bail!(
+                        "cannot listen on {second}{who}: {e}. The sidecar holds both loopback addresses of its port, \
+since `localhost` may dial either, and a server there could pose as it. Stop that server, or serve on another \
+port (--port, EVOLVE_HUD_PORT)"
+                    );
+                }
+            }
+        }
+        anyhow::bail!("no port free on both {address} and {other} after 8 tries")
+    }
+
+    /// The first address, the one asked for.
+    pub fn local_addr(&self) -> anyhow::Result<SocketAddr> {
+        self.0[0].local_addr().context("reading the bound address")
+    }
+
+    pub fn addresses(&self) -> Vec<SocketAddr> {
+        self.0.iter().filter_map(|l| l.local_addr().ok()).collect()
+    }
+}
+
+async fn bind_one(address: SocketAddr) -> anyhow::Result<TcpListener> {
+    TcpListener::bind(address).await.with_context(|| {
+        let who = crate::holder::listener_of(&format!("http://{address}")).map_or_else(
+            || "is another server using the port?".to_owned(),
+            |who| format!("{who}."),
+        );
+        format!("cannot listen on {address}; {who} Try --port")
+    })
+}
+
+fn other_loopback(ip: IpAddr) -> Option<IpAddr> {
+    match ip {
+        IpAddr::V4(v4) if v4 == Ipv4Addr::LOCALHOST => Some(IpAddr::V6(Ipv6Addr::LOCALHOST)),
+        IpAddr::V6(v6) if v6 == Ipv6Addr::LOCALHOST => Some(IpAddr::V4(Ipv4Addr::LOCALHOST)),
+        _ => None,
+    }
+}
+
+/// A bind error that says the address does not exist here (no IPv6).
+fn unavailable(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EADDRNOTAVAIL | libc::EAFNOSUPPORT))
+}
+
+/// The open connections, oldest first.
+struct Table {
+    limit: usize,
+    next: u64,
+    open: BTreeMap<u64, Entry>,
+}
+
+struct Entry {
+    proven: Arc<AtomicBool>,
+    close: CancellationToken,
+}
+
+impl Table {
+    /// Room for one more: closes the oldest unproven connection when full.
+    /// `false` when every open connection is proven and the limit reached.
+    fn make_room(&mut self) -> bool {
+        if self.open.len() < self.limit {
+            return true;
+        }
+        let oldest = self
+            .open
+            .iter()
+            .find(|(_, e)| !e.proven.load(Ordering::Relaxed))
+            .map(|(id, _)| *id);
+        match oldest.and_then(|id| self.open.remove(&id)) {
+            Some(entry) => {
+                entry.close.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// The most connections this process can hold, after raising its soft
+/// descriptor limit to the hard one.
+fn connection_limit() -> usize {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct it is given and reads nothing else.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return 512;
+    }
+    if limit.rlim_cur < limit.rlim_max {
+        let raised = libc::rlimit {
+            rlim_cur: limit.rlim_max.min(1 << 20),
+            rlim_max: limit.rlim_max,
+        };
+        // SAFETY: setrlimit reads the struct it is given; a failure leaves
+        // the old limit, which the next line reads again.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            limit.rlim_cur = raised.rlim_cur;
+        }
+    }
+    let fds: u64 = limit.rlim_cur;
+    fds.saturating_sub(RESERVED_FDS).clamp(16, MAX_CONNECTIONS) as usize
+}
+
+/// Serves `app` on every listener until `shutdown` is cancelled and the
+/// open connections have ended (each is asked to close after its current
+/// request). `token_required`: without a token (`--no-auth`) no connection
+/// can prove itself, so every one counts as proven.
+pub async fn serve(listeners: Listeners, app: Router, token_required: bool, shutdown: CancellationToken) {
+    let table = Arc::new(Mutex::new(Table {
+        limit: connection_limit(),
+        next: 0,
+        open: BTreeMap::new(),
+    }));
+    let all_proven = !token_required;
+    let ended = Arc::new(tokio::sync::Notify::new());
+    let mut accepting = tokio::task::JoinSet::new();
+    for listener in listeners.0 {
+        let (table, app, shutdown, ended) = (table.clone(), app.clone(), shutdown.clone(), ended.clone());
+        accepting.spawn(accept(listener, table, app, all_proven, shutdown, ended));
+    }
+    while accepting.join_next().await.is_some() {}
+    // Wait for the connections to finish their requests.
+    loop {
+        let notified = ended.notified();
+        if lock(&table).open.is_empty() {
+            return;
+        }
+        notified.await;
+    }
+}
+
+fn lock(table: &Mutex<Table>) -> std::sync::MutexGuard<'_, Table> {
+    // The table holds no invariant a panic could break halfway.
+    table.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+async fn accept(
+    listener: TcpListener,
+    table: Arc<Mutex<Table>>,
+    app: Router,
+    all_proven: bool,
+    shutdown: CancellationToken,
+    ended: Arc<tokio::sync::Notify>,
+) {
+    let mut full_logged = false;
+    loop {
+        let stream = tokio::select! {
+            () = shutdown.cancelled() => return,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of descriptors or memory: the table keeps this
+                    // rare, and a pause lets connections end.
+                    tracing::warn!("accepting a connection: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let Ok(local) = stream.local_addr() else { continue };
+        let proven = Arc::new(AtomicBool::new(all_proven));
+        let close = CancellationToken::new();
+        let id = {
+            let mut table = lock(&table);
+            if !table.make_room() {
+                if !full_logged {
+                    tracing::warn!(
+                        limit = table.limit,
+                        "{} proven connections are open; refusing new ones until some end",
+                        table.limit
+                    );
+                    full_logged = true;
+                }
+                continue;
+            }
+            full_logged = false;
+            let id = table.next;
+            table.next += 1;
+            table.open.insert(
+                id,
+                Entry {
+                    proven: proven.clone(),
+                    close: close.clone(),
+                },
+            );
+            id
+        };
+        let conn = Conn { local, proven };
+        let (app, table, shutdown, ended) = (app.clone(), table.clone(), shutdown.clone(), ended.clone());
+        tokio::spawn(async move {
+            let _ = stream.set_nodelay(true);
+            let service = {
+                let conn = conn.clone();
+                hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
+                    request.extensions_mut().insert(conn.clone());
+                    tower::ServiceExt::oneshot(app.clone(), request)
+                })
+            };
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_READ_TIMEOUT);
+            let connection = builder.serve_connection(TokioIo::new(stream), service);
+            let mut connection = std::pin::pin!(connection);
+            let unproven = tokio::time::sleep(UNPROVEN_LIFETIME);
+            let mut unproven = std::pin::pin!(unproven);
+            let mut closing = false;
+            loop {
+                tokio::select! {
+                    _ = connection.as_mut() => break,
+                    () = close.cancelled() => break,
+                    () = shutdown.cancelled(), if !closing => {
+                        connection.as_mut().graceful_shutdown();
+                        closing = true;
+                    }
+                    () = unproven.as_mut(), if !conn.proven.load(Ordering::Relaxed) => break,
+                }
+            }
+            lock(&table).open.remove(&id);
+            ended.notify_waiters();
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(proven: bool) -> Entry {
+        Entry {
+            proven: Arc::new(AtomicBool::new(proven)),
+            close: CancellationToken::new(),
+        }
+    }
+
+    #[test]
+    fn the_oldest_unproven_connection_makes_room() {
+        let mut table = Table {
+            limit: 3,
+            next: 3,
+            open: BTreeMap::from([(0, entry(true)), (1, entry(false)), (2, entry(false))]),
+        };
+        let second = table.open[&1].close.clone();
+        assert!(table.make_room());
+        assert!(second.is_cancelled(), "the oldest unproven one is closed");
+        assert_eq!(table.open.keys().copied().collect::<Vec<_>>(), [0, 2]);
+        assert!(table.make_room(), "below the limit now");
+        table.open.insert(3, entry(true));
+        table.open.get(&2).expect("open").proven.store(true, Ordering::Relaxed);
+        assert!(!table.make_room(), "every connection proven: no room");
+        assert_eq!(table.open.len(), 3, "a proven connection is never closed");
+    }
+
+    #[test]
+    fn the_connection_limit_stays_below_the_descriptor_limit() {
+        let limit = connection_limit() as u64;
+        let mut now = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the struct it is given.
+        assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut now) }, 0);
+        assert!(
+            limit + RESERVED_FDS <= now.rlim_cur.max(16 + RESERVED_FDS),
+            "{limit} of {}",
+            now.rlim_cur
+        );
+    }
+
+    #[test]
+    fn each_loopback_has_the_other() {
+        assert_eq!(
+            other_loopback(IpAddr::V4(Ipv4Addr::LOCALHOST)),
+            Some(IpAddr::V6(Ipv6Addr::LOCALHOST))
+        );
+        assert_eq!(
+            other_loopback(IpAddr::V6(Ipv6Addr::LOCALHOST)),
+            Some(IpAddr::V4(Ipv4Addr::LOCALHOST))
+        );
+        assert_eq!(other_loopback("127.0.0.2".parse().unwrap()), None);
+        assert_eq!(other_loopback("0.0.0.0".parse().unwrap()), None);
+    }
+}

@@ -9,19 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// How a check came out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mark {
-    Ok,
-    /// Works, but worth a change (the plugin loaded twice).
-    Warn,
-    Wrong,
-}
-
 /// One check's outcome: fine, or what is wrong and how to fix it.
 struct Check {
     what: &'static str,
-    mark: Mark,
+    ok: bool,
     said: String,
     fix: Option<String>,
 }
@@ -30,25 +21,16 @@ impl Check {
     fn ok(what: &'static str, said: String) -> Check {
         Check {
             what,
-            mark: Mark::Ok,
+            ok: true,
             said,
             fix: None,
-        }
-    }
-
-    fn warn(what: &'static str, said: String, fix: String) -> Check {
-        Check {
-            what,
-            mark: Mark::Warn,
-            said,
-            fix: Some(fix),
         }
     }
 
     fn wrong(what: &'static str, said: String, fix: String) -> Check {
         Check {
             what,
-            mark: Mark::Wrong,
+            ok: false,
             said,
             fix: Some(fix),
         }
@@ -56,41 +38,20 @@ impl Check {
 }
 
 pub fn run(args: &DoctorArgs) -> ExitCode {
-    let plugin = plugin(&args.project);
-    let installed = plugin.mark != Mark::Wrong;
-    let (sidecar, running) = sidecar(args, installed);
-    let checks = [binary(), model(args), sidecar, plugin, launch()];
+    let checks = [binary(), model(args), sidecar(args), plugin(&args.project), launch()];
     for c in &checks {
-        let mark = match c.mark {
-            Mark::Ok => "✓",
-            Mark::Warn => "!",
-            Mark::Wrong => "✗",
-        };
+        let mark = if c.ok { "✓" } else { "✗" };
         println!("{mark} {:<8} {}", c.what, c.said);
         if let Some(fix) = &c.fix {
             println!("  fix: {fix}");
         }
     }
-    if checks.iter().any(|c| c.mark == Mark::Wrong) {
-        return ExitCode::FAILURE;
-    }
-    if running {
+    if checks.iter().all(|c| c.ok) {
         println!("All set: `opencode` in a project with the plugin gets the HUD.");
+        ExitCode::SUCCESS
     } else {
-        println!("Ready: OpenCode's plugin starts the sidecar at its first step, and the agent gets the HUD from its second.");
+        ExitCode::FAILURE
     }
-    ExitCode::SUCCESS
-}
-
-/// Whether the plugin starts a sidecar when none answers
-/// (`EVOLVE_HUD_AUTOSTART`, on unless set off, as the plugin reads it).
-fn autostart() -> bool {
-    !matches!(
-        std::env::var("EVOLVE_HUD_AUTOSTART")
-            .map(|v| v.trim().to_ascii_lowercase())
-            .as_deref(),
-        Ok("0" | "false" | "off" | "no")
-    )
 }
 
 /// This binary, its version, and whether `evolve-hud` on PATH is it.
@@ -133,7 +94,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
 /// The model the sidecar would serve: the recorded one, else the
 /// registry's default, on disk.
 fn model(args: &DoctorArgs) -> Check {
-    let recorded = crate::launch::recorded_launch().and_then(|l| l.model);
+    let recorded = crate::install::recorded_launch().and_then(|l| l.model);
     let registry = match crate::registry::Registry::load(args.registry.as_deref()) {
         Ok(r) => r,
         Err(e) => {
@@ -170,9 +131,7 @@ fn model(args: &DoctorArgs) -> Check {
             None => Check::wrong(
                 "model",
                 format!("{name} is not on disk"),
-                format!(
-                    "evolve-hud pull {name}   (where the Hub cannot be reached: docs/models.md; or a GGUF file you have: `evolve-hud install-shim --model FILE.gguf`)"
-                ),
+                format!("evolve-hud pull {name}   (where the Hub cannot be reached: docs/models.md)"),
             ),
         },
         Ok(crate::registry::ModelSpec::Hub { .. }) => Check::wrong(
@@ -190,16 +149,8 @@ fn model(args: &DoctorArgs) -> Check {
 
 /// The sidecar at the URL, with the checks the plugin makes: something
 /// answers, it proves it is the user's sidecar, it takes the user's token,
-/// and its model is ready. Nothing answering is the finished state when the
-/// plugin is installed and starts one. Whether a sidecar of the user's
-/// answers.
-fn sidecar(args: &DoctorArgs, plugin_installed: bool) -> (Check, bool) {
-    let check = sidecar_check(args, plugin_installed);
-    let running = check.mark == Mark::Ok && check.said.starts_with("ready at");
-    (check, running)
-}
-
-fn sidecar_check(args: &DoctorArgs, plugin_installed: bool) -> Check {
+/// and its model is ready.
+fn sidecar(args: &DoctorArgs) -> Check {
     let url = args.sidecar.url();
     // What the checks say names the sidecar without credentials in its URL.
     let shown = crate::redact::url(&url);
@@ -257,8 +208,7 @@ fn sidecar_check(args: &DoctorArgs, plugin_installed: bool) -> Check {
                 return Check::wrong(
                     "sidecar",
                     format!("{e}"),
-                    "evolve-hud stop   (the plugin starts a new one at its next step; or `evolve-hud serve --facts-without-model`)"
-                        .into(),
+                    "stop it and start the sidecar again: `evolve-hud stop`, then `evolve-hud serve`".into(),
                 );
             }
             // A port held by something that does not speak HTTP.
@@ -269,21 +219,10 @@ fn sidecar_check(args: &DoctorArgs, plugin_installed: bool) -> Check {
                     "stop that server, or serve the sidecar on another port (--port, EVOLVE_HUD_PORT)".into(),
                 );
             }
-            if plugin_installed && autostart() {
-                return Check::ok(
-                    "sidecar",
-                    format!("not running yet at {shown}: the OpenCode plugin starts it when none answers"),
-                );
-            }
             return Check::wrong(
                 "sidecar",
                 format!("nothing answers at {shown}"),
-                if plugin_installed {
-                    "evolve-hud serve --facts-without-model   (EVOLVE_HUD_AUTOSTART is off, so the plugin starts none)"
-                } else {
-                    "evolve-hud install-shim   (then OpenCode's plugin starts the sidecar)"
-                }
-                .into(),
+                "evolve-hud serve   (or just run opencode: the plugin starts it)".into(),
             );
         }
     };
@@ -301,11 +240,6 @@ then both use ~/.config/evolve-hud/token"
         Some(Ok(_)) | None => {}
     }
     match (&health.state, &health.details) {
-        (_, Some(EngineDetails::Missing { missing, fix })) => Check::wrong(
-            "sidecar",
-            format!("ready at {shown}{holder}, serving the HUD's facts alone: {missing}"),
-            format!("{fix}   (the sidecar takes the model up by itself once it is on disk)"),
-        ),
         (HealthState::Ready | HealthState::Released, _) => Check::ok(
             "sidecar",
             format!(
@@ -372,19 +306,6 @@ fn plugin(project: &Path) -> Check {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    if current.len() + stale.len() > 1 {
-        return Check::warn(
-            "plugin",
-            format!(
-                "installed twice, so OpenCode loads it twice (two syncs a step, every log line doubled): {}",
-                list(&[current.clone(), stale.clone()].concat())
-            ),
-            format!(
-                "evolve-hud install-shim --uninstall --project {}   (keeps the global one; or `evolve-hud install-shim --uninstall --global`)",
-                project.display()
-            ),
-        );
-    }
     match (current.is_empty(), stale.is_empty()) {
         (_, false) => Check::wrong(
             "plugin",
@@ -402,7 +323,7 @@ fn plugin(project: &Path) -> Check {
 
 /// What the plugin starts when no sidecar answers.
 fn launch() -> Check {
-    let recorded = match crate::launch::read_launch() {
+    let recorded = match crate::install::read_launch() {
         Ok(recorded) => recorded,
         Err(e) => {
             return Check::wrong(
@@ -412,21 +333,7 @@ fn launch() -> Check {
             )
         }
     };
-    let missing_model = recorded.as_ref().and_then(|l| l.model.as_deref()).and_then(|m| {
-        let mut model = crate::cli::ModelConfig::from_name(m).ok()?;
-        model.resolve_on_disk().err().map(|e| format!("{e:#}"))
-    });
     match recorded {
-        Some(l) if Path::new(&l.binary).is_file() && missing_model.is_some() => Check::wrong(
-            "start",
-            format!(
-                "the plugin starts `{} serve --model {}`, whose model cannot be had ({}); it would serve the HUD's facts alone",
-                l.binary,
-                l.model.as_deref().unwrap_or_default(),
-                missing_model.unwrap_or_default()
-            ),
-            "evolve-hud install-shim --model FILE.gguf   (a GGUF file on disk, or a registry name that is)".into(),
-        ),
         Some(l) if Path::new(&l.binary).is_file() => Check::ok(
             "start",
             format!(

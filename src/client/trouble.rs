@@ -4,7 +4,8 @@
 
 use crate::openai::ErrorBody;
 
-use crate::api::DEFAULT_PORT;
+/// The port `evolve-hud serve` takes when given none.
+const DEFAULT_PORT: u16 = 8377;
 
 /// What went wrong between this client and the sidecar at a URL.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

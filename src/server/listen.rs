@@ -15,8 +15,7 @@
 //!   oldest unproven one is closed to make room. Idle or half-sent
 //!   connections from another account thus can neither fill the process's
 //!   descriptors nor hold the user's own client out, which a plain limit
-//!   would do. hyper's header-read timeout bounds every connection that
-//!   waits for a request, the user's own included.
+//!   would do.
 
 use anyhow::Context;
 use axum::Router;
@@ -28,10 +27,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
-
-/// How long a connection may wait for a request's whole header, between
-/// requests too: a client's idle keep-alive connection ends after this.
-pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How long a connection that has not presented the token stays open.
 /// Every request that needs no token (`/health`, `/v1/identity`) answers at
@@ -292,10 +287,12 @@ async fn accept(
                     tower::ServiceExt::oneshot(app.clone(), request)
                 })
             };
+            // hyper's own header-read timeout is off: it runs from the moment
+            // a request has been read, so it cut long streamed answers on the
+            // user's own connections. Connections without the token are
+            // bounded by UNPROVEN_LIFETIME instead.
             let mut builder = hyper::server::conn::http1::Builder::new();
-            builder
-                .timer(TokioTimer::new())
-                .header_read_timeout(HEADER_READ_TIMEOUT);
+            builder.timer(TokioTimer::new()).header_read_timeout(None);
             let connection = builder.serve_connection(TokioIo::new(stream), service);
             let mut connection = std::pin::pin!(connection);
             let unproven = tokio::time::sleep(UNPROVEN_LIFETIME);

@@ -222,12 +222,7 @@ fn a_squatter_of_another_account_gets_nothing_and_is_named() {
     squatter.holding(Duration::from_secs(10));
     let url = format!("http://127.0.0.1:{port}");
 
-    let status = common::command()
-        .args(["status", "--url", &url])
-        .output()
-        .expect("status");
-    let stderr = String::from_utf8_lossy(&status.stderr);
-    assert_eq!(status.status.code(), Some(1), "{stderr}");
+    let stderr = status_refused(&url);
     assert!(
         stderr.contains(&format!("the server at {url} is not your evolve-hud sidecar")),
         "{stderr}"
@@ -515,12 +510,7 @@ fn a_relay_on_another_loopback_address_gets_nothing() {
     let relay = Poser::start(other, "127.0.0.2", port, &real.base);
     relay.holding(Duration::from_secs(10));
     let relayed = format!("http://127.0.0.2:{port}");
-    let status = common::command()
-        .args(["status", "--url", &relayed])
-        .output()
-        .expect("status");
-    let stderr = String::from_utf8_lossy(&status.stderr);
-    assert_eq!(status.status.code(), Some(1), "{stderr}");
+    let stderr = status_refused(&relayed);
     assert!(stderr.contains(&format!("is not your evolve-hud sidecar: it does not know your secret, or relays a sidecar at another address than 127.0.0.2:{port}")), "{stderr}");
     assert_eq!(relay.requests_carried_nothing(&[]), 1, "only the identity question");
     drop(relay);
@@ -791,4 +781,15 @@ fn the_state_folder_and_the_launch_record_are_made_private() {
         .expect("doctor");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("can be written by other users (mode 666)"), "{text}");
+}
+
+/// `evolve-hud status --url URL`, which must fail (exit 1): what it said.
+fn status_refused(url: &str) -> String {
+    let status = common::command()
+        .args(["status", "--url", url])
+        .output()
+        .expect("status");
+    let stderr = String::from_utf8_lossy(&status.stderr).into_owned();
+    assert_eq!(status.status.code(), Some(1), "{stderr}");
+    stderr
 }

@@ -91,6 +91,9 @@ pub struct SyncRequest {
 /// The longest a sync may wait for the model's findings.
 pub const MAX_SYNC_WAIT_MS: u64 = 2_000;
 
+/// The port a sidecar serves on when nothing names another.
+pub const DEFAULT_PORT: u16 = 8377;
+
 /// `POST /v1/hud/event`: an event the plugin forwards from OpenCode's hooks.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type")]
@@ -336,6 +339,15 @@ pub enum HealthState {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum EngineDetails {
+    /// No model could be had (`serve --facts-without-model`): the HUD's
+    /// facts are served, and the sidecar restarts itself once the model is
+    /// on disk.
+    Missing {
+        /// Why there is no model.
+        missing: String,
+        /// The one command that gets it.
+        fix: String,
+    },
     /// The local model is loading.
     Loading {
         /// The share of its weights loaded, 0 to 1.

@@ -71,6 +71,10 @@ pub fn run(args: &InstallShimArgs) -> anyhow::Result<()> {
             say(&format!("not installed at {}\n", path.display()))
         };
     }
+    let warning = match &args.model {
+        Some(model) => check_model(model, args.registry.as_deref())?,
+        None => None,
+    };
     let outcome = install(&dir)?;
     let launch = record_launch(args.model.as_deref(), None)?;
     // The secret the plugin and the sidecar share, made now so that the
@@ -82,10 +86,16 @@ pub fn run(args: &InstallShimArgs) -> anyhow::Result<()> {
         Outcome::Updated => "updated",
         Outcome::AlreadyCurrent => "already current:",
     };
-    say(&format!(
+    let port = sidecar_port();
+    let serve_port = if port == crate::api::DEFAULT_PORT {
+        String::new()
+    } else {
+        format!(" --port {port}")
+    };
+    say(&(format!(
         "{verb} {}
-OpenCode loads it on its next start. It talks to http://127.0.0.1:8377 and, when no
-sidecar answers there, starts `{} serve{}` (recorded in {}; its log goes to
+OpenCode loads it on its next start. It talks to http://127.0.0.1:{port} and, when no
+sidecar answers there, starts `{} serve{serve_port}{}` (recorded in {}; its log goes to
 ~/.local/state/evolve-hud/serve.log). Both use your secret in {} (yours alone):
 the plugin sends nothing to a server that cannot prove it knows it. For another address,
 or to turn the start off, set these in OpenCode's environment:
@@ -103,7 +113,40 @@ Remove it with `evolve-hud install-shim{} --uninstall`.
         launch_path()?.display(),
         secret.display(),
         if args.global { " --global" } else { "" }
-    ))
+    ) + &warning.map(|w| format!("warning: {w}\n")).unwrap_or_default()))
+}
+
+/// Whether `model` can be recorded for the plugin's sidecar: a file must be
+/// a GGUF file on disk, a name one of the registry's. A registry model not
+/// on disk yet is recorded, with the warning returned: the sidecar serves
+/// the HUD's facts until it is pulled.
+fn check_model(model: &str, registry: Option<&Path>) -> anyhow::Result<Option<String>> {
+    let arg: crate::registry::ModelArg = model.parse().map_err(anyhow::Error::msg)?;
+    match arg {
+        crate::registry::ModelArg::Path(path) => {
+            crate::gguf::check(&path).map_err(|e| {
+                anyhow::anyhow!(
+                    "--model {}: {e}. Give a GGUF file on disk, or a registry name (`evolve-hud models`)",
+                    path.display()
+                )
+            })?;
+            Ok(None)
+        }
+        crate::registry::ModelArg::Name(name) => {
+            let registry = crate::registry::Registry::load(registry)?;
+            let Some(entry) = registry.models.iter().find(|e| e.name == name) else {
+                bail!(
+                    "--model {name}: no such model in the registry (`evolve-hud models` lists them), and no such file"
+                );
+            };
+            Ok(crate::pull::cached(entry).is_none().then(|| {
+                format!(
+                    "{name} is not on disk yet: `evolve-hud pull {name}`. Until then the sidecar serves the HUD's facts alone"
+                )
+            }))
+        }
+        crate::registry::ModelArg::Hub { .. } => Ok(None),
+    }
 }
 
 /// What the plugin starts when no sidecar answers: this binary, and the
@@ -122,6 +165,30 @@ pub struct Launch {
 /// `$XDG_CONFIG_HOME/evolve-hud/launch.json` (`~/.config/evolve-hud/`).
 pub fn launch_path() -> anyhow::Result<PathBuf> {
     Ok(config_home()?.join("evolve-hud").join("launch.json"))
+}
+
+/// The port of the user's sidecar, found the same way by every command and
+/// by the plugin (`config.ts`): `EVOLVE_HUD_PORT`, else the launch record's
+/// (written by `service install --port`), else 8377.
+pub fn sidecar_port() -> u16 {
+    std::env::var("EVOLVE_HUD_PORT")
+        .ok()
+        .and_then(|p| p.trim().parse().ok())
+        .or_else(|| recorded_launch().and_then(|l| l.port))
+        .unwrap_or(crate::api::DEFAULT_PORT)
+}
+
+/// Takes the port out of the launch record (`service uninstall`): the
+/// plugin and the commands go back to the default. The port it held, if any.
+pub(crate) fn forget_port() -> anyhow::Result<Option<u16>> {
+    let Some(mut launch) = read_launch()? else {
+        return Ok(None);
+    };
+    let Some(port) = launch.port.take() else {
+        return Ok(None);
+    };
+    write_launch(&launch)?;
+    Ok(Some(port))
 }
 
 /// The recorded launch, if any.
@@ -156,17 +223,23 @@ pub(crate) fn record_launch(model: Option<&str>, port: Option<u16>) -> anyhow::R
             .or_else(|| before.as_ref().and_then(|l| l.model.clone())),
         port: port.or_else(|| before.as_ref().and_then(|l| l.port)),
     };
+    write_launch(&launch)?;
+    Ok(launch)
+}
+
+/// Writes the launch record whole, private to the user.
+fn write_launch(launch: &Launch) -> anyhow::Result<()> {
     let path = launch_path()?;
     let dir = path.parent().expect("the launch record has a folder; this is a bug");
     crate::private::own_dir(dir, "evolve-hud's secret and launch record", "XDG_CONFIG_HOME")?;
-    let text = serde_json::to_string_pretty(&launch).context("writing the launch record")?;
+    let text = serde_json::to_string_pretty(launch).context("writing the launch record")?;
     // A temporary file starts private (0600) and replaces the record whole.
     let mut file = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("writing into {}", dir.display()))?;
     file.write_all((text + "\n").as_bytes())
         .with_context(|| format!("writing into {}", dir.display()))?;
     file.persist(&path)
         .with_context(|| format!("writing {}", path.display()))?;
-    Ok(launch)
+    Ok(())
 }
 
 /// OpenCode's global plugin folder: `$XDG_CONFIG_HOME/opencode/plugins/`.

@@ -8,10 +8,8 @@ fn main() -> std::process::ExitCode {
     match cli.command {
         Command::Serve(mut config) => {
             evolve_hud::logging::init(config.server.log_format);
-            if config.engine.engine.is_none() && !config.engine.no_model {
-                if let Err(err) = config.model.resolve_model() {
-                    return fail(&err);
-                }
+            if let Err(err) = config.resolve() {
+                return fail(&err);
             }
             let runtime = match tokio::runtime::Runtime::new() {
                 Ok(rt) => rt,
@@ -33,7 +31,7 @@ fn main() -> std::process::ExitCode {
             }
             Err(err) => fail(&err),
         },
-        Command::Stop(args) => match evolve_hud::server::instance::stop(args.port) {
+        Command::Stop(args) => match evolve_hud::server::instance::stop(args.port()) {
             Ok(message) => {
                 println!("{message}");
                 std::process::ExitCode::SUCCESS

@@ -56,11 +56,23 @@ pub fn run(args: &ServiceArgs) -> anyhow::Result<String> {
             }
             Ok(said)
         }
-        ServiceAction::Uninstall => match std::fs::remove_file(&path) {
-            Ok(()) => Ok(format!("removed {}\n{}", path.display(), disable())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(format!("not installed at {}\n", path.display())),
-            Err(e) => Err(e).with_context(|| format!("removing {}", path.display())),
-        },
+        ServiceAction::Uninstall => {
+            let mut said = match std::fs::remove_file(&path) {
+                Ok(()) => format!("removed {}\n{}", path.display(), disable()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => format!("not installed at {}\n", path.display()),
+                Err(e) => return Err(e).with_context(|| format!("removing {}", path.display())),
+            };
+            // What `install` recorded goes too: the plugin and the commands
+            // look at the default port again.
+            if let Some(port) = crate::install::forget_port()? {
+                said += &format!(
+                    "the plugin and the commands no longer look at port {port}: they use {} again (recorded in {})\n",
+                    crate::install::sidecar_port(),
+                    crate::install::launch_path()?.display()
+                );
+            }
+            Ok(said)
+        }
     }
 }
 

@@ -81,7 +81,7 @@ pub enum ServiceAction {
         #[arg(long, short = 'm')]
         model: Option<String>,
         /// The port to serve on.
-        #[arg(long, default_value_t = 8377)]
+        #[arg(long, default_value_t = crate::api::DEFAULT_PORT)]
         port: u16,
     },
     /// Remove the unit (or agent).
@@ -90,15 +90,23 @@ pub enum ServiceAction {
 
 #[derive(Debug, Clone, Args)]
 pub struct StopArgs {
-    /// The port the sidecar serves on.
-    #[arg(long, env = "EVOLVE_HUD_PORT", default_value_t = 8377)]
-    pub port: u16,
+    /// The port the sidecar serves on. Default: the launch record's
+    /// (`service install --port`), else 8377.
+    #[arg(long, env = "EVOLVE_HUD_PORT")]
+    pub port: Option<u16>,
+}
+
+impl StopArgs {
+    pub fn port(&self) -> u16 {
+        self.port.unwrap_or_else(crate::install::sidecar_port)
+    }
 }
 
 /// Where the running sidecar is, for the commands that talk to it.
 #[derive(Debug, Clone, Args)]
 pub struct SidecarArgs {
-    /// The sidecar. Defaults to http://127.0.0.1:$EVOLVE_HUD_PORT, else :8377.
+    /// The sidecar. Defaults to http://127.0.0.1:$EVOLVE_HUD_PORT, else the
+    /// launch record's port (`service install --port`), else :8377.
     #[arg(long, env = "EVOLVE_HUD_URL")]
     pub url: Option<String>,
 
@@ -115,12 +123,10 @@ pub struct SidecarArgs {
 impl SidecarArgs {
     /// The sidecar's base URL, without a trailing slash.
     pub fn url(&self) -> String {
-        let url = self.url.clone().unwrap_or_else(|| {
-            let port = std::env::var("EVOLVE_HUD_PORT")
-                .ok()
-                .filter(|p| p.parse::<u16>().is_ok());
-            format!("http://127.0.0.1:{}", port.as_deref().unwrap_or("8377"))
-        });
+        let url = self
+            .url
+            .clone()
+            .unwrap_or_else(|| format!("http://127.0.0.1:{}", crate::install::sidecar_port()));
         url.trim_end_matches('/').to_owned()
     }
 
@@ -252,7 +258,13 @@ pub struct InstallShimArgs {
     /// file or a registry name); by default the registry's default model.
     #[arg(long, short = 'm')]
     pub model: Option<String>,
+
+    /// Registry file to check `--model` names against instead of the
+    /// built-in models.toml.
+    #[arg(long, env = "EVOLVE_HUD_REGISTRY")]
+    pub registry: Option<PathBuf>,
 }
+
 /// llama.cpp's multi-letter short flags (`-ngl 99`, `-np 4`, `-fa on`),
 /// which clap cannot declare, as the long flags they stand for.
 pub const LLAMA_FLAGS: [(&str, &str); 3] = [("-ngl", "--gpu-layers"), ("-np", "--kv-slots"), ("-fa", "--flash-attn")];
@@ -293,6 +305,65 @@ mod tests {
     }
 
     #[test]
+    fn llama_servers_flag_names_are_taken() {
+        let args = [
+            "evolve-hud",
+            "serve",
+            "--model",
+            "m.gguf",
+            "--ctx-size",
+            "1024",
+            "--n-gpu-layers",
+            "0",
+            "--parallel",
+            "3",
+            "-b",
+            "256",
+            "-fa",
+            "--port",
+            "9",
+        ]
+        .map(std::ffi::OsString::from);
+        let Command::Serve(config) = Cli::try_parse_from(with_llama_flags(args)).expect("parses").command else {
+            unreachable!("serve was given")
+        };
+        assert_eq!(config.model.ctx, Some(1024));
+        assert_eq!(config.model.gpu_layers, 0);
+        assert_eq!(config.model.kv_slots, 3);
+        assert_eq!(config.model.batch, 256);
+        assert_eq!(config.model.flash_attn, FlashAttn::On, "a bare -fa is on");
+        assert_eq!(config.server.port(), 9);
+        for (flag, value) in [("--batch-size", "64"), ("-fa", "off"), ("-fa", "auto")] {
+            let args = ["evolve-hud", "serve", "--model", "m.gguf", flag, value].map(std::ffi::OsString::from);
+            assert!(Cli::try_parse_from(with_llama_flags(args)).is_ok(), "{flag} {value}");
+        }
+    }
+
+    #[test]
+    fn each_commands_help_lists_only_its_own_options() {
+        use clap::CommandFactory;
+        let cli = Cli::command();
+        let longs = |name: &str| -> Vec<String> {
+            let command = cli.find_subcommand(name).expect("a subcommand");
+            command
+                .get_arguments()
+                .filter_map(|a| a.get_long().map(str::to_owned))
+                .collect()
+        };
+        let bench = longs("bench");
+        for serve_only in ["queue", "keep-alive", "nice", "port", "facts-without-model"] {
+            assert!(
+                !bench.contains(&serve_only.to_owned()),
+                "bench lists --{serve_only}: {bench:?}"
+            );
+        }
+        let serve = longs("serve");
+        for own in ["queue", "keep-alive", "nice", "ctx", "batch", "flash-attn"] {
+            assert!(serve.contains(&own.to_owned()), "serve lacks --{own}");
+        }
+    }
+
+    #[test]
     fn model_is_read_as_a_hub_file_a_path_or_a_name() {
         use crate::registry::ModelArg;
         let model = |spec: &str| -> Result<ModelArg, String> {
@@ -323,10 +394,10 @@ mod tests {
             assert_eq!(serve(&["--hud-extract", word]).hud.hud_extract, on, "{word}");
         }
         assert_eq!(
-            serve(&["--threads", "0"]).model.local().unwrap().threads,
+            serve(&["--threads", "0"]).local().unwrap().threads,
             LocalConfig::all_cores()
         );
-        assert_eq!(serve(&["--threads", "3"]).model.local().unwrap().threads, 3);
+        assert_eq!(serve(&["--threads", "3"]).local().unwrap().threads, 3);
     }
 
     #[test]

@@ -17,6 +17,8 @@ pub struct ServeConfig {
     #[command(flatten)]
     pub model: ModelConfig,
     #[command(flatten)]
+    pub serving: ServingConfig,
+    #[command(flatten)]
     pub engine: EngineArgs,
     #[command(flatten)]
     pub server: ServerConfig,
@@ -38,6 +40,18 @@ pub struct EngineArgs {
     /// part of compaction texts) is refused with the reason.
     #[arg(long, env = "EVOLVE_HUD_NO_MODEL", conflicts_with_all = ["model", "engine"], value_parser = clap::builder::BoolishValueParser::new())]
     pub no_model: bool,
+
+    /// When the model cannot be had (not on disk, not a GGUF file), serve
+    /// the HUD's facts instead of exiting, say why in /health with the
+    /// command that fixes it, and restart in place once the model is on
+    /// disk. Nothing is downloaded. The plugin starts its sidecar so.
+    #[arg(long, env = "EVOLVE_HUD_FACTS_WITHOUT_MODEL", value_parser = clap::builder::BoolishValueParser::new())]
+    pub facts_without_model: bool,
+
+    /// Why there is no model, once [`ServeConfig::resolve`] has found none
+    /// with `--facts-without-model`.
+    #[arg(skip)]
+    pub missing: Option<crate::api::EngineDetails>,
 
     /// The engine's model to use. Default: the first the engine lists.
     #[arg(long, env = "EVOLVE_HUD_ENGINE_MODEL", requires = "engine")]
@@ -152,7 +166,7 @@ pub struct ModelConfig {
 
     /// Context tokens per prompt (each KV slot holds this many). 0 uses the
     /// model's training context. Default: the registry entry's, else 4096.
-    #[arg(long, short = 'c', env = "EVOLVE_HUD_CTX")]
+    #[arg(long, short = 'c', visible_alias = "ctx-size", env = "EVOLVE_HUD_CTX")]
     pub ctx: Option<u32>,
 
     /// Registry file to use instead of the built-in models.toml.
@@ -184,25 +198,32 @@ pub struct ModelConfig {
     /// Model layers to offload to the GPU (needs a `cuda`, `metal` or `vulkan`
     /// build; 999 means all). 0 in CPU builds, all layers in GPU builds.
     /// Also llama.cpp's `-ngl N`.
-    #[arg(long, env = "EVOLVE_HUD_GPU_LAYERS", default_value_t = LocalConfig::GPU_LAYERS)]
+    #[arg(long, visible_alias = "n-gpu-layers", env = "EVOLVE_HUD_GPU_LAYERS", default_value_t = LocalConfig::GPU_LAYERS)]
     pub gpu_layers: u32,
 
     /// Flash attention. `auto`: off on CPU, where it is several times slower
     /// for small models at long context depths; llama.cpp's choice (on, where
-    /// supported) when layers are offloaded to a GPU. Also llama.cpp's `-fa`.
-    #[arg(long, env = "EVOLVE_HUD_FLASH_ATTN", value_enum, default_value_t = LocalConfig::FLASH_ATTN)]
+    /// supported) when layers are offloaded to a GPU. Also llama.cpp's `-fa`;
+    /// given bare, `on`.
+    #[arg(long, env = "EVOLVE_HUD_FLASH_ATTN", value_enum, default_value_t = LocalConfig::FLASH_ATTN, num_args = 0..=1, default_missing_value = "on")]
     pub flash_attn: FlashAttn,
 
-    /// Tokens per prompt-processing batch.
-    #[arg(long, env = "EVOLVE_HUD_BATCH", default_value_t = LocalConfig::BATCH)]
+    /// Tokens per prompt-processing batch. Also llama.cpp's `-b N`.
+    #[arg(long, short = 'b', visible_alias = "batch-size", env = "EVOLVE_HUD_BATCH", default_value_t = LocalConfig::BATCH)]
     pub batch: u32,
 
     /// How many prompts keep their KV cache between requests (least recently
     /// used is evicted first). Prompts that share a prefix with the cached
-    /// one only decode the new tokens. Also llama.cpp's `-np N`.
-    #[arg(long, env = "EVOLVE_HUD_KV_SLOTS", default_value_t = LocalConfig::KV_SLOTS, value_parser = clap::value_parser!(u32).range(1..=64))]
+    /// one only decode the new tokens. Also llama.cpp's `-np N` and
+    /// `--parallel N`.
+    #[arg(long, visible_alias = "parallel", env = "EVOLVE_HUD_KV_SLOTS", default_value_t = LocalConfig::KV_SLOTS, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub kv_slots: u32,
+}
 
+/// How a serving model takes work and gives back memory: `serve`'s own
+/// flags beside the model's (`bench` has no queue and keeps its model).
+#[derive(Debug, Clone, Args)]
+pub struct ServingConfig {
     /// Requests that may wait for the model before new ones are turned away
     /// with 429.
     #[arg(long, env = "EVOLVE_HUD_QUEUE", default_value_t = LocalConfig::QUEUE, value_parser = clap::value_parser!(u32).range(1..=4096))]
@@ -224,6 +245,39 @@ pub struct ModelConfig {
     pub keep_alive: KeepAlive,
 }
 
+impl ServeConfig {
+    /// Resolves the model before anything runs. With
+    /// `--facts-without-model`, a model that cannot be had leaves the
+    /// sidecar serving the HUD's facts ([`EngineArgs::missing`] says why).
+    pub fn resolve(&mut self) -> anyhow::Result<()> {
+        if self.engine.engine.is_some() || self.engine.no_model {
+            return Ok(());
+        }
+        if !self.engine.facts_without_model {
+            return self.model.resolve_model();
+        }
+        // Nothing is downloaded for a sidecar nobody asked to download.
+        self.model.offline = true;
+        if let Err(e) = self.model.resolve_on_disk() {
+            self.engine.no_model = true;
+            self.engine.missing = Some(crate::api::EngineDetails::Missing {
+                missing: format!("{e:#}"),
+                fix: self.model.fix(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The local engine's configuration: the model's, with the serving flags.
+    pub fn local(&self) -> anyhow::Result<LocalConfig> {
+        Ok(LocalConfig {
+            queue: self.serving.queue,
+            nice: self.serving.nice,
+            ..self.model.local()?
+        })
+    }
+}
+
 impl ModelConfig {
     /// The local engine's configuration: `--model` (resolved first with
     /// [`ModelConfig::resolve_model`]) and the flags.
@@ -236,8 +290,8 @@ impl ModelConfig {
             flash_attn: self.flash_attn,
             batch: self.batch,
             kv_slots: self.kv_slots,
-            queue: self.queue,
-            nice: self.nice,
+            queue: LocalConfig::QUEUE,
+            nice: LocalConfig::NICE,
             adapt_threads: !self.fixed_threads,
         })
     }
@@ -284,6 +338,35 @@ or --engine URL to use a running engine",
         Ok(())
     }
 
+    /// [`ModelConfig::resolve_model`] without downloading, and a GGUF file
+    /// at the end of it.
+    pub fn resolve_on_disk(&mut self) -> anyhow::Result<()> {
+        self.offline = true;
+        self.resolve_model()?;
+        let path = self.path()?;
+        crate::gguf::check(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        Ok(())
+    }
+
+    /// The one command that gets the model `--model` names onto disk.
+    pub fn fix(&self) -> String {
+        let default = || {
+            crate::registry::Registry::load(self.registry.as_deref())
+                .ok()
+                .and_then(|r| r.models.first().map(|e| e.name.clone()))
+        };
+        match &self.model {
+            Some(ModelArg::Name(name)) => format!("evolve-hud pull {name}"),
+            None => match default() {
+                Some(name) => format!("evolve-hud pull {name}"),
+                None => "evolve-hud install-shim --model FILE.gguf".into(),
+            },
+            Some(ModelArg::Path(_) | ModelArg::Hub { .. }) => {
+                "evolve-hud install-shim --model FILE.gguf   (a GGUF file on disk, or a registry name)".into()
+            }
+        }
+    }
+
     /// The file `--model` resolved to; a model is required unless a remote
     /// engine serves.
     pub fn path(&self) -> anyhow::Result<&std::path::Path> {
@@ -295,6 +378,13 @@ or --engine URL to use a running engine",
     }
 }
 
+impl ServerConfig {
+    /// The port to serve on: `--port`, else where every client looks.
+    pub fn port(&self) -> u16 {
+        self.port.unwrap_or_else(crate::install::sidecar_port)
+    }
+}
+
 /// How the HTTP server listens and logs.
 #[derive(Debug, Clone, Args)]
 pub struct ServerConfig {
@@ -303,8 +393,10 @@ pub struct ServerConfig {
     pub host: IpAddr,
 
     /// Port to bind; 0 picks a free port (the log line "listening" names it).
-    #[arg(long, env = "EVOLVE_HUD_PORT", default_value_t = 8377)]
-    pub port: u16,
+    /// Default: the launch record's (`service install --port`), else 8377,
+    /// the port every command and the plugin look at.
+    #[arg(long, env = "EVOLVE_HUD_PORT")]
+    pub port: Option<u16>,
 
     /// Name under which `/v1/models` lists the model. Defaults to the file
     /// name without `.gguf`.

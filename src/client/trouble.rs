@@ -4,8 +4,7 @@
 
 use crate::openai::ErrorBody;
 
-/// The port `evolve-hud serve` takes when given none.
-const DEFAULT_PORT: u16 = 8377;
+use crate::api::DEFAULT_PORT;
 
 /// What went wrong between this client and the sidecar at a URL.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -4,22 +4,27 @@
 use super::{Backend, Details, Engine, EngineError, EngineInfo, Event, GenerateRequest, HealthCell, HealthState};
 use tokio::sync::mpsc;
 
-/// The engine of a sidecar that serves HUD facts only.
-pub struct NoModel(HealthCell);
+/// The engine of a sidecar that serves HUD facts only; with why, when it
+/// has no model because none could be had.
+pub struct NoModel(HealthCell, Option<crate::api::EngineDetails>);
 
 impl NoModel {
-    pub fn engine() -> Engine {
+    pub fn engine(missing: Option<crate::api::EngineDetails>) -> Engine {
         let health = HealthCell::default();
         health.set(HealthState::Ready);
-        Engine::new(NoModel(health))
+        Engine::new(NoModel(health, missing))
     }
 }
 
 impl Backend for NoModel {
     fn generate(&self, _: GenerateRequest) -> Result<mpsc::UnboundedReceiver<Event>, EngineError> {
-        Err(EngineError::Unavailable(
-            "this sidecar serves HUD facts only (--no-model); start it with --model or --engine for model work".into(),
-        ))
+        Err(EngineError::Unavailable(match &self.1 {
+            Some(crate::api::EngineDetails::Missing { missing, fix }) => {
+                format!("this sidecar serves HUD facts only: {missing}; `{fix}` gets the model")
+            }
+            _ => "this sidecar serves HUD facts only (--no-model); start it with --model or --engine for model work"
+                .into(),
+        }))
     }
 
     fn health(&self) -> HealthState {
@@ -39,7 +44,10 @@ impl Backend for NoModel {
     }
 
     fn details(&self) -> Details {
-        Details::default()
+        Details {
+            kind: self.1.clone(),
+            ..Details::default()
+        }
     }
 
     fn count_tokens(&self, _: &str) -> Option<usize> {

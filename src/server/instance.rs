@@ -92,6 +92,10 @@ pub fn claim(port: u16) -> anyhow::Result<Option<Instance>> {
         file.rewind()?;
         writeln!(file, "{}", std::process::id())?;
         file.flush()?;
+        // A sidecar runs again: whatever `stop` recorded is over.
+        if let Ok(stopped) = stopped_path(port) {
+            let _ = std::fs::remove_file(stopped);
+        }
         return Ok(Some(Instance { file, path }));
     }
 }
@@ -140,7 +144,40 @@ it was not signalled"
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    Ok(format!("stopped evolve-hud serve on port {port} (process {pid})"))
+    // The plugin does not start it again in the OpenCode that runs now.
+    let marked = mark_stopped(port);
+    Ok(format!(
+        "stopped evolve-hud serve on port {port} (process {pid}){}",
+        match marked {
+            Ok(()) => "; the OpenCode plugin leaves it stopped until OpenCode starts again (or `evolve-hud serve`)",
+            Err(_) => "; the OpenCode plugin may start it again at its next step",
+        }
+    ))
+}
+
+/// Where `stop` records that the user stopped the sidecar of `port`: the
+/// plugin starts none while this is newer than itself, and `serve` removes
+/// it when it starts.
+pub fn stopped_path(port: u16) -> anyhow::Result<PathBuf> {
+    Ok(lock_dir()?.join(format!("stopped-{port}")))
+}
+
+fn mark_stopped(port: u16) -> anyhow::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = stopped_path(port)?;
+    let at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&path)
+        .with_context(|| format!("writing {}", path.display()))?;
+    writeln!(file, "{{\"at\": {at}}}").with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
 }
 
 /// Whether process `pid` is an `evolve-hud serve` of this user: its owner,

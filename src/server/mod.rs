@@ -65,25 +65,41 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
         );
     }
     // One server per port: a second one leaves before loading anything.
-    let instance = instance::claim(config.server.port)?;
+    let instance = instance::claim(config.server.port())?;
     let metrics = metrics::install().context("installing the metrics recorder")?;
-    let address = std::net::SocketAddr::new(config.server.host, config.server.port);
+    let address = std::net::SocketAddr::new(config.server.host, config.server.port());
     let shutdown = CancellationToken::new();
     if config.engine.no_model {
-        tracing::info!("--no-model: serving the HUD's facts only; model work is refused");
+        let missing = config.engine.missing.clone();
+        match &missing {
+            Some(crate::api::EngineDetails::Missing { missing, fix }) => tracing::warn!(
+                "no model ({missing}): serving the HUD's facts only, and restarting once the model is on disk; `{fix}` gets it"
+            ),
+            _ => tracing::info!("--no-model: serving the HUD's facts only; model work is refused"),
+        }
         let mut config = config;
         config.hud.hud_extract = false;
         let listener = listen::Listeners::bind(address).await?;
+        let port = listener.local_addr()?.port();
+        let arrived = missing
+            .is_some()
+            .then(|| tokio::spawn(model_arrives(config.model.clone(), shutdown.clone())));
         serve(
             config,
             access,
             metrics,
-            crate::engine::none::NoModel::engine(),
+            crate::engine::none::NoModel::engine(missing),
             listener,
             shutdown,
             signals,
         )
         .await?;
+        if let Some(arrived) = arrived {
+            if arrived.await.unwrap_or(false) {
+                drop(instance);
+                return restart_in_place(port);
+            }
+        }
     } else if let Some(remote) = config.engine.remote()? {
         tracing::info!(engine = %crate::redact::url(&remote.url), "using a remote engine; no model is loaded here");
         let engine = crate::engine::remote::RemoteEngine::start(remote)?;
@@ -99,7 +115,7 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
         )
         .await?;
     } else {
-        let local = config.model.local()?;
+        let local = config.local()?;
         // Bound before the model loads: the port answers at once, `/health`
         // says "loading" with the progress, and HUD facts are served.
         let listener = listen::Listeners::bind(address).await?;
@@ -108,7 +124,7 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
             .file_stem()
             .map_or_else(|| "model".into(), |s| s.to_string_lossy().into_owned());
         let path = local.path.clone();
-        let lifecycle = Lifecycle::new(name, local, config.model.keep_alive);
+        let lifecycle = Lifecycle::new(name, local, config.serving.keep_alive);
         let server = tokio::spawn(serve(
             config,
             access,
@@ -233,6 +249,52 @@ async fn serve(
             Ok(())
         }
     }
+}
+
+/// Waits until the model `model` names is on disk (looked for every 2 s,
+/// nothing downloaded), then ends the server to make room for a sidecar
+/// that loads it. `true` when it did.
+async fn model_arrives(model: crate::cli::ModelConfig, shutdown: CancellationToken) -> bool {
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => return false,
+            () = tokio::time::sleep(std::time::Duration::from_secs(2)) => {}
+        }
+        let mut model = model.clone();
+        let found = tokio::task::spawn_blocking(move || model.resolve_on_disk().is_ok()).await;
+        if found.unwrap_or(false) {
+            tracing::info!("the model is on disk now: restarting in place to load it");
+            shutdown.cancel();
+            return true;
+        }
+    }
+}
+
+/// Runs this binary again with the same arguments, in this process: the
+/// sidecar that loads the model now on disk, on the same `port` (the one
+/// bound, also where `--port 0` was given).
+fn restart_in_place(port: u16) -> anyhow::Result<()> {
+    use std::os::unix::process::CommandExt;
+    let binary = std::env::current_exe().context("finding this binary to restart")?;
+    let args = with_port(std::env::args_os().skip(1).collect(), port);
+    // Listeners, the lock and the log are closed on exec (CLOEXEC).
+    let error = std::process::Command::new(&binary).args(&args).exec();
+    Err(anyhow::Error::new(error).context(format!("restarting {}", binary.display())))
+}
+
+/// `args` with `--port` set to `port`.
+fn with_port(args: Vec<std::ffi::OsString>, port: u16) -> Vec<std::ffi::OsString> {
+    let mut out = Vec::with_capacity(args.len() + 2);
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        if arg == "--port" {
+            args.next();
+        } else if !arg.to_string_lossy().starts_with("--port=") {
+            out.push(arg);
+        }
+    }
+    out.extend(["--port".into(), port.to_string().into()]);
+    out
 }
 
 /// How long open requests may go on after SIGINT or SIGTERM.
@@ -376,5 +438,25 @@ impl Signals {
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_restart_keeps_the_port_it_had() {
+        let args = |a: &[&str]| a.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
+        assert_eq!(
+            super::with_port(args(&["serve", "--port", "0", "-m", "x.gguf"]), 4000),
+            args(&["serve", "-m", "x.gguf", "--port", "4000"])
+        );
+        assert_eq!(
+            super::with_port(args(&["serve", "--port=0"]), 4000),
+            args(&["serve", "--port", "4000"])
+        );
+        assert_eq!(
+            super::with_port(args(&["serve"]), 8377),
+            args(&["serve", "--port", "8377"])
+        );
     }
 }

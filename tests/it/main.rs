@@ -28,6 +28,7 @@ mod in_process;
 mod install_shim;
 mod layout;
 mod load;
+mod one_truth;
 mod pull;
 mod security;
 mod serve;

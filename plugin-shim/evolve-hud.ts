@@ -12,12 +12,13 @@
 
 import type { Hooks, Plugin, PluginInput } from "@opencode-ai/plugin";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { loadConfig, type Source } from "./evolve-hud/config.ts";
 import { Heartbeat } from "./evolve-hud/heartbeat.ts";
 import { hudEntry, isObject, sessionOf, swapHud, type Json } from "./evolve-hud/hud.ts";
 import { Launcher, readLaunchRecord } from "./evolve-hud/launcher.ts";
 import { appLog, FailOpen, type Log } from "./evolve-hud/log.ts";
-import { notifyOnChange } from "./evolve-hud/notify.ts";
+import { tellTheUser, toastVia } from "./evolve-hud/notify.ts";
 import { Sidecar } from "./evolve-hud/sidecar.ts";
 import { slimToolEvent } from "./evolve-hud/slim.ts";
 import { HudSync } from "./evolve-hud/sync.ts";
@@ -25,12 +26,17 @@ import { HudSync } from "./evolve-hud/sync.ts";
 /** How long a compaction mark waits for its transcript before it lapses. */
 const COMPACTION_MARK_MS = 120_000;
 
+/** When this plugin was set up: a stop marker (`evolve-hud stop`) older than that is from before this OpenCode started. */
+const STARTED_AT = Date.now();
+
 export interface ShimDeps {
   log?: Log;
   env?: Record<string, string | undefined>;
   now?: () => number;
   /** The project folder (the heartbeat's state file lives in its `.opencode/`). */
   directory?: string;
+  /** When the plugin started (ms since the epoch); by default when this module was set up. */
+  startedAt?: number;
 }
 
 /** The hooks, given settings and (for tests) a log, environment and clock. */
@@ -43,10 +49,15 @@ function createShim(options: Source = {}, deps: ShimDeps = {}, client?: PluginIn
   const { config, problems } = loadConfig(options, env, launch.record.port);
   for (const p of problems) log("warn", `evolve-hud: ignoring ${p}`);
   const sidecar = new Sidecar(config, log, now, env);
-  const launcher = new Launcher(config, log, env, now, launch.record);
-  sidecar.onRefused = () => launcher.start();
-  sidecar.onAnswered = () => launcher.answered();
-  if (config.notify && client) notifyOnChange(config, sidecar, launcher, client);
+  const launcher = new Launcher(config, log, env, now, launch.record, deps.startedAt ?? STARTED_AT);
+  const notices = tellTheUser(config, sidecar, launcher, log, config.notify ? toastVia(client) : undefined, now);
+  sidecar.onRefused = () => {
+    if (launcher.start()) notices.starting();
+  };
+  sidecar.onAnswered = () => {
+    launcher.answered();
+    notices.answered();
+  };
   const hud = new HudSync(config, sidecar);
   const failOpen = new FailOpen(log);
   const compacting = new Map<string, number>();
@@ -143,7 +154,62 @@ function createShim(options: Source = {}, deps: ShimDeps = {}, client?: PluginIn
   };
 }
 
-const plugin: Plugin = async (input, options) => createShim(options ?? {}, { directory: input?.directory }, input?.client);
+/** Where the copies of this plugin loaded in this process record themselves: by project folder, the first copy's file. */
+const LOADED = Symbol.for("evolve-hud.plugin");
+
+interface Loaded {
+  /** Project folder → the file of the copy that serves it. */
+  copies: Map<string, string>;
+  /** The pairs already told. */
+  told: Set<string>;
+}
+
+/**
+ * Whether another copy of this plugin (another file: installed both
+ * globally and in the project) already serves `directory` in this process;
+ * then this copy stays inert, and says so once. The same file loaded again
+ * (OpenCode reloading a project) is no second copy.
+ */
+function secondCopy(directory: string, client: PluginInput["client"] | undefined, self = import.meta.url): { notice?: string } | undefined {
+  try {
+    const loaded: Loaded = ((globalThis as Record<symbol, unknown>)[LOADED] ??= { copies: new Map(), told: new Set() }) as Loaded;
+    const first = loaded.copies.get(directory);
+    if (first === undefined || first === self) {
+      loaded.copies.set(directory, self);
+      return undefined;
+    }
+    const pair = `${first}\n${self}`;
+    if (!loaded.told.has(pair)) {
+      loaded.told.add(pair);
+      const path = (url: string) => (url.startsWith("file:") ? fileURLToPath(url) : url);
+      const message =
+        `evolve-hud is installed twice (${path(first)} and ${path(self)}); using one (the first). ` +
+        "Remove one: `evolve-hud install-shim --uninstall` (in the project) or `evolve-hud install-shim --uninstall --global`.";
+      appLog(client)("warn", `evolve-hud: ${message}`);
+      return { notice: message };
+    }
+    return {};
+  } catch {
+    // No registry to consult: this copy serves, as it would alone.
+    return undefined;
+  }
+}
+
+const plugin: Plugin = async (input, options) => {
+  const second = secondCopy(input?.directory ?? "", input?.client);
+  if (second) {
+    // Inert: no hooks but one that shows the notice once, when OpenCode's UI is up and sending events.
+    const notice = second.notice;
+    let toast = notice && loadConfig(options ?? {}, process.env).config.notify ? toastVia(input?.client) : undefined;
+    return {
+      event: async () => {
+        toast?.(notice!, "warning");
+        toast = undefined;
+      },
+    };
+  }
+  return createShim(options ?? {}, { directory: input?.directory }, input?.client);
+};
 
 /** `createShim` (for tests) hangs off the plugin: OpenCode calls every export as a plugin. */
 const internals = { createShim };

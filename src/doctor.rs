@@ -9,10 +9,19 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// How a check came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mark {
+    Ok,
+    /// Works, but worth a change (the plugin loaded twice).
+    Warn,
+    Wrong,
+}
+
 /// One check's outcome: fine, or what is wrong and how to fix it.
 struct Check {
     what: &'static str,
-    ok: bool,
+    mark: Mark,
     said: String,
     fix: Option<String>,
 }
@@ -21,16 +30,25 @@ impl Check {
     fn ok(what: &'static str, said: String) -> Check {
         Check {
             what,
-            ok: true,
+            mark: Mark::Ok,
             said,
             fix: None,
+        }
+    }
+
+    fn warn(what: &'static str, said: String, fix: String) -> Check {
+        Check {
+            what,
+            mark: Mark::Warn,
+            said,
+            fix: Some(fix),
         }
     }
 
     fn wrong(what: &'static str, said: String, fix: String) -> Check {
         Check {
             what,
-            ok: false,
+            mark: Mark::Wrong,
             said,
             fix: Some(fix),
         }
@@ -38,20 +56,41 @@ impl Check {
 }
 
 pub fn run(args: &DoctorArgs) -> ExitCode {
-    let checks = [binary(), model(args), sidecar(args), plugin(&args.project), launch()];
+    let plugin = plugin(&args.project);
+    let installed = plugin.mark != Mark::Wrong;
+    let (sidecar, running) = sidecar(args, installed);
+    let checks = [binary(), model(args), sidecar, plugin, launch()];
     for c in &checks {
-        let mark = if c.ok { "✓" } else { "✗" };
+        let mark = match c.mark {
+            Mark::Ok => "✓",
+            Mark::Warn => "!",
+            Mark::Wrong => "✗",
+        };
         println!("{mark} {:<8} {}", c.what, c.said);
         if let Some(fix) = &c.fix {
             println!("  fix: {fix}");
         }
     }
-    if checks.iter().all(|c| c.ok) {
-        println!("All set: `opencode` in a project with the plugin gets the HUD.");
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
+    if checks.iter().any(|c| c.mark == Mark::Wrong) {
+        return ExitCode::FAILURE;
     }
+    if running {
+        println!("All set: `opencode` in a project with the plugin gets the HUD.");
+    } else {
+        println!("Ready: OpenCode's plugin starts the sidecar at its first step, and the agent gets the HUD from its second.");
+    }
+    ExitCode::SUCCESS
+}
+
+/// Whether the plugin starts a sidecar when none answers
+/// (`EVOLVE_HUD_AUTOSTART`, on unless set off, as the plugin reads it).
+fn autostart() -> bool {
+    !matches!(
+        std::env::var("EVOLVE_HUD_AUTOSTART")
+            .map(|v| v.trim().to_ascii_lowercase())
+            .as_deref(),
+        Ok("0" | "false" | "off" | "no")
+    )
 }
 
 /// This binary, its version, and whether `evolve-hud` on PATH is it.
@@ -94,7 +133,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
 /// The model the sidecar would serve: the recorded one, else the
 /// registry's default, on disk.
 fn model(args: &DoctorArgs) -> Check {
-    let recorded = crate::install::recorded_launch().and_then(|l| l.model);
+    let recorded = crate::launch::recorded_launch().and_then(|l| l.model);
     let registry = match crate::registry::Registry::load(args.registry.as_deref()) {
         Ok(r) => r,
         Err(e) => {
@@ -131,7 +170,9 @@ fn model(args: &DoctorArgs) -> Check {
             None => Check::wrong(
                 "model",
                 format!("{name} is not on disk"),
-                format!("evolve-hud pull {name}   (where the Hub cannot be reached: docs/models.md)"),
+                format!(
+                    "evolve-hud pull {name}   (where the Hub cannot be reached: docs/models.md; or a GGUF file you have: `evolve-hud install-shim --model FILE.gguf`)"
+                ),
             ),
         },
         Ok(crate::registry::ModelSpec::Hub { .. }) => Check::wrong(
@@ -149,8 +190,16 @@ fn model(args: &DoctorArgs) -> Check {
 
 /// The sidecar at the URL, with the checks the plugin makes: something
 /// answers, it proves it is the user's sidecar, it takes the user's token,
-/// and its model is ready.
-fn sidecar(args: &DoctorArgs) -> Check {
+/// and its model is ready. Nothing answering is the finished state when the
+/// plugin is installed and starts one. Whether a sidecar of the user's
+/// answers.
+fn sidecar(args: &DoctorArgs, plugin_installed: bool) -> (Check, bool) {
+    let check = sidecar_check(args, plugin_installed);
+    let running = check.mark == Mark::Ok && check.said.starts_with("ready at");
+    (check, running)
+}
+
+fn sidecar_check(args: &DoctorArgs, plugin_installed: bool) -> Check {
     let url = args.sidecar.url();
     // What the checks say names the sidecar without credentials in its URL.
     let shown = crate::redact::url(&url);
@@ -208,7 +257,8 @@ fn sidecar(args: &DoctorArgs) -> Check {
                 return Check::wrong(
                     "sidecar",
                     format!("{e}"),
-                    "stop it and start the sidecar again: `evolve-hud stop`, then `evolve-hud serve`".into(),
+                    "evolve-hud stop   (the plugin starts a new one at its next step; or `evolve-hud serve --facts-without-model`)"
+                        .into(),
                 );
             }
             // A port held by something that does not speak HTTP.
@@ -219,10 +269,21 @@ fn sidecar(args: &DoctorArgs) -> Check {
                     "stop that server, or serve the sidecar on another port (--port, EVOLVE_HUD_PORT)".into(),
                 );
             }
+            if plugin_installed && autostart() {
+                return Check::ok(
+                    "sidecar",
+                    format!("not running yet at {shown}: the OpenCode plugin starts it when none answers"),
+                );
+            }
             return Check::wrong(
                 "sidecar",
                 format!("nothing answers at {shown}"),
-                "evolve-hud serve   (or just run opencode: the plugin starts it)".into(),
+                if plugin_installed {
+                    "evolve-hud serve --facts-without-model   (EVOLVE_HUD_AUTOSTART is off, so the plugin starts none)"
+                } else {
+                    "evolve-hud install-shim   (then OpenCode's plugin starts the sidecar)"
+                }
+                .into(),
             );
         }
     };
@@ -240,6 +301,11 @@ then both use ~/.config/evolve-hud/token"
         Some(Ok(_)) | None => {}
     }
     match (&health.state, &health.details) {
+        (_, Some(EngineDetails::Missing { missing, fix })) => Check::wrong(
+            "sidecar",
+            format!("ready at {shown}{holder}, serving the HUD's facts alone: {missing}"),
+            format!("{fix}   (the sidecar takes the model up by itself once it is on disk)"),
+        ),
         (HealthState::Ready | HealthState::Released, _) => Check::ok(
             "sidecar",
             format!(
@@ -306,6 +372,19 @@ fn plugin(project: &Path) -> Check {
             .collect::<Vec<_>>()
             .join(", ")
     };
+    if current.len() + stale.len() > 1 {
+        return Check::warn(
+            "plugin",
+            format!(
+                "installed twice, so OpenCode loads it twice (two syncs a step, every log line doubled): {}",
+                list(&[current.clone(), stale.clone()].concat())
+            ),
+            format!(
+                "evolve-hud install-shim --uninstall --project {}   (keeps the global one; or `evolve-hud install-shim --uninstall --global`)",
+                project.display()
+            ),
+        );
+    }
     match (current.is_empty(), stale.is_empty()) {
         (_, false) => Check::wrong(
             "plugin",
@@ -323,7 +402,7 @@ fn plugin(project: &Path) -> Check {
 
 /// What the plugin starts when no sidecar answers.
 fn launch() -> Check {
-    let recorded = match crate::install::read_launch() {
+    let recorded = match crate::launch::read_launch() {
         Ok(recorded) => recorded,
         Err(e) => {
             return Check::wrong(
@@ -333,7 +412,21 @@ fn launch() -> Check {
             )
         }
     };
+    let missing_model = recorded.as_ref().and_then(|l| l.model.as_deref()).and_then(|m| {
+        let mut model = crate::cli::ModelConfig::from_name(m).ok()?;
+        model.resolve_on_disk().err().map(|e| format!("{e:#}"))
+    });
     match recorded {
+        Some(l) if Path::new(&l.binary).is_file() && missing_model.is_some() => Check::wrong(
+            "start",
+            format!(
+                "the plugin starts `{} serve --model {}`, whose model cannot be had ({}); it would serve the HUD's facts alone",
+                l.binary,
+                l.model.as_deref().unwrap_or_default(),
+                missing_model.unwrap_or_default()
+            ),
+            "evolve-hud install-shim --model FILE.gguf   (a GGUF file on disk, or a registry name that is)".into(),
+        ),
         Some(l) if Path::new(&l.binary).is_file() => Check::ok(
             "start",
             format!(

@@ -18,6 +18,7 @@
 //!   and the proof that a server knows the secret.
 //! - [`private`]: folders and files of this user alone.
 //! - [`holder`]: who holds a listening port on this machine.
+//! - [`launch`]: the launch record, where the user's sidecar is and how it starts.
 //! - [`redact`]: credentials masked in URLs that are shown or logged.
 //! - [`logging`]: tracing set-up, llama.cpp's log included.
 //! - [`install`]: `install-shim`, which writes the embedded OpenCode plugin.
@@ -46,6 +47,7 @@ pub mod hook;
 pub mod hud;
 pub mod install;
 pub mod json;
+pub mod launch;
 pub mod logging;
 pub mod openai;
 pub mod private;

@@ -39,11 +39,11 @@ pub fn run(args: &ServiceArgs) -> anyhow::Result<String> {
             };
             std::fs::write(&path, &unit).with_context(|| format!("writing {}", path.display()))?;
             // The plugin talks to the service's port, and starts the same binary and model.
-            crate::install::record_launch(model.as_deref(), Some(*port))?;
+            crate::launch::record_launch(model.as_deref(), Some(*port))?;
             let mut said = replaced;
             said += &format!(
                 "the plugin talks to it on port {port} (recorded in {})\n",
-                crate::install::launch_path()?.display()
+                crate::launch::launch_path()?.display()
             );
             match manager() {
                 Ok(()) => said += enable(),
@@ -64,11 +64,11 @@ pub fn run(args: &ServiceArgs) -> anyhow::Result<String> {
             };
             // What `install` recorded goes too: the plugin and the commands
             // look at the default port again.
-            if let Some(port) = crate::install::forget_port()? {
+            if let Some(port) = crate::launch::forget_port()? {
                 said += &format!(
                     "the plugin and the commands no longer look at port {port}: they use {} again (recorded in {})\n",
-                    crate::install::sidecar_port(),
-                    crate::install::launch_path()?.display()
+                    crate::launch::sidecar_port(),
+                    crate::launch::launch_path()?.display()
                 );
             }
             Ok(said)
@@ -82,7 +82,7 @@ fn file() -> anyhow::Result<PathBuf> {
         let home = std::env::var_os("HOME").context("HOME is not set")?;
         return Ok(PathBuf::from(home).join("Library/LaunchAgents").join(AGENT));
     }
-    Ok(crate::install::config_home()?.join("systemd/user").join(UNIT))
+    Ok(crate::launch::config_home()?.join("systemd/user").join(UNIT))
 }
 
 /// The unit (or agent) running `command`.

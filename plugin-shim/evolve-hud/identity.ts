@@ -8,7 +8,7 @@
 // proof for the sidecar's own address, which fails.
 
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { readFileSync, lstatSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { swappable } from "./private.ts";
 
@@ -112,12 +112,28 @@ export function proves(secret: string, address: string, nonce: string, answer: u
   return want.length === got.length && timingSafeEqual(want, got);
 }
 
+/** Who holds a listening socket: its owner, and the process where this user may see it. */
+export interface Holder {
+  port: number;
+  uid: number;
+  /** The socket's inode, which names it in `/proc/PID/fd`. */
+  inode: string;
+  /** The process holding it, found only among the processes this user may look into (their own; root: all). */
+  pid?: number;
+  /** Its command name (`/proc/PID/comm`). */
+  name?: string;
+}
+
+/** The last holder found, by socket: a holder asked about at every step is looked up once. */
+let lastHolder: Holder | undefined;
+
 /**
- * Who holds the listening socket of `port` on this machine, from
- * `/proc/net/tcp`: "held by user bob (uid 1001)". The table of the address
- * family dialled is read first (`ipv6`), since that socket got the question.
+ * Who holds the listening socket of `port` on this machine: its owner from
+ * `/proc/net/tcp` (the table of the address family dialled first, `ipv6`,
+ * since that socket got the question), and the process from the
+ * `socket:[INODE]` links in `/proc/PID/fd`, where this user may read them.
  */
-export function listenerOf(port: number, ipv6 = false): string | undefined {
+export function listenerOf(port: number, ipv6 = false): Holder | undefined {
   const wanted = `:${port.toString(16).toUpperCase().padStart(4, "0")}`;
   const tables = ["/proc/net/tcp", "/proc/net/tcp6"];
   for (const table of ipv6 ? tables.reverse() : tables) {
@@ -131,11 +147,63 @@ export function listenerOf(port: number, ipv6 = false): string | undefined {
       const f = line.trim().split(/\s+/);
       if (f[3] !== "0A" || !f[1]?.endsWith(wanted)) continue;
       const uid = Number(f[7]);
-      if (uid === process.getuid?.()) return `port ${port} is held by a process of yours`;
-      return `port ${port} is held by ${userName(uid) ?? "uid"} (uid ${uid}), another user`;
+      const inode = f[9] ?? "";
+      if (lastHolder && lastHolder.inode === inode && lastHolder.port === port && inode !== "0") return lastHolder;
+      lastHolder = { port, uid, inode, ...processOf(inode, uid) };
+      return lastHolder;
     }
   }
   return undefined;
+}
+
+/** The process of this user's (root: any) with `socket:[inode]` open; nothing where it cannot be seen. */
+function processOf(inode: string, uid: number): { pid?: number; name?: string } {
+  const me = process.getuid?.();
+  // Another user's processes' descriptors cannot be read: do not try.
+  if (!inode || inode === "0" || (me !== 0 && me !== uid)) return {};
+  const link = `socket:[${inode}]`;
+  let pids: string[];
+  try {
+    pids = readdirSync("/proc").filter((d) => /^\d+$/.test(d));
+  } catch {
+    return {};
+  }
+  for (const pid of pids) {
+    try {
+      if (me !== 0 && statSync(`/proc/${pid}`).uid !== uid) continue;
+      for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+        let target: string;
+        try {
+          target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+        } catch {
+          continue;
+        }
+        if (target !== link) continue;
+        let name: string | undefined;
+        try {
+          name = readFileSync(`/proc/${pid}/comm`, "utf8").trim() || undefined;
+        } catch {
+          // Gone meanwhile: the pid still says who it was.
+        }
+        return { pid: Number(pid), name };
+      }
+    } catch {
+      // Gone, or not this user's to look into: the next one.
+    }
+  }
+  return {};
+}
+
+/**
+ * The holder in words: "python3 (pid 4242)" for a process of this user's
+ * found, "a program of yours" for one not found, "user bob (uid 1001)"
+ * (and its process, where root sees it) for another user's.
+ */
+export function describeHolder(holder: Holder): string {
+  const who = holder.pid !== undefined ? `${holder.name ?? "a program"} (pid ${holder.pid})` : undefined;
+  if (holder.uid === process.getuid?.()) return who ?? "a program of yours";
+  const owner = `${userName(holder.uid) ?? "user"} (uid ${holder.uid})`;
+  return who ? `${who} of ${owner}` : `a program of ${owner}`;
 }
 
 function userName(uid: number): string | undefined {

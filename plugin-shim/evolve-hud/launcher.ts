@@ -1,11 +1,15 @@
 // Starting the sidecar: when none answers on this machine, `evolve-hud
-// serve` is started detached. Two OpenCode processes may both start one;
-// the sidecar's lock on its port keeps exactly one. A sidecar that dies is
-// started again on the next refused call, with a backoff from 1 s up to a
-// minute while starts keep failing. What becomes of a start (loading, an
-// exit with its reason, no answer in time) is told through `onNotice`.
-// Only what is the user's alone is used: the launch record, the state
-// folder and its log, and the binary run (see `private.ts`).
+// serve --facts-without-model` is started detached (without a model on
+// disk it serves the HUD's facts, and says what is missing in `/health`).
+// Two OpenCode processes may both start one; the sidecar's lock on its
+// port keeps exactly one. A sidecar that dies is started again on the next
+// refused call, with a backoff from 1 s up to a minute while starts keep
+// failing. None is started while `evolve-hud stop` has left its marker
+// since this plugin started. What becomes of a start (a model loading for
+// long, an exit with its reason, no answer in time) is told through
+// `onNotice`. Only what is the user's alone is used: the launch record,
+// the state folder, its log and the stop marker, and the binary run (see
+// `private.ts`).
 
 import { spawn } from "node:child_process";
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
@@ -61,9 +65,19 @@ const FIRST_BACKOFF_MS = 1000;
 const MAX_BACKOFF_MS = 60_000;
 /** How long a started sidecar may take to answer ready before the user is told. */
 const READY_WITHIN_MS = 180_000;
+/** How long a model may load before the user is told it still does (a quick load is not worth a notice). */
+export const LOADING_QUIET_MS = 10_000;
 const POLL_MS = 500;
+/** The flag that makes `serve` serve the HUD's facts when its model cannot be had; a sidecar older than it refuses it. */
+const FACTS_FLAG = "--facts-without-model";
 
-export type Notice = (message: string, variant: "info" | "warning" | "success") => void;
+/** A notice for the user; `off` says the HUD is off until something changes (a later "back" notice may follow it). */
+export type Notice = (message: string, variant: "info" | "warning" | "success", off?: boolean) => void;
+
+/** The stop marker's name in the state folder: `evolve-hud stop` writes it, `serve` removes it. */
+export function stopMarker(env: NodeJS.ProcessEnv, port: number): string {
+  return join(userDir(env, "state"), `stopped-${port}`);
+}
 
 export class Launcher {
   private nextAt = -Infinity;
@@ -73,6 +87,8 @@ export class Launcher {
   private told = new Set<string>();
   /** Told what became of a start: loading, ready, an exit with its reason, no answer in time. */
   onNotice?: Notice;
+  /** Whether `serve` takes FACTS_FLAG (it is dropped once a sidecar refused it). */
+  private factsFlag = true;
 
   constructor(
     private config: Config,
@@ -80,7 +96,14 @@ export class Launcher {
     private env: NodeJS.ProcessEnv,
     private now: () => number = Date.now,
     private record: LaunchRecord = readLaunchRecord(env).record,
+    /** When this plugin started (ms since the epoch): a stop marker older than that is from before, and ignored. */
+    private startedAt: number = Date.now(),
   ) {}
+
+  /** The sidecar's log, where the launcher appends what it prints. */
+  logFile(): string {
+    return join(userDir(this.env, "state"), "serve.log");
+  }
 
   /** The port of a sidecar this machine may start: only a loopback URL. */
   port(): number | undefined {
@@ -96,14 +119,25 @@ export class Launcher {
     this.nextAt = -Infinity;
   }
 
-  /** Starts `evolve-hud serve` unless autostart is off, the sidecar is not local, or the backoff says wait. */
-  start(): void {
+  /**
+   * Starts `evolve-hud serve` unless autostart is off, the sidecar is not
+   * local, the user stopped it (`evolve-hud stop`) since this plugin
+   * started, or the backoff says wait; whether it started one.
+   */
+  start(): boolean {
     const port = this.port();
-    if (!this.config.autostart || port === undefined || this.now() < this.nextAt) return;
+    if (!this.config.autostart || port === undefined || this.now() < this.nextAt) return false;
+    if (this.stopped(port)) return false;
     this.nextAt = this.now() + this.backoffMs;
     this.backoffMs = Math.min(this.backoffMs * 2, MAX_BACKOFF_MS);
     const binary = this.record.binary ?? "evolve-hud";
-    const args = ["serve", "--port", String(port), ...(this.record.model ? ["--model", this.record.model] : [])];
+    const args = [
+      "serve",
+      "--port",
+      String(port),
+      ...(this.factsFlag ? [FACTS_FLAG] : []),
+      ...(this.record.model ? ["--model", this.record.model] : []),
+    ];
     const program = trustedBinary(binary, this.env);
     if ("missing" in program) return this.couldNotStart(binary, program.missing);
     if ("refused" in program) return this.refuse(program.refused);
@@ -111,7 +145,7 @@ export class Launcher {
     const folder = ownFolder(logDir);
     if ("refused" in folder) return this.refuse(`its state folder is not yours alone: ${folder.refused}`);
     if ("ok" in folder && folder.note) this.log("info", `evolve-hud: ${folder.note}`);
-    const logFile = join(logDir, "serve.log");
+    const logFile = this.logFile();
     let fd: number | undefined;
     let logFrom = 0;
     try {
@@ -135,49 +169,107 @@ export class Launcher {
       child.unref();
       this.log("info", `evolve-hud: no sidecar answered; started \`${binary} ${args.join(" ")}\` (log: ${fd === undefined ? "none" : logFile})`);
       this.watchStart();
+      return true;
     } catch (e) {
       this.log("warn", `evolve-hud: could not start the sidecar: ${(e as Error)?.message ?? e}`);
+      return false;
     } finally {
       if (fd !== undefined) closeSync(fd);
     }
   }
 
+  /**
+   * Whether the user stopped the sidecar of `port` with `evolve-hud stop`
+   * since this plugin started: its marker (`{"at": ms}`, a file of the
+   * user's alone) is newer than the plugin. An older one is from before
+   * this OpenCode started, and is ignored. Told once per marker.
+   */
+  private stopped(port: number): boolean {
+    const path = stopMarker(this.env, port);
+    const read = readOwnedFile(path);
+    if ("missing" in read) return false;
+    if ("problem" in read) {
+      this.logOnce(`evolve-hud: ignoring the stop marker: ${read.problem}`);
+      return false;
+    }
+    let at: unknown;
+    try {
+      at = (JSON.parse(read.text) as { at?: unknown })?.at;
+    } catch {
+      // Not JSON: below.
+    }
+    if (typeof at !== "number" || !Number.isFinite(at)) {
+      this.logOnce(`evolve-hud: ignoring the stop marker ${path}: it is not {"at": <unix ms>}`);
+      return false;
+    }
+    if (at < this.startedAt) return false;
+    const key = `stopped ${path} ${at}`;
+    if (!this.told.has(key)) {
+      this.told.add(key);
+      this.log("info", `evolve-hud: not starting the sidecar: it was stopped with \`evolve-hud stop\` (${path}); the HUD is off until the next OpenCode start, or \`evolve-hud serve\``);
+      this.onNotice?.("The sidecar was stopped with `evolve-hud stop`; the HUD is off until the next OpenCode start, or `evolve-hud serve`.", "info", true);
+    }
+    return true;
+  }
+
+  /** Logs `message` the first time only. */
+  private logOnce(message: string): void {
+    if (this.told.has(message)) return;
+    this.told.add(message);
+    this.log("warn", message);
+  }
+
   /** The sidecar could not be started (no such program): the user is told how to get one. */
-  private couldNotStart(binary: string, why: string): void {
-    this.log("warn", `evolve-hud: could not start the sidecar (${binary}): ${why}; start it with \`evolve-hud serve\``);
-    this.onNotice?.(`Could not start the sidecar (${binary}: ${why}). Install evolve-hud, or run \`evolve-hud install-shim\` again.`, "warning");
+  private couldNotStart(binary: string, why: string): false {
+    this.logOnce(`evolve-hud: could not start the sidecar (${binary}): ${why}; start it with \`evolve-hud serve\``);
+    this.onNotice?.(`Could not start the sidecar (${binary}: ${why}). Install evolve-hud, or run \`evolve-hud install-shim\` again.`, "warning", true);
+    return false;
   }
 
   /** The sidecar is not started, for a reason the user must fix: told once (log and notice), not at every retry. */
-  private refuse(why: string): void {
-    if (this.told.has(why)) return;
+  private refuse(why: string): false {
+    if (this.told.has(why)) return false;
     this.told.add(why);
     this.log("warn", `evolve-hud: not starting the sidecar: ${why}`);
-    this.onNotice?.(`Not starting the sidecar: ${why}. No HUD until it runs.`, "warning");
+    this.onNotice?.(`Not starting the sidecar: ${why}. No HUD until it runs.`, "warning", true);
+    return false;
   }
 
-  /** A started sidecar ended: unless another answers, tell the user why, from its log. */
+  /** A started sidecar ended: unless another answers, tell the user why, from its log (each reason once). */
   private async exited(code: number | null, signal: NodeJS.Signals | null, log?: { file: string; from: number }): Promise<void> {
     if (code === 0) return;
     // Another process's sidecar won the port: nothing is wrong.
     if ((await this.health()).kind !== "down") return;
     const how = signal ? `was ended by ${signal}` : `exited with code ${code}`;
     const why = log ? lastError(log.file, log.from) : undefined;
+    if (this.factsFlag && why?.includes(FACTS_FLAG)) {
+      // An evolve-hud older than the flag: start it without, at the next try.
+      this.factsFlag = false;
+      this.answered();
+      this.log("info", `evolve-hud: this evolve-hud does not take ${FACTS_FLAG} (${why}); starting it without`);
+      return;
+    }
     const where = log ? ` (log: ${log.file})` : "";
-    this.log("warn", `evolve-hud: the sidecar ${how}${why ? `: ${why}` : ""}${where}`);
-    this.onNotice?.(`The sidecar ${how}${why ? `: ${why}` : ""}${where}. No HUD until it runs.`, "warning");
+    this.logOnce(`evolve-hud: the sidecar ${how}${why ? `: ${why}` : ""}${where}`);
+    this.onNotice?.(`The sidecar ${how}${why ? `: ${why}` : ""}${where}. No HUD until it runs.`, "warning", true);
   }
 
-  /** Polls `/health` after a start: says "loading" once, and what is wrong if it is not ready in time. */
+  /**
+   * Polls `/health` after a start: a model still loading after
+   * LOADING_QUIET_MS is told once (and then that it is loaded), a failed
+   * one and one not ready in time are told at once.
+   */
   private watchStart(): void {
     if (this.watching) return;
     this.watching = true;
-    const until = this.now() + READY_WITHIN_MS;
+    const started = this.now();
+    const until = started + READY_WITHIN_MS;
+    let loggedLoading = false;
     let toldLoading = false;
     const poll = async (): Promise<void> => {
       const health = await this.health();
       if (health.kind === "ready") {
-        if (toldLoading) this.onNotice?.("The sidecar's model is loaded: the HUD has its findings again.", "success");
+        if (toldLoading) this.onNotice?.("The sidecar's model is loaded: the HUD has the model's findings now.", "success");
         this.watching = false;
         return;
       }
@@ -187,16 +279,21 @@ export class Launcher {
         this.watching = false;
         return;
       }
-      if (health.kind === "loading" && !toldLoading) {
-        toldLoading = true;
+      if (health.kind === "loading") {
         const share = health.progress === undefined ? "" : ` (${Math.round(health.progress * 100)} %)`;
-        this.log("info", `evolve-hud: the sidecar is loading its model${share}; the HUD's facts are on meanwhile`);
-        this.onNotice?.(`The sidecar is loading its model${share}; the HUD's facts are on meanwhile.`, "info");
+        if (!loggedLoading) {
+          loggedLoading = true;
+          this.log("info", `evolve-hud: the sidecar is loading its model${share}; the HUD's facts are on meanwhile`);
+        }
+        if (!toldLoading && this.now() - started >= LOADING_QUIET_MS) {
+          toldLoading = true;
+          this.onNotice?.(`The sidecar is still loading its model${share}; the HUD has its facts meanwhile.`, "info");
+        }
       }
       if (this.now() >= until) {
         const state = health.kind === "loading" ? "still loading" : "not answering";
         this.log("warn", `evolve-hud: the sidecar is ${state} ${READY_WITHIN_MS / 1000} s after its start`);
-        this.onNotice?.(`The sidecar is ${state} ${READY_WITHIN_MS / 1000} s after its start; \`evolve-hud doctor\` tells more.`, "warning");
+        this.onNotice?.(`The sidecar is ${state} ${READY_WITHIN_MS / 1000} s after its start; \`evolve-hud doctor\` tells more.`, "warning", state === "not answering");
         this.watching = false;
         return;
       }

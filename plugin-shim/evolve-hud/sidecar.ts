@@ -3,7 +3,7 @@
 import type { Config } from "./config.ts";
 import { isObject } from "./hud.ts";
 import { dialTarget, type DialTarget, type Lookup } from "./address.ts";
-import { listenerOf, nonce, proves, readSecret } from "./identity.ts";
+import { describeHolder, listenerOf, nonce, proves, readSecret } from "./identity.ts";
 import { FALLBACK_CLIP, parseClipRule, type ClipRule } from "./slim.ts";
 import type { Log } from "./log.ts";
 
@@ -20,6 +20,12 @@ export class SidecarError extends Error {
 
 /** After a refused connection (nothing listens: cheap to try), the next try comes this soon. */
 const REFUSED_RETRY_MS = 1000;
+/**
+ * After a foreign answer (another program holds the port), the next call
+ * tries again: the check is one loopback request, and the HUD is back at
+ * the step after the port is freed.
+ */
+const FOREIGN_RETRY_MS = 0;
 
 export class Breaker {
   state: "closed" | "open" | "half-open" = "closed";
@@ -57,17 +63,17 @@ export class Breaker {
   failure(error: SidecarError): void {
     this.failures++;
     const refused = error.kind === "refused";
+    const foreign = error.kind === "foreign";
     // A timeout or a server that is not the user's sidecar opens it at once.
     const open =
       refused || this.state === "half-open" || error.kind === "timeout" || error.kind === "foreign" || this.failures >= this.config.failureThreshold;
     if (!open) return;
-    // Nothing listening costs nothing to try again; a slow or broken one does.
-    this.retryMs = refused ? Math.min(REFUSED_RETRY_MS, this.config.cooldownMs) : this.config.cooldownMs;
+    // Nothing listening, or another program's quick "no", costs nothing to try again; a slow or broken sidecar does.
+    const cooldown = this.config.cooldownMs;
+    this.retryMs = refused ? Math.min(REFUSED_RETRY_MS, cooldown) : foreign ? Math.min(FOREIGN_RETRY_MS, cooldown) : cooldown;
     if (this.state === "closed") {
-      this.log(
-        "warn",
-        `evolve-hud: sidecar failing (${error.message}); HUD off, trying again every ${Math.round(this.retryMs / 1000)} s until it answers`,
-      );
+      const when = this.retryMs === 0 ? "at every call" : `every ${Math.round(this.retryMs / 1000)} s`;
+      this.log("warn", `evolve-hud: sidecar failing (${error.message}); HUD off, trying again ${when} until it answers`);
       this.onChange?.(false, error);
     }
     this.state = "open";
@@ -93,6 +99,10 @@ export class Sidecar {
   onRefused?: () => void;
   /** Called on every answer from the sidecar (an expected error status included). */
   onAnswered?: () => void;
+  /** Called on every failed call (an expected status is no failure). */
+  onFailed?: (error: SidecarError) => void;
+  /** Called with the sidecar's `/health` (200 or 503 body) each time it is read: once per sidecar found. */
+  onHealth?: (health: Record<string, unknown>) => void;
   /** How the sidecar clips outputs, from its `/health`; the fallback until it has told. */
   clipRule: ClipRule = FALLBACK_CLIP;
   /** Whether `clipRule` is the sidecar's own (asked again after the sidecar was lost). */
@@ -131,11 +141,14 @@ export class Sidecar {
     } catch (e) {
       const error = e instanceof SidecarError ? e : new SidecarError(String(e), "unreachable");
       if (error.kind === "refused") this.onRefused?.();
-      // A sidecar started again may be another version: ask its rule anew.
-      if (error.kind === "refused" || error.kind === "unreachable" || error.kind === "foreign") this.ruleKnown = false;
+      // A sidecar started again (a 409: it lost the sessions) may be another version: ask its rule anew.
+      if (error.kind === "refused" || error.kind === "unreachable" || error.kind === "foreign" || error.status === 409) this.ruleKnown = false;
       if (error.kind === "status") this.onAnswered?.();
       if (error.kind === "status" && expected.includes(error.status!)) this.breaker.success();
-      else if (!(modelBound && error.kind === "timeout" && this.breaker.state === "closed")) this.breaker.failure(error);
+      else if (!(modelBound && error.kind === "timeout" && this.breaker.state === "closed")) {
+        this.breaker.failure(error);
+        this.onFailed?.(error);
+      }
       throw error;
     }
   }
@@ -153,22 +166,28 @@ export class Sidecar {
     return this.exchange(proven.target, "POST", path, body, timeoutMs, proven.secret);
   }
 
-  /** Takes the sidecar's clipping rule from its `/health`, so that a change there needs no change here; keeps the fallback when it says none. */
+  /**
+   * Takes the sidecar's clipping rule from its `/health`, so that a change
+   * there needs no change here (keeps the fallback when it says none), and
+   * hands the health on (`onHealth`: a sidecar serving facts without a
+   * model says what is missing there).
+   */
   private async learnClipRule(timeoutMs: number, { target, secret }: Proven): Promise<void> {
+    let health: unknown;
     try {
-      const health = await this.exchange(target, "GET", "/health", undefined, timeoutMs, secret);
-      const rule = isObject(health) ? parseClipRule(health.hud_clip) : undefined;
-      if (rule) this.clipRule = rule;
+      health = await this.exchange(target, "GET", "/health", undefined, timeoutMs, secret);
       this.ruleKnown = true;
     } catch (e) {
       // A sidecar still loading answers 503 with the rule too.
-      const body = e instanceof SidecarError ? e.body : undefined;
-      const rule = isObject(body) ? parseClipRule(body.hud_clip) : undefined;
-      if (rule) {
-        this.clipRule = rule;
-        this.ruleKnown = true;
-      }
+      health = e instanceof SidecarError && e.kind === "status" ? e.body : undefined;
     }
+    if (!isObject(health)) return;
+    const rule = parseClipRule(health.hud_clip);
+    if (rule) {
+      this.clipRule = rule;
+      this.ruleKnown = true;
+    }
+    this.onHealth?.(health);
   }
 
   /** The identity check in flight, if any. */
@@ -177,8 +196,10 @@ export class Sidecar {
   /**
    * Picks the IP address to dial, and asks the server there to prove that
    * it knows the user's secret for that address, before anything is sent to
-   * it; returns the secret and the address proven. A server that cannot
-   * gets nothing: a "foreign" error naming the port's holder.
+   * it; returns the secret and the address proven. Any answer that is not
+   * the proof (a 404, a 401, no JSON, no proof, a wrong one) is a "foreign"
+   * error: it names the program holding the port, where this machine says,
+   * and what to do.
    */
   private async verify(timeoutMs: number): Promise<Proven> {
     const url = this.config.url;
@@ -190,25 +211,23 @@ export class Sidecar {
     }
     const n = nonce();
     let answer: unknown;
-    let what = "it does not know your secret";
+    let what: string | undefined;
     try {
       answer = await this.exchange(target, "GET", `/v1/identity?nonce=${n}`, undefined, timeoutMs);
     } catch (e) {
-      if (!(e instanceof SidecarError) || e.kind !== "status") throw e;
-      what = e.status === 404 ? "it has no /v1/identity (an older evolve-hud, or another server)" : `it answered /v1/identity with ${e.status}`;
+      // An answer, but not JSON or not 200: not the user's sidecar (timeouts and refusals are what they are).
+      if (!(e instanceof SidecarError) || (e.kind !== "status" && e.kind !== "malformed")) throw e;
+      what = `it answered /v1/identity with ${e.status}${e.kind === "malformed" ? ", not JSON" : ""}`;
     }
     const found = readSecret({ token: this.config.token, env: this.env });
     if ("problem" in found) {
       throw new SidecarError(`cannot check that the server at ${url} is your evolve-hud sidecar: ${found.problem}; nothing was sent to it`, "foreign");
     }
-    if (isObject(answer) && proves(found.secret, target.address, n, answer.proof)) return { target, secret: found.secret };
-    const loopback = target.ip.startsWith("127.") || target.ip === "::1";
-    const local = loopback ? listenerOf(target.port, target.ip.includes(":")) : undefined;
-    throw new SidecarError(
-      `the server at ${url} is not your evolve-hud sidecar: ${what}${local ? ` (${local})` : ""}. Nothing was sent to it. ` +
-        "Stop it, or serve yours on another port (EVOLVE_HUD_PORT)",
-      "foreign",
-    );
+    if (what === undefined) {
+      if (isObject(answer) && proves(found.secret, target.address, n, answer.proof)) return { target, secret: found.secret };
+      what = isObject(answer) && typeof answer.proof === "string" ? "it does not know your secret" : "its answer to /v1/identity holds no proof";
+    }
+    throw new SidecarError(foreignMessage(url, target, what), "foreign");
   }
 
   /** One request to `target` (the IP address dialled); errors name the URL the user configured. */
@@ -253,7 +272,7 @@ export class Sidecar {
     try {
       parsed = text === "" ? undefined : JSON.parse(text);
     } catch {
-      throw new SidecarError(`${path} answered ${response.status} with a body that is not JSON`, "malformed");
+      throw new SidecarError(`${path} answered ${response.status} with a body that is not JSON`, "malformed", response.status);
     }
     if (!response.ok) {
       // The sidecar's errors are OpenAI-shaped: {error: {message, type}}.
@@ -263,4 +282,25 @@ export class Sidecar {
     }
     return parsed;
   }
+}
+
+/**
+ * What the user is told of a server that is not their sidecar: for a port
+ * of this machine, that another program holds it, which one where this
+ * user may see it (`listenerOf`), and how to get the HUD back.
+ */
+function foreignMessage(url: string, target: DialTarget, what: string): string {
+  const loopback = target.ip.startsWith("127.") || target.ip === "::1";
+  if (!loopback) {
+    return `the server at ${url} is not your evolve-hud sidecar (${what}). Nothing was sent to it. Check the \`url\` setting (EVOLVE_HUD_URL)`;
+  }
+  const port = target.port;
+  const holder = listenerOf(port, target.ip.includes(":"));
+  const who = holder ? `: ${describeHolder(holder)}` : "";
+  const stop = holder?.pid !== undefined && holder.uid === process.getuid?.() ? `Stop it (\`kill ${holder.pid}\`)` : "Stop it";
+  const other = port < 65535 ? port + 1 : port - 1;
+  return (
+    `another program holds port ${port}${who}. It is not your evolve-hud sidecar (${what}), and nothing was sent to it. ` +
+    `${stop}, or give the HUD another port: \`EVOLVE_HUD_PORT=${other} opencode\``
+  );
 }

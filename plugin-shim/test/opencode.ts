@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -137,6 +137,31 @@ function seed(dir: string) {
   );
 }
 
+/**
+ * Makes the plugin `install-shim` wrote into `pluginsDir` the working
+ * tree's: the binary embeds the plugin it was built with, which is the same
+ * in a clean build but may be older while the plugin is being worked on.
+ * Says so when it was not the same.
+ */
+export function refreshInstalled(pluginsDir: string): void {
+  const source = join(repoRoot, "plugin-shim");
+  const files = ["evolve-hud.ts", ...readdirSync(join(source, "evolve-hud")).filter((f) => f.endsWith(".ts")).map((f) => join("evolve-hud", f))];
+  const stale = files.filter((f) => {
+    const want = readFileSync(join(source, f), "utf8");
+    const target = join(pluginsDir, f);
+    let have: string | undefined;
+    try {
+      have = readFileSync(target, "utf8");
+    } catch {
+      // Not installed: written below.
+    }
+    if (have === want) return false;
+    writeFileSync(target, want);
+    return true;
+  });
+  if (stale.length > 0) console.log(`${sidecarBin} installed an older plugin than the working tree's (${stale.join(", ")}): replaced with the working tree's`);
+}
+
 export interface RunResult {
   code: number | null;
   seconds: number;
@@ -186,6 +211,7 @@ export async function prepare({
     });
     assert.equal(installed.status, 0, installed.stderr);
     assert.match(installed.stdout, /^installed /);
+    refreshInstalled(join(project, ".opencode", "plugins"));
   }
   const config = {
     $schema: "https://opencode.ai/config.json",
@@ -282,12 +308,66 @@ export async function opencodeServe({ env }: Prepared): Promise<OpencodeServer> 
   return { api: `http://127.0.0.1:${port}`, output: () => output, stop };
 }
 
+/** A toast OpenCode's UI was asked to show (`tui.toast.show` on its event stream), and when. */
+export interface Toast {
+  title?: string;
+  message: string;
+  variant?: string;
+  at: number;
+}
+
+/**
+ * Records the toasts an `opencode serve` is asked to show, from its event
+ * stream (`GET /event`): what its terminal UI would show the user.
+ */
+export function recordToasts(server: OpencodeServer): { toasts: Toast[]; stop(): void } {
+  const toasts: Toast[] = [];
+  const abort = new AbortController();
+  void (async () => {
+    const response = await fetch(server.api + "/event", { signal: abort.signal });
+    const decoder = new TextDecoder();
+    let buffer = "";
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
+        const data = buffer.slice(0, end).split("\n").find((l) => l.startsWith("data: "));
+        buffer = buffer.slice(end + 2);
+        const event = data ? JSON.parse(data.slice(6)) : undefined;
+        if (event?.type === "tui.toast.show") toasts.push({ ...event.properties, at: Date.now() });
+      }
+    }
+  })().catch(() => {});
+  return { toasts, stop: () => abort.abort() };
+}
+
+/** Sends `text` to a new session of an `opencode serve` and waits for the turn to end; the session's id. */
+export async function promptServer(server: OpencodeServer, text = "Do the task."): Promise<string> {
+  const json = { "content-type": "application/json" };
+  const session = await (await fetch(`${server.api}/session`, { method: "POST", headers: json, body: "{}" })).json();
+  const reply = await fetch(`${server.api}/session/${session.id}/message`, {
+    method: "POST",
+    headers: json,
+    body: JSON.stringify({ model: { providerID: "fake", modelID: "fake-model" }, parts: [{ type: "text", text }] }),
+  });
+  assert.equal(reply.status, 200, server.output());
+  await reply.text();
+  return session.id;
+}
+
 /** A fresh project, one `opencode run` in it, and what the fake model was asked. */
 export async function runOpencode(options: RunOptions = {}): Promise<RunResult> {
   const prepared = await prepare(options);
   const run = await opencodeRun(prepared);
   await prepared.model.stop();
   return { ...run, main: prepared.model.main(), summary: prepared.model.of("summary") };
+}
+
+/** What the plugin wrote to OpenCode's log, line by line. */
+export function pluginSaid(prepared: Prepared): string[] {
+  const dir = join(prepared.env.XDG_DATA_HOME, "opencode", "log");
+  return readdirSync(dir)
+    .flatMap((f) => readFileSync(join(dir, f), "utf8").split("\n"))
+    .filter((l) => l.includes("evolve-hud:"));
 }
 
 // --- Reading the requests ----------------------------------------------------------

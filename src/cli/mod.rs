@@ -98,7 +98,7 @@ pub struct StopArgs {
 
 impl StopArgs {
     pub fn port(&self) -> u16 {
-        self.port.unwrap_or_else(crate::install::sidecar_port)
+        self.port.unwrap_or_else(crate::launch::sidecar_port)
     }
 }
 
@@ -126,7 +126,7 @@ impl SidecarArgs {
         let url = self
             .url
             .clone()
-            .unwrap_or_else(|| format!("http://127.0.0.1:{}", crate::install::sidecar_port()));
+            .unwrap_or_else(|| format!("http://127.0.0.1:{}", crate::launch::sidecar_port()));
         url.trim_end_matches('/').to_owned()
     }
 

@@ -260,8 +260,15 @@ impl ServeConfig {
         self.model.offline = true;
         if let Err(e) = self.model.resolve_on_disk() {
             self.engine.no_model = true;
+            // A name not on disk says just that; the fix says how to get it.
+            let missing = match (&self.model.model, self.model.default_name().as_ref()) {
+                (Some(ModelArg::Name(name)), _) | (None, Some(name)) if self.model.file.is_none() => {
+                    format!("the model `{name}` is not on disk")
+                }
+                _ => format!("{e:#}"),
+            };
             self.engine.missing = Some(crate::api::EngineDetails::Missing {
-                missing: format!("{e:#}"),
+                missing,
                 fix: self.model.fix(),
             });
         }
@@ -279,6 +286,18 @@ impl ServeConfig {
 }
 
 impl ModelConfig {
+    /// The model configuration `serve --model SPEC` would have, for the
+    /// commands that check what the plugin would start.
+    pub fn from_name(spec: &str) -> anyhow::Result<ModelConfig> {
+        #[derive(clap::Parser)]
+        struct Only {
+            #[command(flatten)]
+            model: ModelConfig,
+        }
+        let only = <Only as clap::Parser>::try_parse_from(["evolve-hud", "--model", spec])?;
+        Ok(only.model)
+    }
+
     /// The local engine's configuration: `--model` (resolved first with
     /// [`ModelConfig::resolve_model`]) and the flags.
     pub fn local(&self) -> anyhow::Result<LocalConfig> {
@@ -348,16 +367,18 @@ or --engine URL to use a running engine",
         Ok(())
     }
 
+    /// The registry's default model's name.
+    fn default_name(&self) -> Option<String> {
+        crate::registry::Registry::load(self.registry.as_deref())
+            .ok()
+            .and_then(|r| r.models.first().map(|e| e.name.clone()))
+    }
+
     /// The one command that gets the model `--model` names onto disk.
     pub fn fix(&self) -> String {
-        let default = || {
-            crate::registry::Registry::load(self.registry.as_deref())
-                .ok()
-                .and_then(|r| r.models.first().map(|e| e.name.clone()))
-        };
         match &self.model {
             Some(ModelArg::Name(name)) => format!("evolve-hud pull {name}"),
-            None => match default() {
+            None => match self.default_name() {
                 Some(name) => format!("evolve-hud pull {name}"),
                 None => "evolve-hud install-shim --model FILE.gguf".into(),
             },
@@ -381,7 +402,7 @@ or --engine URL to use a running engine",
 impl ServerConfig {
     /// The port to serve on: `--port`, else where every client looks.
     pub fn port(&self) -> u16 {
-        self.port.unwrap_or_else(crate::install::sidecar_port)
+        self.port.unwrap_or_else(crate::launch::sidecar_port)
     }
 }
 

@@ -157,7 +157,11 @@ fn doctor_names_what_is_missing_and_how_to_fix_it() {
         text.contains(&format!("✗ sidecar  nothing answers at {dead}")),
         "{text}"
     );
-    assert!(text.contains("fix: evolve-hud serve"), "{text}");
+    // No plugin that would start one: the fix is the plugin.
+    assert!(
+        text.contains("fix: evolve-hud install-shim   (then OpenCode's plugin starts the sidecar)"),
+        "{text}"
+    );
     assert!(text.contains("✗ plugin   older than this binary's"), "{text}");
     assert!(text.contains("fix: evolve-hud install-shim"), "{text}");
 
@@ -249,10 +253,16 @@ fn doctor_tells_a_broken_install_as_it_is() {
     let project = tempfile::tempdir().unwrap();
     let config = home.path().join("config");
     let installed = install_shim(
-        &["--project", project.path().to_str().unwrap(), "--model", "/nope.gguf"],
+        &["--project", project.path().to_str().unwrap()],
         &[("XDG_CONFIG_HOME", &config)],
     );
     assert!(installed.status.success(), "{installed:?}");
+    // install-shim refuses a model file that is not there; one that went
+    // away after it was recorded is what doctor meets.
+    let record = config.join("evolve-hud/launch.json");
+    let mut launch: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    launch["model"] = "/nope.gguf".into();
+    std::fs::write(&record, launch.to_string()).unwrap();
     std::fs::remove_dir_all(project.path().join(".opencode/plugins/evolve-hud")).unwrap();
     let doctor = || {
         let dead = format!("http://127.0.0.1:{}", common::free_port());

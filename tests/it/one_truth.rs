@@ -229,3 +229,130 @@ fn install_shim_refuses_a_model_no_sidecar_could_load() {
     );
     assert!(out.status.success(), "{}", text(&out));
 }
+
+/// `doctor` in each state a user meets, with its exit code; every fix it
+/// prints, run in that state (a `pull` stands in for the other fix it
+/// names, a model file the user has), leads to a ready state.
+#[test]
+fn doctor_is_true_in_every_state_and_its_fixes_lead_to_ready() {
+    let config = config_folder();
+    let state = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let bin_dir = Path::new(common::binary()).parent().unwrap().to_owned();
+    let path = format!("{}:/usr/bin:/bin", bin_dir.display());
+    let model = common::test_model();
+    let doctor = |env: &[(&str, &str)]| {
+        let out = common::command()
+            .arg("doctor")
+            .current_dir(project.path())
+            .env("XDG_CONFIG_HOME", config.path())
+            .env("XDG_STATE_HOME", state.path())
+            .env("PATH", &path)
+            .env("EVOLVE_HUD_PORT", common::free_port().to_string())
+            .env_remove("EVOLVE_HUD_URL")
+            .envs(env.iter().copied())
+            .output()
+            .expect("doctor");
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    // Each printed fix is a command line, up to its first double space.
+    let fixes = |said: &str| -> Vec<String> {
+        said.lines()
+            .filter_map(|l| l.trim().strip_prefix("fix: "))
+            .map(|f| f.split("   ").next().unwrap().trim().to_owned())
+            .collect()
+    };
+    let apply = |fix: &str| {
+        let mut words: Vec<String> = fix.split_whitespace().map(str::to_owned).collect();
+        assert_eq!(words.first().map(String::as_str), Some("evolve-hud"), "{fix}");
+        if words.get(1).map(String::as_str) == Some("pull") {
+            words = vec![
+                "evolve-hud".into(),
+                "install-shim".into(),
+                "--model".into(),
+                model.display().to_string(),
+            ];
+        }
+        let words: Vec<String> = words
+            .into_iter()
+            .map(|w| {
+                if w == "FILE.gguf" {
+                    model.display().to_string()
+                } else {
+                    w
+                }
+            })
+            .collect();
+        let out = common::command()
+            .args(&words[1..])
+            .current_dir(project.path())
+            .env("XDG_CONFIG_HOME", config.path())
+            .env("XDG_STATE_HOME", state.path())
+            .output()
+            .expect("a fix");
+        assert!(out.status.success(), "{fix}: {}", text(&out));
+    };
+
+    // Nothing installed: not ready, and the fixes make it so.
+    let (code, said) = doctor(&[]);
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains("✗ plugin"), "{said}");
+    for fix in fixes(&said) {
+        apply(&fix);
+    }
+    // Installed, the sidecar not started yet: the finished state.
+    let (code, said) = doctor(&[]);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("✓ sidecar  not running yet"), "{said}");
+    assert!(said.contains("Ready: OpenCode's plugin starts the sidecar"), "{said}");
+    assert!(fixes(&said).is_empty(), "no fix to run: {said}");
+
+    // Installed twice: a warning, with the command that removes one.
+    apply("evolve-hud install-shim --global");
+    let (code, said) = doctor(&[]);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("! plugin   installed twice"), "{said}");
+    for fix in fixes(&said) {
+        apply(&fix);
+    }
+    let (code, said) = doctor(&[]);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(!said.contains("installed twice"), "{said}");
+
+    // A recorded model that is gone.
+    let record = config.path().join("evolve-hud/launch.json");
+    let mut launch: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    launch["model"] = "/nonexistent/gone.gguf".into();
+    std::fs::write(&record, launch.to_string()).unwrap();
+    let (code, said) = doctor(&[]);
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains("✗ start"), "{said}");
+    for fix in fixes(&said) {
+        apply(&fix);
+    }
+    let (code, said) = doctor(&[]);
+    assert_eq!(code, Some(0), "{said}");
+
+    // No autostart: the sidecar must run, and the fix runs one.
+    let port = common::free_port().to_string();
+    let (code, said) = doctor(&[("EVOLVE_HUD_AUTOSTART", "off"), ("EVOLVE_HUD_PORT", &port)]);
+    assert_eq!(code, Some(1), "{said}");
+    let fix = fixes(&said)
+        .into_iter()
+        .find(|f| f.contains("serve"))
+        .expect("a serve fix");
+    assert_eq!(fix, "evolve-hud serve --facts-without-model", "{said}");
+    let server = common::Server::spawn_env(
+        port.parse().unwrap(),
+        &[
+            "--facts-without-model".into(),
+            "--model".into(),
+            model.clone().into_os_string(),
+        ],
+        &[("XDG_CONFIG_HOME", config.path().as_os_str())],
+    );
+    server.wait_ready();
+    let (code, said) = doctor(&[("EVOLVE_HUD_AUTOSTART", "off"), ("EVOLVE_HUD_PORT", &port)]);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("All set"), "{said}");
+}

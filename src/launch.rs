@@ -1,0 +1,113 @@
+//! The launch record, `$XDG_CONFIG_HOME/evolve-hud/launch.json`: the one
+//! record of where the user's sidecar is and how it starts (binary, model,
+//! port). `install-shim` and `service install` write it; the plugin
+//! (`config.ts`, `launcher.ts`), `serve`, `status`, `watch`, `doctor`,
+//! `hook` and `stop` read it through [`sidecar_port`] and [`read_launch`].
+
+use anyhow::Context;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// What the plugin starts when no sidecar answers: this binary, and the
+/// model to serve (none: the registry's default model).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Launch {
+    pub binary: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The port the sidecar serves on (none: 8377), when `service install`
+    /// chose another: the plugin talks to it there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+}
+
+/// `$XDG_CONFIG_HOME/evolve-hud/launch.json` (`~/.config/evolve-hud/`).
+pub fn launch_path() -> anyhow::Result<PathBuf> {
+    Ok(config_home()?.join("evolve-hud").join("launch.json"))
+}
+
+/// The port of the user's sidecar, found the same way by every command and
+/// by the plugin (`config.ts`): `EVOLVE_HUD_PORT`, else the launch record's
+/// (written by `service install --port`), else 8377.
+pub fn sidecar_port() -> u16 {
+    std::env::var("EVOLVE_HUD_PORT")
+        .ok()
+        .and_then(|p| p.trim().parse().ok())
+        .or_else(|| recorded_launch().and_then(|l| l.port))
+        .unwrap_or(crate::api::DEFAULT_PORT)
+}
+
+/// Takes the port out of the launch record (`service uninstall`): the
+/// plugin and the commands go back to the default. The port it held, if any.
+pub(crate) fn forget_port() -> anyhow::Result<Option<u16>> {
+    let Some(mut launch) = read_launch()? else {
+        return Ok(None);
+    };
+    let Some(port) = launch.port.take() else {
+        return Ok(None);
+    };
+    write_launch(&launch)?;
+    Ok(Some(port))
+}
+
+/// The recorded launch, if any.
+pub fn recorded_launch() -> Option<Launch> {
+    read_launch().ok().flatten()
+}
+
+/// The recorded launch: `None` when none is recorded, an error naming the
+/// file when it cannot be read.
+pub fn read_launch() -> anyhow::Result<Option<Launch>> {
+    let path = launch_path()?;
+    match std::fs::symlink_metadata(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        // It names a binary to run: only a record no one else can write.
+        _ => crate::private::owned_file(&path, "the launch record")?,
+    }
+    let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .with_context(|| format!("{} is not a launch record", path.display()))
+}
+
+/// Records this binary (and `model` and `port`, else the ones recorded
+/// before) for the plugin to start and talk to.
+pub(crate) fn record_launch(model: Option<&str>, port: Option<u16>) -> anyhow::Result<Launch> {
+    let binary = std::env::current_exe().context("finding this binary's path")?;
+    let before = recorded_launch();
+    let launch = Launch {
+        binary: binary.to_string_lossy().into_owned(),
+        model: model
+            .map(str::to_owned)
+            .or_else(|| before.as_ref().and_then(|l| l.model.clone())),
+        port: port.or_else(|| before.as_ref().and_then(|l| l.port)),
+    };
+    write_launch(&launch)?;
+    Ok(launch)
+}
+
+/// Writes the launch record whole, private to the user.
+fn write_launch(launch: &Launch) -> anyhow::Result<()> {
+    let path = launch_path()?;
+    let dir = path.parent().expect("the launch record has a folder; this is a bug");
+    crate::private::own_dir(dir, "evolve-hud's secret and launch record", "XDG_CONFIG_HOME")?;
+    let text = serde_json::to_string_pretty(launch).context("writing the launch record")?;
+    // A temporary file starts private (0600) and replaces the record whole.
+    let mut file = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("writing into {}", dir.display()))?;
+    file.write_all((text + "\n").as_bytes())
+        .with_context(|| format!("writing into {}", dir.display()))?;
+    file.persist(&path)
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+/// `$XDG_CONFIG_HOME`, else `~/.config`.
+pub fn config_home() -> anyhow::Result<PathBuf> {
+    match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
+        Some(dir) => Ok(PathBuf::from(dir)),
+        None => match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+            Some(home) => Ok(PathBuf::from(home).join(".config")),
+            None => anyhow::bail!("neither XDG_CONFIG_HOME nor HOME is set"),
+        },
+    }
+}

@@ -278,6 +278,10 @@ async fn engine_faults_keep_syncs_fast_and_health_says_why_until_it_recovers() {
     let (status, v) = post_json(&server, "/v1/chat/completions", &body).await;
     assert_eq!((status, text(&v)), (200, "hello world"), "{v}");
     sync_is_fast(&server, "ses_faults", true).await;
+    // The session's own question goes to the engine too: it must be
+    // answered before the faults below, or it would count among them.
+    let v = wait_model(&server, "ses_faults").await;
+    assert_ne!(v["model_status"]["state"], "pending", "{v}");
 
     // Overload passes through with the engine's Retry-After.
     mode.store(OVERLOADED, Ordering::SeqCst);

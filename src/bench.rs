@@ -11,6 +11,7 @@
 use crate::cli::BenchArgs;
 use crate::engine::local::{BenchTest, ModelHandle, ModelInfo};
 use crate::engine::Engine;
+use crate::logging::Progress;
 use crate::openai::{ChatRequest, Content, Message, StreamOptions};
 use anyhow::Context;
 use futures_util::StreamExt;
@@ -63,38 +64,6 @@ fn mean_sd(v: &[f64]) -> (f64, f64) {
     (mean, var.sqrt())
 }
 
-/// What the bench is doing, on stderr: one line rewritten in place on a
-/// terminal, a line per step elsewhere (a log). Results go to stdout.
-struct Progress {
-    terminal: bool,
-}
-
-impl Progress {
-    fn new() -> Progress {
-        use std::io::IsTerminal;
-        Progress {
-            terminal: std::io::stderr().is_terminal(),
-        }
-    }
-
-    fn say(&self, what: &str) {
-        use std::io::Write;
-        let mut err = std::io::stderr().lock();
-        let _ = if self.terminal {
-            write!(err, "\r\x1b[2Kbench: {what}")
-        } else {
-            writeln!(err, "bench: {what}")
-        };
-        let _ = err.flush();
-    }
-
-    fn done(&self) {
-        if self.terminal {
-            eprint!("\r\x1b[2K");
-        }
-    }
-}
-
 /// Runs one test `warmup` times unmeasured, then `reps` times.
 async fn measure(
     model: &ModelHandle,
@@ -130,7 +99,7 @@ async fn measure(
 /// requests, and returns the report.
 pub async fn run(args: &BenchArgs) -> anyhow::Result<Report> {
     let local = args.model.local()?;
-    let progress = Progress::new();
+    let progress = Progress::new("bench: ");
     progress.say(&format!("loading {}", local.path.display()));
     let (model, thread) = ModelHandle::start(&local)
         .await

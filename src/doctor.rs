@@ -59,7 +59,8 @@ pub fn run(args: &DoctorArgs) -> ExitCode {
     let plugin = plugin(&args.project);
     let installed = plugin.mark != Mark::Wrong;
     let (sidecar, running) = sidecar(args, installed);
-    let checks = [binary(), model(args), sidecar, plugin, launch()];
+    let recorded = crate::launch::recorded_launch().is_some_and(|l| Path::new(&l.binary).is_file());
+    let checks = [binary(recorded), model(args), sidecar, plugin, launch()];
     for c in &checks {
         let mark = match c.mark {
             Mark::Ok => "✓",
@@ -93,8 +94,11 @@ fn autostart() -> bool {
     )
 }
 
-/// This binary, its version, and whether `evolve-hud` on PATH is it.
-fn binary() -> Check {
+/// This binary, its version, and whether `evolve-hud` on PATH is it. Where
+/// the launch record names a binary the plugin runs that one, and PATH
+/// only matters to the user's shell: a warning; else the plugin runs the
+/// one on PATH, and it must be this.
+fn binary(recorded: bool) -> Check {
     let version = env!("CARGO_PKG_VERSION");
     let this = std::env::current_exe().ok();
     let on_path = find_on_path("evolve-hud");
@@ -102,18 +106,20 @@ fn binary() -> Check {
         "evolve-hud {version} at {}",
         this.as_deref().map_or_else(|| "?".into(), |p| p.display().to_string())
     );
-    match (&on_path, &this) {
-        (Some(p), Some(t)) if same_file(p, t) => Check::ok("binary", format!("{said} (on PATH)")),
-        (Some(p), _) => Check::wrong(
-            "binary",
-            format!("{said}; `evolve-hud` on PATH is another: {}", p.display()),
-            "cargo install --locked --path . (in the evolve-hud repository)".into(),
+    let fix = "cargo install --locked --path . (in the evolve-hud repository)".to_owned();
+    let (said, fix) = match (&on_path, &this) {
+        (Some(p), Some(t)) if same_file(p, t) => return Check::ok("binary", format!("{said} (on PATH)")),
+        (Some(p), _) => (format!("{said}; `evolve-hud` on PATH is another: {}", p.display()), fix),
+        (None, _) if recorded => (
+            format!("{said}; not on PATH (the plugin runs the recorded binary; your shell needs the full path)"),
+            fix,
         ),
-        (None, _) => Check::wrong(
-            "binary",
-            format!("{said}; not on PATH"),
-            "cargo install --locked --path . (in the evolve-hud repository)".into(),
-        ),
+        (None, _) => (format!("{said}; not on PATH"), fix),
+    };
+    if recorded {
+        Check::warn("binary", said, fix)
+    } else {
+        Check::wrong("binary", said, fix)
     }
 }
 
@@ -430,8 +436,9 @@ fn launch() -> Check {
         Some(l) if Path::new(&l.binary).is_file() => Check::ok(
             "start",
             format!(
-                "the plugin starts `{} serve{}` when none answers",
+                "the plugin starts `{} serve --port {} --facts-without-model{}` when none answers",
                 l.binary,
+                crate::launch::sidecar_port(),
                 l.model.map(|m| format!(" --model {m}")).unwrap_or_default()
             ),
         ),

@@ -77,7 +77,7 @@ pub fn run(args: &InstallShimArgs) -> anyhow::Result<()> {
         None => None,
     };
     let outcome = install(&dir)?;
-    let launch = record_launch(args.model.as_deref(), None)?;
+    let launch = record_launch(args.model.as_deref(), args.port)?;
     // The secret the plugin and the sidecar share, made now so that the
     // plugin has it before the sidecar's first start.
     crate::secret::Secret::of_user()?;

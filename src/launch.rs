@@ -16,7 +16,7 @@ pub struct Launch {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// The port the sidecar serves on (none: 8377), when `service install`
-    /// chose another: the plugin talks to it there.
+    /// or `install-shim --port` chose one: the plugin talks to it there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<u16>,
 }
@@ -28,7 +28,7 @@ pub fn launch_path() -> anyhow::Result<PathBuf> {
 
 /// The port of the user's sidecar, found the same way by every command and
 /// by the plugin (`config.ts`): `EVOLVE_HUD_PORT`, else the launch record's
-/// (written by `service install --port`), else 8377.
+/// (written by `service install` and `install-shim --port`), else 8377.
 pub fn sidecar_port() -> u16 {
     std::env::var("EVOLVE_HUD_PORT")
         .ok()

@@ -13,7 +13,7 @@ pub fn init(format: LogFormat) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(|| LogLine(Vec::new()))
         .with_ansi(std::io::stderr().is_terminal());
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
@@ -22,6 +22,91 @@ pub fn init(format: LogFormat) {
         LogFormat::Json => builder.json().finish().with(Harmless).init(),
     }
     llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default());
+}
+
+/// The progress line on a terminal's stderr ([`Progress`]), empty when
+/// none is shown: log lines go above it, never onto it.
+static PROGRESS: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+
+/// The line of one log event, written to stderr whole when it is dropped:
+/// a progress line shown there is cleared first and drawn again after.
+struct LogLine(Vec<u8>);
+
+impl std::io::Write for LogLine {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for LogLine {
+    fn drop(&mut self) {
+        use std::io::Write;
+        let progress = PROGRESS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut err = std::io::stderr().lock();
+        let _ = if progress.is_empty() {
+            err.write_all(&self.0)
+        } else {
+            err.write_all(b"\r\x1b[2K")
+                .and_then(|()| err.write_all(&self.0))
+                .and_then(|()| err.write_all(progress.as_bytes()))
+        };
+        let _ = err.flush();
+    }
+}
+
+/// What a long command is doing, on stderr: one line rewritten in place on
+/// a terminal (log lines go above it), a line per step elsewhere (a log).
+pub struct Progress {
+    terminal: bool,
+    /// What each line starts with (`bench: `).
+    prefix: &'static str,
+}
+
+impl Progress {
+    pub fn new(prefix: &'static str) -> Progress {
+        Progress {
+            terminal: std::io::stderr().is_terminal(),
+            prefix,
+        }
+    }
+
+    /// Shows `what` as the current step.
+    pub fn say(&self, what: &str) {
+        use std::io::Write;
+        let mut progress = PROGRESS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut err = std::io::stderr().lock();
+        let line = format!("{}{what}", self.prefix);
+        let _ = if self.terminal {
+            *progress = line;
+            write!(err, "\r\x1b[2K{progress}")
+        } else {
+            writeln!(err, "{line}")
+        };
+        let _ = err.flush();
+    }
+
+    /// Clears the progress line.
+    pub fn done(&self) {
+        use std::io::Write;
+        let mut progress = PROGRESS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if self.terminal && !progress.is_empty() {
+            progress.clear();
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[2K");
+            let _ = err.flush();
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.done();
+    }
 }
 
 /// llama.cpp's warnings that the registry's models set off at every load

@@ -118,7 +118,16 @@ export function tellTheUser(
   const missingTold = new Set<string>();
   sidecar.onHealth = (health) => {
     const missing = health.missing;
-    if (typeof missing !== "string" || !missing || missingTold.has(missing)) return;
+    if (typeof missing !== "string" || !missing) {
+      // The model came (pulled, or the record changed): told where its absence was.
+      if (missingTold.size > 0) {
+        missingTold.clear();
+        log("info", "evolve-hud: the model is on disk now; the sidecar serves it");
+        notices.once("The model is on disk now: the sidecar serves it, and the HUD gets its findings.", "success");
+      }
+      return;
+    }
+    if (missingTold.has(missing)) return;
     missingTold.add(missing);
     const fix = typeof health.fix === "string" && health.fix.trim() ? health.fix.trim() : undefined;
     log("warn", `evolve-hud: the sidecar serves the HUD's facts without a model: ${missing}${fix ? `; fix: ${fix}` : ""}`);

@@ -91,7 +91,7 @@ pub enum ServiceAction {
 #[derive(Debug, Clone, Args)]
 pub struct StopArgs {
     /// The port the sidecar serves on. Default: the launch record's
-    /// (`service install --port`), else 8377.
+    /// (`install-shim --port`, `service install --port`), else 8377.
     #[arg(long, env = "EVOLVE_HUD_PORT")]
     pub port: Option<u16>,
 }
@@ -106,7 +106,7 @@ impl StopArgs {
 #[derive(Debug, Clone, Args)]
 pub struct SidecarArgs {
     /// The sidecar. Defaults to http://127.0.0.1:$EVOLVE_HUD_PORT, else the
-    /// launch record's port (`service install --port`), else :8377.
+    /// launch record's port (`install-shim --port`, `service install --port`), else :8377.
     #[arg(long, env = "EVOLVE_HUD_URL")]
     pub url: Option<String>,
 
@@ -258,6 +258,12 @@ pub struct InstallShimArgs {
     /// file or a registry name); by default the registry's default model.
     #[arg(long, short = 'm')]
     pub model: Option<String>,
+
+    /// The port the plugin talks to, and serves its sidecar on when it
+    /// starts one; recorded for every command. By default the one recorded
+    /// before, else 8377.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub port: Option<u16>,
 
     /// Registry file to check `--model` names against instead of the
     /// built-in models.toml.

@@ -414,7 +414,7 @@ pub struct ServerConfig {
     pub host: IpAddr,
 
     /// Port to bind; 0 picks a free port (the log line "listening" names it).
-    /// Default: the launch record's (`service install --port`), else 8377,
+    /// Default: the launch record's (`install-shim --port`, `service install --port`), else 8377,
     /// the port every command and the plugin look at.
     #[arg(long, env = "EVOLVE_HUD_PORT")]
     pub port: Option<u16>,

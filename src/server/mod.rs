@@ -282,18 +282,31 @@ fn restart_in_place(port: u16) -> anyhow::Result<()> {
     Err(anyhow::Error::new(error).context(format!("restarting {}", binary.display())))
 }
 
-/// `args` with `--port` set to `port`.
+/// `args` with `--port` set to `port`, where it was given (the command
+/// line reads the same in `ps`), else at the end.
 fn with_port(args: Vec<std::ffi::OsString>, port: u16) -> Vec<std::ffi::OsString> {
     let mut out = Vec::with_capacity(args.len() + 2);
+    let mut set = false;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         if arg == "--port" {
             args.next();
-        } else if !arg.to_string_lossy().starts_with("--port=") {
+            if !set {
+                out.extend(["--port".into(), port.to_string().into()]);
+            }
+            set = true;
+        } else if arg.to_string_lossy().starts_with("--port=") {
+            if !set {
+                out.push(format!("--port={port}").into());
+            }
+            set = true;
+        } else {
             out.push(arg);
         }
     }
-    out.extend(["--port".into(), port.to_string().into()]);
+    if !set {
+        out.extend(["--port".into(), port.to_string().into()]);
+    }
     out
 }
 
@@ -444,15 +457,15 @@ impl Signals {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn a_restart_keeps_the_port_it_had() {
+    fn a_restart_keeps_the_port_it_had_where_it_was_given() {
         let args = |a: &[&str]| a.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
         assert_eq!(
             super::with_port(args(&["serve", "--port", "0", "-m", "x.gguf"]), 4000),
-            args(&["serve", "-m", "x.gguf", "--port", "4000"])
+            args(&["serve", "--port", "4000", "-m", "x.gguf"])
         );
         assert_eq!(
-            super::with_port(args(&["serve", "--port=0"]), 4000),
-            args(&["serve", "--port", "4000"])
+            super::with_port(args(&["serve", "--port=0", "-m", "x.gguf"]), 4000),
+            args(&["serve", "--port=4000", "-m", "x.gguf"])
         );
         assert_eq!(
             super::with_port(args(&["serve"]), 8377),

@@ -215,6 +215,38 @@ fn bench_says_what_it_is_doing() {
     assert!(stdout.contains("pp16") && !stdout.contains("bench:"), "{stdout}");
 }
 
+/// On a terminal the progress line is rewritten in place; log lines that
+/// come meanwhile (llama.cpp's, here at debug level) go above it, each on a
+/// line of its own.
+#[test]
+fn bench_progress_never_shares_a_line_with_a_log_line() {
+    let tmux = crate::watch::Tmux::start(200, 40);
+    tmux.send(&[
+        &format!(
+            "RUST_LOG=info,llama.cpp=debug {} bench -p 16 -n 4 -r 2 --warmup 0 --e2e-requests 0 --threads 2 --model {}; echo bench-exit=$?",
+            common::binary(),
+            test_model().display()
+        ),
+        "Enter",
+    ]);
+    tmux.wait_for("the bench's end", Duration::from_secs(120), |s| {
+        s.lines().any(|l| l.starts_with("bench-exit="))
+    });
+    let shown = tmux.history();
+    assert!(shown.lines().any(|l| l == "bench-exit=0"), "{shown}");
+    let logs = shown
+        .lines()
+        .filter(|l| l.contains(" DEBUG ") || l.contains(" INFO "))
+        .count();
+    assert!(logs > 10, "llama.cpp's log lines came while the bench ran:\n{shown}");
+    for line in shown.lines().filter(|l| l.contains("bench: ")) {
+        assert!(
+            line.starts_with("bench: ") && !line.contains(" DEBUG ") && !line.contains(" INFO "),
+            "a progress line shares a line with a log line: {line:?}"
+        );
+    }
+}
+
 #[test]
 fn a_lock_folder_that_cannot_be_made_is_named_with_its_purpose_and_fix() {
     let runtime = tempfile::tempdir().unwrap();

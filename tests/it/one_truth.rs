@@ -123,6 +123,34 @@ fn the_recorded_port_is_where_every_command_looks_until_service_uninstall() {
         "{}",
         text(&shim)
     );
+
+    // install-shim --port records another port: every command looks there.
+    let other = common::free_port();
+    let shim = run(
+        config.path(),
+        state.path(),
+        &[
+            "install-shim",
+            "--project",
+            project.path().to_str().unwrap(),
+            "--port",
+            &other.to_string(),
+        ],
+    );
+    assert!(
+        text(&shim).contains(&format!("It talks to http://127.0.0.1:{other}"))
+            && text(&shim).contains(&format!("serve --port {other}")),
+        "{}",
+        text(&shim)
+    );
+    let status = run(config.path(), state.path(), &["status"]);
+    assert!(
+        text(&status).contains(&format!("127.0.0.1:{other}")),
+        "{}",
+        text(&status)
+    );
+    let refused = run(config.path(), state.path(), &["install-shim", "--port", "0"]);
+    assert!(!refused.status.success(), "{}", text(&refused));
 }
 
 #[test]
@@ -306,6 +334,16 @@ fn doctor_is_true_in_every_state_and_its_fixes_lead_to_ready() {
     assert!(said.contains("✓ sidecar  not running yet"), "{said}");
     assert!(said.contains("Ready: OpenCode's plugin starts the sidecar"), "{said}");
     assert!(fixes(&said).is_empty(), "no fix to run: {said}");
+    assert!(
+        said.contains(" serve --port ") && said.contains(" --facts-without-model"),
+        "the start as the plugin runs it: {said}"
+    );
+
+    // Not on PATH, where the plugin runs the recorded binary: the user's
+    // shell needs the full path, the HUD does not. A warning.
+    let (code, said) = doctor(&[("PATH", "/usr/bin:/bin")]);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("! binary") && said.contains("not on PATH"), "{said}");
 
     // Installed twice: a warning, with the command that removes one.
     apply("evolve-hud install-shim --global");

@@ -403,6 +403,15 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// Everything the pane showed, its history too, wrapped lines joined.
+    pub(crate) fn history(&self) -> String {
+        let out = self
+            .cmd(&["capture-pane", "-p", "-J", "-S", "-", "-t", "0"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// The screen once `check` holds, within `wait`; fails with the screen.
     pub(crate) fn wait_for(&self, what: &str, wait: Duration, check: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + wait;

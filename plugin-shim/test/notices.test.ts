@@ -158,7 +158,10 @@ test("python3 -m http.server on the port: named with its pid and the fix at the 
   assert.match(told, new RegExp(`it answered /v1/identity with 404`));
   assert.match(told, new RegExp(`Stop it \\(\`kill ${python.child.pid}\`\\), or give the HUD another port: \`EVOLVE_HUD_PORT=${port + 1} opencode\``));
   assert.equal(await stepOf(hooks), false);
-  assert.equal((python.said().match(/"GET \/v1\/identity\?nonce=\w+ HTTP/g) ?? []).length, 2, python.said());
+  // Python logs each request to its stderr after answering it: its line may come a moment after the answer.
+  const questions = () => (python.said().match(/"GET \/v1\/identity\?nonce=\w+ HTTP/g) ?? []).length;
+  for (let i = 0; i < 100 && questions() < 2; i++) await sleep(20);
+  assert.equal(questions(), 2, python.said());
   assert.doesNotMatch(python.said(), /POST/, "no transcript reached it");
   assert.equal(fake.starts(), 0, "nothing started while the port is held");
 

@@ -2411,6 +2411,436 @@ done
 echo "kept $keep"
 `;
 
+// --- Held-out tools, fourth set: libcheck, cmocka, ava, cucumber-js, ward,
+// markdownlint, yamllint, shunit2.
+
+const moneyH = `#ifndef MONEY_H
+#define MONEY_H
+long round_cents(double amount);
+int parse_cents(const char *text, long *out);
+#endif
+`;
+
+const moneyC = `#include <stdlib.h>
+#include <string.h>
+#include "money.h"
+
+long round_cents(double amount) {
+    return (long)(amount * 100);
+}
+
+int parse_cents(const char *text, long *out) {
+    char *end;
+    double v = strtod(text, &end);
+    if (end == text || *end != '\\0')
+        return -1;
+    *out = round_cents(v);
+    return 0;
+}
+`;
+
+const moneyFixedC = `#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "money.h"
+
+long round_cents(double amount) {
+    return lround(amount * 100);
+}
+
+int parse_cents(const char *text, long *out) {
+    char *end;
+    double v = strtod(text, &end);
+    if (end == text || *end != '\\0')
+        return -1;
+    *out = round_cents(v);
+    return 0;
+}
+`;
+
+const checkRoundC = `#include <check.h>
+#include <stdlib.h>
+#include "../src/money.h"
+
+START_TEST(test_round_nearest_cent)
+{
+    ck_assert_int_eq(round_cents(0.29), 29);
+}
+END_TEST
+
+START_TEST(test_round_whole)
+{
+    ck_assert_int_eq(round_cents(3.0), 300);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("Money");
+    TCase *tc = tcase_create("Rounding");
+    tcase_add_test(tc, test_round_nearest_cent);
+    tcase_add_test(tc, test_round_whole);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+`;
+
+const checkParseC = `#include <check.h>
+#include <stdlib.h>
+#include "../src/money.h"
+
+START_TEST(test_parse_plain)
+{
+    long cents;
+    ck_assert_int_eq(parse_cents("12.50", &cents), 0);
+    ck_assert_int_eq(cents, 1250);
+}
+END_TEST
+
+START_TEST(test_parse_rejects_words)
+{
+    long cents;
+    ck_assert_int_eq(parse_cents("twelve", &cent), -1);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("Money");
+    TCase *tc = tcase_create("Parsing");
+    tcase_add_test(tc, test_parse_plain);
+    tcase_add_test(tc, test_parse_rejects_words);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+`;
+
+const checkMakefile = `CFLAGS = -Wall -g
+LIBS = $(shell pkg-config --libs check)
+
+.PHONY: check check-round check-parse
+check: check-round check-parse
+
+check-round: tests/check_round
+\t./tests/check_round
+
+check-parse: tests/check_parse
+\t./tests/check_parse
+
+tests/check_%: tests/check_%.c src/money.c src/money.h
+\t$(CC) $(CFLAGS) -o $@ $< src/money.c $(LIBS)
+`;
+
+const queueH = `#ifndef QUEUE_H
+#define QUEUE_H
+struct node { int value; struct node *next; };
+struct queue { struct node *head, *tail; int size; };
+void queue_push(struct queue *q, int value);
+int queue_pop(struct queue *q, int *out);
+#endif
+`;
+
+const queueC = `#include <stdlib.h>
+#include "queue.h"
+
+void queue_push(struct queue *q, int value) {
+    struct node *n = malloc(sizeof *n);
+    n->value = value;
+    n->next = NULL;
+    q->tail->next = n;
+    q->tail = n;
+    q->size++;
+}
+
+int queue_pop(struct queue *q, int *out) {
+    struct node *n = q->head;
+    if (n == NULL)
+        return -1;
+    *out = n->value;
+    q->head = n->next;
+    free(n);
+    return 0;
+}
+`;
+
+const queueMainC = `#include <stdio.h>
+#include "queue.h"
+
+int main(void) {
+    struct queue q = {0};
+    for (int i = 1; i <= 3; i++)
+        queue_push(&q, i * 10);
+    int v;
+    while (queue_pop(&q, &v) == 0)
+        printf("popped %d\\n", v);
+    printf("size after draining: %d\\n", q.size);
+    return 0;
+}
+`;
+
+const testQueueC = `#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <cmocka.h>
+#include "../src/queue.h"
+
+static void pop_from_empty_fails(void **state) {
+    (void)state;
+    struct queue q = {0};
+    int v;
+    assert_int_equal(queue_pop(&q, &v), -1);
+}
+
+static void push_then_pop_keeps_order(void **state) {
+    (void)state;
+    struct queue q = {0};
+    int v;
+    queue_push(&q, 1);
+    queue_push(&q, 2);
+    assert_int_equal(queue_pop(&q, &v), 0);
+    assert_int_equal(v, 1);
+}
+
+static void size_counts_pushes_and_pops(void **state) {
+    (void)state;
+    struct queue q = {0};
+    int v;
+    queue_push(&q, 5);
+    queue_push(&q, 6);
+    queue_pop(&q, &v);
+    assert_int_equal(q.size, 1);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(pop_from_empty_fails),
+        cmocka_unit_test(push_then_pop_keeps_order),
+        cmocka_unit_test(size_counts_pushes_and_pops),
+    };
+    cmocka_set_test_filter(getenv("TEST_FILTER"));
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
+`;
+
+const cmockaMakefile = `CFLAGS = -Wall -g
+
+.PHONY: run test
+run: demo
+\t./demo
+
+test: tests/test_queue
+\t./tests/test_queue
+
+demo: src/main.c src/queue.c src/queue.h
+\t$(CC) $(CFLAGS) -o $@ src/main.c src/queue.c
+
+tests/test_queue: tests/test_queue.c src/queue.c src/queue.h
+\t$(CC) $(CFLAGS) -o $@ tests/test_queue.c src/queue.c -lcmocka
+`;
+
+const bytesJs = `const UNITS = ["B", "KB", "MB", "GB"];
+
+export function formatBytes(n) {
+  let i = 0;
+  while (n > 1024 && i < UNITS.length - 1) {
+    n /= 1024;
+    i++;
+  }
+  return \`\${Math.round(n * 10) / 10} \${UNITS[i]}\`;
+}
+
+export function parseBytes(text) {
+  const m = /^(\\d+(?:\\.\\d+)?)\\s*(B|KB|MB|GB)$/.exec(text.trim());
+  if (!m) throw new Error(\`not a size: \${text}\`);
+  return Number(m[1]) * 1000 ** UNITS.indexOf(m[2]);
+}
+`;
+
+const bytesTestJs = `import test from "ava";
+import { formatBytes, parseBytes } from "../src/bytes.js";
+
+test("formats bytes below a kilobyte", (t) => {
+  t.is(formatBytes(512), "512 B");
+});
+
+test("formats exactly one kilobyte", (t) => {
+  t.is(formatBytes(1024), "1 KB");
+});
+
+test("parses megabytes", (t) => {
+  t.is(parseBytes("2 MB"), 2 * 1024 * 1024);
+});
+
+test("rejects garbage", (t) => {
+  t.throws(() => parseBytes("lots"), { message: "not a size: lots" });
+});
+`;
+
+const basketJs = `class Basket {
+  constructor() {
+    this.items = [];
+  }
+  add(name, price, qty = 1) {
+    this.items.push({ name, price, qty });
+  }
+  total() {
+    return this.items.reduce((sum, i) => sum + i.price, 0);
+  }
+  applyCoupon(code) {
+    if (code === "HALF") this.discount = 0.5;
+    else throw new Error(\`unknown coupon \${code}\`);
+  }
+  due() {
+    return this.total() * this.discount;
+  }
+}
+module.exports = { Basket };
+`;
+
+const basketFeature = `Feature: Basket totals
+
+  Scenario: Total of one item
+    Given an empty basket
+    When I add 1 "pen" at 2.50
+    Then the total is 2.50
+
+  Scenario: Total counts quantities
+    Given an empty basket
+    When I add 3 "pen" at 2.00
+    Then the total is 6.00
+
+  @coupon
+  Scenario: Half-price coupon
+    Given an empty basket
+    When I add 1 "lamp" at 40.00
+    And I apply the coupon "HALF"
+    Then the amount due is 20.00
+
+  Scenario: Amount due without a coupon
+    Given an empty basket
+    When I add 2 "cup" at 3.00
+    Then the amount due is 6.00
+`;
+
+const basketStepsJs = `const assert = require("node:assert/strict");
+const { Given, When, Then } = require("@cucumber/cucumber");
+const { Basket } = require("../../src/basket.js");
+
+Given("an empty basket", function () {
+  this.basket = new Basket();
+});
+
+When("I add {int} {string} at {float}", function (qty, name, price) {
+  this.basket.add(name, price, qty);
+});
+
+When("I apply the coupon {string}", function (code) {
+  this.basket.applyCoupon(code);
+});
+
+Then("the total is {float}", function (expected) {
+  assert.equal(this.basket.total(), expected);
+});
+
+Then("the amount due is {float}", function (expected) {
+  assert.equal(this.basket.due(), expected);
+});
+`;
+
+const slugsPy = `import re
+
+
+def slugify(title):
+    slug = re.sub(r"[^a-z0-9]+", "-", title.lower())
+    return slug
+
+
+def shorten(slug, limit):
+    return slug[:limit]
+`;
+
+const testSlugsWardPy = `from ward import test
+
+from slugs import shorten, slugify
+
+
+@test("slugify lowercases and joins words")
+def _():
+    assert slugify("Hello World") == "hello-world"
+
+
+@test("slugify drops trailing punctuation")
+def _():
+    assert slugify("Ready? Go!") == "ready-go"
+
+
+@test("shorten never ends on a dash")
+def _():
+    assert shorten("a-very-long-title", 7) == "a-very"
+
+
+@test("shorten keeps short slugs")
+def _():
+    assert shorten("tiny", 10) == "tiny"
+`;
+
+const wardTestSh = `#!/bin/sh
+# ward lives in the tools venv, not on the default PATH.
+export PATH=/tmp/tools/venv/bin:$PATH
+exec ward "$@"
+`;
+
+const handbookReadme = "# Handbook\n\nHow we work.   \n## Setup\n* install the tools\n+ run the checks\n\nSee http://example.com/guide for more.\n";
+const releaseMd = "# Releases\n\n### Tagging\n\nTag with `git tag`.\n\n\n## Checklist\n\n1. bump the version\n1. write the notes\n\n# Rollback\n\nRevert the tag.\n";
+
+const yamllintConfig = "extends: default\nrules:\n  line-length:\n    max: 100\n";
+const appYml = "---\nserver:\n  host: 0.0.0.0\n  port: 8080\n  port: 8081\nlogging:\n    level: info\n";
+const appFixedYml = "---\nserver:\n  host: 0.0.0.0\n  port: 8081\nlogging:\n  level: info\n";
+const jobsYml = '---\njobs:\n  - name: nightly\n    cron: "0 3 * * *"\n  - name: weekly\n    cron: "0 4 * * 0"   \nenabled: yes\n';
+
+const pathsSh = `# Path helpers.
+
+join_path() {
+  printf '%s/%s\\n' "$1" "$2"
+}
+
+ext_of() {
+  printf '%s\\n' "\${1#*.}"
+}
+`;
+
+const testPathsSh = `#!/bin/bash
+. "$(dirname "$0")/../lib/paths.sh"
+
+testJoinPlain() {
+  assertEquals "a/b" "$(join_path a b)"
+}
+
+testJoinTrailingSlash() {
+  assertEquals "a/b" "$(join_path a/ b)"
+}
+
+testExtOfDottedName() {
+  assertEquals "gz" "$(ext_of archive.tar.gz)"
+}
+
+testExtOfPlainName() {
+  assertEquals "txt" "$(ext_of notes.txt)"
+}
+
+. shunit2
+`;
+
 export const scenarios: EvalScenario[] = [
   {
     name: "python-two-rounds",
@@ -3377,6 +3807,182 @@ export const scenarios: EvalScenario[] = [
       bash('for f in bin/*.sh; do dash -n "$f"; done; echo "rc=$?"'),
       edit(`${p}/bin/rotate.sh`, 'if [ -f "$dir/$old" ]\n', 'if [ -f "$dir/$old" ]; then\n'),
       bash('set -e; for f in bin/*.sh; do echo "== $f"; dash -n "$f"; done'),
+    ],
+  },
+  // --- Held-out tools, fourth set.
+  {
+    // libcheck through `make -k check`: a compile error in one test unit
+    // and a failing check in the other in one run (exit 2), a CK_RUN_CASE
+    // that names no case (0 checks, exit 0), a subset that passes, a piped
+    // tail (exit 0), then all pass.
+    name: "c-libcheck",
+    goal: "`make -k check` fails; fix the money code and its tests.",
+    steps: (p) => [
+      write(`${p}/src/money.h`, moneyH),
+      write(`${p}/src/money.c`, moneyC),
+      write(`${p}/tests/check_round.c`, checkRoundC),
+      write(`${p}/tests/check_parse.c`, checkParseC),
+      write(`${p}/Makefile`, checkMakefile),
+      bash("make -k check"),
+      edit(`${p}/tests/check_parse.c`, '"twelve", &cent)', '"twelve", &cents)'),
+      bash("CK_RUN_CASE=Parse make check"),
+      bash("CK_RUN_CASE=Parsing make check-parse"),
+      bash("make check 2>&1 | tail -n 3"),
+      write(`${p}/src/money.c`, moneyFixedC),
+      bash("make check"),
+    ],
+  },
+  {
+    // cmocka and a demo program through make: `make run` segfaults (make
+    // exits 2), `make test || true` (two tests crash, exit 0), a fix, the
+    // demo runs, a TEST_FILTER subset passes, a piped tail over the last
+    // failure (exit 0), then all pass.
+    name: "c-cmocka-crash",
+    goal: "`make run` crashes and `make test` fails; fix src/queue.c.",
+    steps: (p) => [
+      write(`${p}/src/queue.h`, queueH),
+      write(`${p}/src/queue.c`, queueC),
+      write(`${p}/src/main.c`, queueMainC),
+      write(`${p}/tests/test_queue.c`, testQueueC),
+      write(`${p}/Makefile`, cmockaMakefile),
+      bash("make run"),
+      bash("make test || true"),
+      edit(
+        `${p}/src/queue.c`,
+        "    q->tail->next = n;\n    q->tail = n;",
+        "    if (q->tail)\n        q->tail->next = n;\n    else\n        q->head = n;\n    q->tail = n;",
+      ),
+      bash("make run"),
+      bash("TEST_FILTER=push_then_pop_keeps_order make test"),
+      bash("make test 2>&1 | tail -n 6"),
+      edit(`${p}/src/queue.c`, "    q->head = n->next;\n", "    q->head = n->next;\n    if (q->head == NULL)\n        q->tail = NULL;\n    q->size--;\n"),
+      bash("make test"),
+    ],
+  },
+  {
+    // ava through `npm test` (exit 1, two failures): a fix, then a
+    // `test.only` on the fixed test makes `npm test` pass (1 test), the
+    // .only removed, a --match subset piped into tail (exit 0), a --match
+    // that matches nothing (exit 1), then all pass.
+    name: "js-ava",
+    goal: "`npm test` (ava) fails; fix src/bytes.js.",
+    steps: (p) => [
+      write(`${p}/package.json`, `{ "name": "units", "type": "module", "private": true, "scripts": { "test": "ava" } }\n`),
+      write(`${p}/src/bytes.js`, bytesJs),
+      write(`${p}/test/bytes.test.js`, bytesTestJs),
+      bash("npm test"),
+      edit(`${p}/src/bytes.js`, "while (n > 1024", "while (n >= 1024"),
+      edit(`${p}/test/bytes.test.js`, 'test("formats exactly one kilobyte"', 'test.only("formats exactly one kilobyte"'),
+      bash("npm test"),
+      edit(`${p}/test/bytes.test.js`, 'test.only("formats exactly one kilobyte"', 'test("formats exactly one kilobyte"'),
+      bash("npx ava --match 'parses*' 2>&1 | tail -n 15"),
+      bash("npx ava --match '*gigabytes*'"),
+      edit(`${p}/src/bytes.js`, "Number(m[1]) * 1000 **", "Number(m[1]) * 1024 **"),
+      bash("npm test"),
+    ],
+  },
+  {
+    // cucumber-js through `npm test` (exit 1, two scenarios fail), a
+    // --fail-fast run that stops at the first (exit 1, the rest skipped), a
+    // fix, a --tags run that selects no scenario (exit 0), a one-scenario
+    // run that passes, a piped tail over the other (exit 0), then all pass.
+    name: "js-cucumber",
+    goal: "`npm test` (cucumber-js) fails; fix src/basket.js.",
+    steps: (p) => [
+      write(`${p}/package.json`, `{ "name": "basket", "private": true, "scripts": { "test": "cucumber-js" } }\n`),
+      write(`${p}/src/basket.js`, basketJs),
+      write(`${p}/features/basket.feature`, basketFeature),
+      write(`${p}/features/step_definitions/basket.steps.js`, basketStepsJs),
+      bash("npm test"),
+      bash("npx cucumber-js --fail-fast"),
+      edit(`${p}/src/basket.js`, "sum + i.price, 0)", "sum + i.price * i.qty, 0)"),
+      bash("npx cucumber-js --tags @quantities"),
+      bash("npx cucumber-js features/basket.feature:8"),
+      bash("npm test 2>&1 | tail -n 5"),
+      edit(`${p}/src/basket.js`, "this.total() * this.discount;", "this.total() * (this.discount ?? 1);"),
+      bash("npm test"),
+    ],
+  },
+  {
+    // ward: not on PATH (exit 127), then run from the tools venv with
+    // --fail-limit 1 (stops after the first failure, exit 1), a wrapper
+    // script piped into tail (exit 0), a --search subset that passes, then
+    // background runs into ward.log read by tail: one failure, then pass.
+    name: "python-ward",
+    goal: "Run the ward tests and fix slugs/.",
+    steps: (p) => [
+      write(`${p}/slugs/__init__.py`, slugsPy),
+      write(`${p}/tests/test_slugs.py`, testSlugsWardPy),
+      bash("ward"),
+      bash("export PATH=/tmp/tools/venv/bin:$PATH; ward --fail-limit 1"),
+      write(`${p}/scripts/test.sh`, wardTestSh),
+      bash("bash scripts/test.sh 2>&1 | tail -n 6"),
+      edit(`${p}/slugs/__init__.py`, "    return slug\n", '    return slug.strip("-")\n'),
+      bash("bash scripts/test.sh --search slugify"),
+      bash("bash scripts/test.sh > ward.log 2>&1 &"),
+      bash("sleep 2; tail -n 30 ward.log"),
+      edit(`${p}/slugs/__init__.py`, "return slug[:limit]", 'return slug[:limit].rstrip("-")'),
+      bash("bash scripts/test.sh > ward.log 2>&1 &"),
+      bash("sleep 2; tail -n 30 ward.log"),
+    ],
+  },
+  {
+    // markdownlint through `npm run lint:md` (exit 1): a --fix run that
+    // fixes README.md and leaves two errors in docs/ (exit 1), a one-file
+    // run that passes, an `|| true` run (exit 0), hand fixes, then clean.
+    name: "docs-markdownlint",
+    goal: "`npm run lint:md` fails; fix the Markdown.",
+    steps: (p) => [
+      write(`${p}/package.json`, `{ "name": "handbook", "private": true, "scripts": { "lint:md": "markdownlint README.md docs/" } }\n`),
+      write(`${p}/README.md`, handbookReadme),
+      write(`${p}/docs/release.md`, releaseMd),
+      bash("npm run lint:md"),
+      bash("npx markdownlint --fix README.md docs/"),
+      bash("npx markdownlint README.md"),
+      bash("npx markdownlint docs/ || true"),
+      edit(`${p}/docs/release.md`, "### Tagging", "## Tagging"),
+      edit(`${p}/docs/release.md`, "# Rollback", "## Rollback"),
+      bash("npm run lint:md"),
+    ],
+  },
+  {
+    // yamllint --strict through `make lint` (make exits 2): two files, a
+    // fix and a one-file run that passes, a -d relaxed run with
+    // `; echo "exit: $?"` (exit 0, prints exit: 1), a piped tail (exit 0),
+    // then clean.
+    name: "yaml-yamllint",
+    goal: "`make lint` fails; fix the YAML in config/.",
+    steps: (p) => [
+      write(`${p}/.yamllint`, yamllintConfig),
+      write(`${p}/config/app.yml`, appYml),
+      write(`${p}/config/jobs.yml`, jobsYml),
+      write(`${p}/Makefile`, ".PHONY: lint\nlint:\n\tyamllint --strict config/\n"),
+      bash("export PATH=/tmp/tools/venv/bin:$PATH; make lint"),
+      edit(`${p}/config/jobs.yml`, '"0 4 * * 0"   \n', '"0 4 * * 0"\n'),
+      edit(`${p}/config/jobs.yml`, "enabled: yes", "enabled: true"),
+      bash("/tmp/tools/venv/bin/yamllint --strict config/jobs.yml"),
+      bash('/tmp/tools/venv/bin/yamllint -d relaxed config/app.yml; echo "exit: $?"'),
+      bash("export PATH=/tmp/tools/venv/bin:$PATH; make lint 2>&1 | tail -n 4"),
+      write(`${p}/config/app.yml`, appFixedYml),
+      bash("export PATH=/tmp/tools/venv/bin:$PATH; make lint"),
+    ],
+  },
+  {
+    // shunit2 through `make test` (exit 2, ANSI colours, two failed
+    // asserts), a subset of two named tests that passes, a `; echo "exit:
+    // $?"` run (exit 0), then all pass.
+    name: "shell-shunit2",
+    goal: "`make test` (shunit2) fails; fix lib/paths.sh.",
+    steps: (p) => [
+      write(`${p}/lib/paths.sh`, pathsSh),
+      write(`${p}/tests/test_paths.sh`, testPathsSh),
+      write(`${p}/Makefile`, ".PHONY: test\ntest:\n\tbash tests/test_paths.sh\n"),
+      bash("make test"),
+      edit(`${p}/lib/paths.sh`, '"${1#*.}"', '"${1##*.}"'),
+      bash("bash tests/test_paths.sh -- testExtOfDottedName testExtOfPlainName"),
+      bash('make test; echo "exit: $?"'),
+      edit(`${p}/lib/paths.sh`, `printf '%s/%s\\n' "$1" "$2"`, `printf '%s/%s\\n' "\${1%/}" "$2"`),
+      bash("make test"),
     ],
   },
 ];

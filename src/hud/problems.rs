@@ -9,7 +9,7 @@
 //! filters). Within a test run's problem each failing test is tracked: a
 //! later passing run that selected it by name or file passed it.
 
-use super::checks::{Counted, Report};
+use super::checks::Counted;
 use super::command;
 use super::session::call::ToolCall;
 use std::collections::{BTreeSet, HashMap};
@@ -39,9 +39,21 @@ impl Problem {
     /// a run that passed tests.
     pub fn passed_since_named(&self, name: &str) -> bool {
         self.passed_after.iter().any(|call| {
-            let Some(report) = &call.report else { return false };
-            report.passes.iter().any(|p| same_test(name, p))
-                || (report.passed.unwrap_or(0) > 0 && call.command.as_deref().is_some_and(|c| selects(c, name)))
+            let selected = call.command.as_deref().is_some_and(|c| selects(c, name));
+            let shown = call
+                .output
+                .as_ref()
+                .is_some_and(|o| o.kept_lines().any(|l| pass_line_of(l, name)));
+            match &call.report {
+                Some(report) => {
+                    shown
+                        || report.passes.iter().any(|p| same_test(name, p))
+                        || (report.passed.unwrap_or(0) > 0 && selected)
+                }
+                // No summary to count by: its own pass line, or a run that
+                // selected it by name and passed.
+                None => shown || selected,
+            }
         })
     }
 
@@ -54,6 +66,9 @@ impl Problem {
             .filter(|f| !self.passed_since.contains(&f.name))
     }
 }
+
+/// What a call checks: its tool, and the check's key (see [`ToolCall::check`]).
+type Check<'a> = (&'a str, Option<String>);
 
 /// Per check: failures since the last pass, the last failure and the last
 /// pass, and the failing tests passed since the failure.
@@ -81,10 +96,55 @@ impl Problems {
     /// failures that no later run of the same check has fixed. One pass
     /// over the calls.
     pub fn of(calls: &[&Arc<ToolCall>]) -> Problems {
-        let mut tracks: HashMap<(&str, Option<String>), Track> = HashMap::new();
+        let mut tracks: HashMap<Check, Track> = HashMap::new();
+        // Failures of a program that was not there (exit 127): the check and
+        // the program's name, by the index of the call.
+        let mut not_found: Vec<(usize, Check, String)> = Vec::new();
+        // What each call checks: a read of a file another command wrote
+        // (`pytest > run.log 2>&1 &`, then `tail -n 4 run.log`) checks what
+        // that command checked.
+        let mut writers: HashMap<String, Option<String>> = HashMap::new();
+        let checks: Vec<Check> = calls
+            .iter()
+            .map(|call| {
+                let (tool, key) = call.check();
+                let Some(command) = call.command.as_deref() else {
+                    return (tool, key);
+                };
+                if let Some(file) = key.as_deref().and_then(command::file_read) {
+                    if let Some(writer) = writers.get(file) {
+                        return (tool, writer.clone());
+                    }
+                }
+                if let Some(file) = command::output_file(command) {
+                    // Run in the background or not, it checks the same.
+                    let ran = command.trim_end().trim_end_matches('&');
+                    writers.insert(file, Some(command::check_key(ran)));
+                }
+                (tool, key)
+            })
+            .collect();
         for (i, call) in calls.iter().enumerate() {
+            // A program not found before is found once a later call runs it,
+            // whatever its result (that result is a problem of its own).
+            if call.finished() && call.exit_code() != Some(127) {
+                let check = checks[i].clone();
+                for (j, key, program) in &not_found {
+                    let runs_it = call.command.as_deref().is_some_and(|c| stands_in(c, program));
+                    if *key != check && key.0 == check.0 && runs_it {
+                        if let Some(track) = tracks.get_mut(key).filter(|t| t.last_failure == Some(*j)) {
+                            track.last_pass = Some(i);
+                        }
+                    }
+                }
+            }
             if call.failed() {
-                let track = tracks.entry(call.check()).or_default();
+                if call.exit_code() == Some(127) {
+                    if let Some(program) = missing_program(call) {
+                        not_found.push((i, checks[i].clone(), program));
+                    }
+                }
+                let track = tracks.entry(checks[i].clone()).or_default();
                 // Failures since the last pass.
                 if track.last_pass > track.last_failure {
                     track.failures = 0;
@@ -95,18 +155,31 @@ impl Problems {
                 // A chain that failed at a later step passed the ones before.
                 if let (Some(command), Some(report)) = (&call.command, &call.report) {
                     let before = command::checks_passed_before(command, report.tool);
-                    pass(&mut tracks, call, &before, i);
+                    pass(&mut tracks, calls, call, &before, i);
                 }
                 continue;
             }
             // Only a recognised pass closes a problem: a status thrown away
             // (`| tail`, `|| true`) with nothing else to go by is none.
-            if !call.finished() || call.report.as_ref().is_some_and(ran_nothing) || call.unsettled().is_some() {
+            if !call.finished() || call.ran_no_tests() || call.unsettled().is_some() {
                 continue;
             }
             // A passing chain passed each of its steps (`make && ./app`),
             // and a script runner the commands it echoed (`npm run lint`).
+            // A read of a file passed only where what it shows says so: the
+            // reader's own status says nothing of it.
+            let own = call.check().1;
+            if own.as_deref().and_then(command::file_read).is_some()
+                && !call.report.as_ref().is_some_and(|r| r.settles() && r.ok())
+            {
+                continue;
+            }
             match &call.command {
+                // A read of a file a command wrote: that command's check.
+                Some(_) if checks[i].1 != own => {
+                    let keys: Vec<String> = checks[i].1.iter().cloned().collect();
+                    pass(&mut tracks, calls, call, &keys, i)
+                }
                 Some(command) => {
                     let mut keys = command::checks_passed(command);
                     if let Some(out) = &call.output {
@@ -119,9 +192,9 @@ impl Problems {
                             });
                         }
                     }
-                    pass(&mut tracks, call, &keys, i)
+                    pass(&mut tracks, calls, call, &keys, i)
                 }
-                None => tracks.entry(call.check()).or_default().last_pass = Some(i),
+                None => tracks.entry(checks[i].clone()).or_default().last_pass = Some(i),
             }
             let (Some(report), Some(command)) = (call.report.as_ref(), &call.command) else {
                 continue;
@@ -135,21 +208,26 @@ impl Problems {
                     continue;
                 };
                 let failing = &calls[failed];
-                let Some(f) = failing
-                    .report
-                    .as_ref()
-                    .filter(|f| f.tool == report.tool && f.counted == Counted::Tests)
-                else {
+                // The same runner, known by name or running the same script
+                // (a summary known only by its shape may be any runner's).
+                let same_script = failing
+                    .command
+                    .as_deref()
+                    .and_then(command::script_run)
+                    .is_some_and(|s| command::script_run(command) == Some(s));
+                let Some(f) = failing.report.as_ref().filter(|f| {
+                    f.tool == report.tool && (!f.tool.is_empty() || same_script) && f.counted == Counted::Tests
+                }) else {
                     continue;
                 };
-                if failing.command.as_deref().map(command::check_dirs) != Some(dir.clone()) {
+                if failing.command.as_deref().map(command::check_dirs) != Some(dir.clone()) && !same_script {
                     continue;
                 }
                 // A run of the same runner in the same directory that passed
                 // at least as many tests as the failing run held ran them:
                 // `node --test` failed 2 of 4, `node --test test/` passed 4.
                 let passed = report.passed.unwrap_or(0);
-                if passed > 0 && passed >= f.failed + f.passed.unwrap_or(usize::MAX) {
+                if passed > 0 && passed >= f.failed.saturating_add(f.passed.unwrap_or(usize::MAX)) {
                     track.last_pass = Some(i);
                     continue;
                 }
@@ -193,6 +271,7 @@ impl Problems {
                         c.tool == call.tool
                             && c.finished()
                             && !c.failed()
+                            && !c.ran_no_tests()
                             && c.unsettled().is_none()
                             && c.command.as_deref().map(command::check_dirs) == dirs
                     })
@@ -212,21 +291,42 @@ impl Problems {
 
 /// Marks the checks `keys` (of a call at `i`) passed: every failing check
 /// of the same tool that one of them covers (see [`command::covers`]).
-fn pass(tracks: &mut HashMap<(&str, Option<String>), Track>, call: &ToolCall, keys: &[String], i: usize) {
+/// A run that passed fewer tests than the failing run failed cannot have
+/// run them all (a focused `test.only`, a filter): it closes nothing.
+fn pass(tracks: &mut HashMap<Check, Track>, calls: &[&Arc<ToolCall>], call: &ToolCall, keys: &[String], i: usize) {
     for ((tool, key), track) in tracks.iter_mut() {
         let covered = key
             .as_deref()
             .is_some_and(|k| keys.iter().any(|p| command::covers(p, k)));
-        if *tool == call.tool.as_str() && covered && track.last_failure.is_some_and(|f| f < i) {
+        let Some(failed) = track.last_failure.filter(|&f| f < i) else {
+            continue;
+        };
+        let fewer = match (&call.report, &calls[failed].report) {
+            (Some(now), Some(then)) if now.counted == Counted::Tests && then.counted == Counted::Tests => {
+                now.passed.is_some_and(|p| p < then.failed)
+            }
+            _ => false,
+        };
+        if *tool == call.tool.as_str() && covered && !fewer {
             track.last_pass = Some(i);
         }
     }
 }
 
-/// A run that ran no test (`no tests ran`, a selection of none) passed
-/// nothing.
-fn ran_nothing(report: &Report) -> bool {
-    report.counted == Counted::Tests && report.failed == 0 && report.passed == Some(0)
+/// The program a shell could not find, by its name, from what the shell
+/// said (`bash: line 1: ./vendor/bin/phpunit: No such file or directory`,
+/// `phpunit: command not found`).
+fn missing_program(call: &ToolCall) -> Option<String> {
+    static MISSING: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?:^|: )([^\s:]+): (?:command not found|No such file or directory|not found)\s*$")
+            .expect("a valid pattern")
+    });
+    let output = call.output.as_ref()?;
+    let path = output
+        .kept_lines()
+        .find_map(|l| MISSING.captures(l.trim()).map(|c| c[1].to_owned()))?;
+    let name = path.rsplit('/').next().unwrap_or(&path).to_owned();
+    (name.len() >= 2).then_some(name)
 }
 
 /// Whether a passing test listed as `passed` is the failing test `name`:
@@ -240,18 +340,44 @@ fn same_test(name: &str, passed: &str) -> bool {
                 .is_some_and(|r| r.ends_with([' ', '>', '›', ':', '.'])))
 }
 
-/// Whether `command` selects the test `name` by its own name or by its
-/// file: `pytest tests/test_a.py::test_x`, `pytest -k test_x`, `go test
-/// -run TestX`, `jest -t "adds item"` or `pytest tests/test_a.py` select
-/// `tests/test_a.py::test_x`, `TestX` or `Cart › adds item`. Parameters
-/// (`test_x[1-2]`) go with the name: selecting `test_x` runs each.
-fn selects(command: &str, name: &str) -> bool {
+/// A test's name without its parameters (`test_x[1-2]` is `test_x`), and
+/// its own name under its suites and file (`Cart › adds item` is `adds
+/// item`, `tests/test_a.py::test_x` is `test_x`).
+fn test_names(name: &str) -> (&str, &str) {
     let bare = name.split('[').next().unwrap_or(name).trim();
     let own = bare
         .rsplit(['›', '>', ':', '/', '.'])
         .map(str::trim)
         .find(|s| !s.is_empty())
         .unwrap_or(bare);
+    (bare, own)
+}
+
+/// Whether `line` is the test `name`'s own line saying it passed: it
+/// names the test (whole, or its own name under its suites), and the rest
+/// says pass (`ok`, `PASS`, `passed`, `✓`, `[       OK ]`) and no failure.
+fn pass_line_of(line: &str, name: &str) -> bool {
+    static PASS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?i)\b(?:ok|pass|passed|succeeded|success)\b|[✓✔]").expect("a valid pattern")
+    });
+    static FAIL: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"(?i)fail|error|[✗✖✘]|\bnot ok\b").expect("a valid pattern"));
+    let (bare, own) = test_names(name);
+    let word = if line.contains(bare) { bare } else { own };
+    if word.len() < 4 || !stands_in(line, word) {
+        return false;
+    }
+    let rest = line.replacen(word, " ", 1);
+    PASS.is_match(&rest) && !FAIL.is_match(&rest)
+}
+
+/// Whether `command` selects the test `name` by its own name or by its
+/// file: `pytest tests/test_a.py::test_x`, `pytest -k test_x`, `go test
+/// -run TestX`, `jest -t "adds item"` or `pytest tests/test_a.py` select
+/// `tests/test_a.py::test_x`, `TestX` or `Cart › adds item`. Parameters
+/// (`test_x[1-2]`) go with the name: selecting `test_x` runs each.
+fn selects(command: &str, name: &str) -> bool {
+    let (bare, own) = test_names(name);
     let file = bare.split_once("::").map(|(file, _)| file);
     [Some(own), file]
         .into_iter()
@@ -289,5 +415,31 @@ mod tests {
         assert!(!selects("go test -run TestMeanOfThree ./...", "TestMean"));
         assert!(selects("npx jest -t 'adds item'", "Cart › adds item"));
         assert!(!selects("npx jest cart", "Cart › adds item"));
+        assert!(selects(
+            "./build/tests --gtest_filter=StatsTest.Median",
+            "StatsTest.Median"
+        ));
+    }
+
+    #[test]
+    fn a_tests_own_pass_line_names_it_passing() {
+        assert!(pass_line_of("[       OK ] StatsTest.Median (0 ms)", "StatsTest.Median"));
+        assert!(pass_line_of(
+            "Checkout Applies Discount                                   | PASS |",
+            "Checkout Applies Discount"
+        ));
+        assert!(pass_line_of(
+            "  ✓ median of an even count",
+            "Stats › median of an even count"
+        ));
+        assert!(!pass_line_of(
+            "[  FAILED  ] StatsTest.Median (0 ms)",
+            "StatsTest.Median"
+        ));
+        assert!(!pass_line_of(
+            "StatsTest.Median: expected 2.5, got 2",
+            "StatsTest.Median"
+        ));
+        assert!(!pass_line_of("ok 3 - StatsTest.Mean", "StatsTest.Median"));
     }
 }

@@ -153,11 +153,14 @@ impl Clipped {
     /// (see [`crash_line`]), else the first line that looks like an error,
     /// else the last non-empty one.
     ///
-    /// Lines that say nothing of what failed are passed over: empty lines,
-    /// rules, progress dots, headings (`There were 3 failures:`,
-    /// `1) Failure:`), notices (`npm notice`), and a wrapper's own word that
-    /// the command it ran failed (`make: *** [test] Error 1`, `rake
-    /// aborted!`, `npm ERR!`), which is taken only when nothing else is left.
+    /// Lines that explain nothing ([`explains_nothing`]) are passed over:
+    /// empty lines, rules, progress dots, headings, banners, notices,
+    /// result summaries and counts, lines an autofix marked fixed, and a
+    /// wrapper's own word that the command it ran failed (`make: *** [test]
+    /// Error 1`), which is taken only when nothing else is left. Where no
+    /// line has an error word, a line in the words of a failure is the
+    /// runner's stated reason (`Incomplete: fit() or fdescribe() was found`
+    /// under `1 spec, 0 failures`).
     pub fn key_line(&self) -> Option<&str> {
         let lines: Vec<&str> = self.kept_lines().collect();
         let last = |keep: &dyn Fn(&str) -> bool| {
@@ -170,10 +173,11 @@ impl Clipped {
         crash_line(&lines)
             .or_else(|| {
                 self.kept_lines()
-                    .find(|l| LineSays::of(l).error_word() && !says_nothing(l) && !wrapper_line(l))
+                    .find(|l| LineSays::of(l).error_word() && !explains_nothing(l))
             })
-            .or_else(|| last(&|l| !says_nothing(l) && !wrapper_line(l)))
-            .or_else(|| last(&|l| !says_nothing(l)))
+            .or_else(|| self.kept_lines().find(|l| stated_reason(l) && !explains_nothing(l)))
+            .or_else(|| last(&|l| !explains_nothing(l)))
+            .or_else(|| last(&|l| !says_nothing(l) && !fixed_line(l)))
             .or_else(|| last(&|_| true))
     }
 
@@ -212,6 +216,140 @@ fn says_nothing(line: &str) -> bool {
         || l.starts_with("npm notice")
         || l.starts_with("npm WARN")
         || (l.starts_with("> ") && !l.contains("Error"))
+}
+
+/// Whether `line` is a runner's stated reason for failing where nothing
+/// counted failed: a focused test (`Incomplete: fit() or fdescribe() was
+/// found`, `.only`), a bail-out, an interruption.
+fn stated_reason(line: &str) -> bool {
+    let l = line.to_ascii_lowercase();
+    [
+        "incomplete",
+        "focused",
+        "fit()",
+        "fdescribe",
+        ".only",
+        "bail",
+        "aborted",
+        "interrupted",
+    ]
+    .iter()
+    .any(|w| l.contains(w))
+}
+
+/// Whether `line` explains no failure, whatever its words: it says
+/// nothing ([`says_nothing`]), it is a wrapper's word ([`wrapper_line`]), a
+/// result summary or count ([`summary_line`]), a banner over a block
+/// ([`banner_line`]), or a line an autofix marked fixed ([`fixed_line`]).
+/// The one rule for a call's key line and for what the model may quote.
+pub fn explains_nothing(line: &str) -> bool {
+    says_nothing(line) || wrapper_line(line) || summary_line(line) || banner_line(line) || fixed_line(line)
+}
+
+/// Whether `line` says what failed and explains it: a line in the words of
+/// a failure ([`LineSays::quotable`]) that is not one of
+/// [`explains_nothing`]'s. The lines a model's finding may quote.
+pub fn explains(line: &str) -> bool {
+    LineSays::quotable(line) && !explains_nothing(line)
+}
+
+/// Whether `line` is a result summary or a count: `2 tests, 1 passed, 1
+/// failed`, `test cases: 8 | 7 passed | 1 failed`, `0 features passed, 1
+/// failed, 0 skipped`, `Tests run: 6, Failures: 2`, `1 failing`, `FAILED
+/// (failures=1)`, `Errored scenarios:`. Two counts make a summary; one
+/// does where little else is on the line.
+pub fn summary_line(line: &str) -> bool {
+    static COUNT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?i)\b\d+\s+(?:\w+\s+)?(?:passed|failed|failures?|errors?|errored|skipped|pending|tests?|specs?|examples?|scenarios?|features?|steps?|test cases?|cases?|assertions?|passing|failing|passes|succeeded|broken|ok|undefined|warnings?|offenses?|problems?|issues?|violations?|findings?|files?)\b|\b(?:passed|failed|failures?|errors?|skipped|pending|tests?(?: run)?|specs?|examples?|scenarios?|cases?|checks?|assertions?|ok|pass|fail)\s*[:=]\s*\d+",
+        )
+        .expect("a valid pattern")
+    });
+    static LEFT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?i)\b(?:in|took|time|finished|total|of|and|with|were|was|ran|result|summary|encountered|found|collected|executed|selected|[\d.]+\s*m?s(?:ec(?:onds?)?)?)\b|[^A-Za-z]+")
+            .expect("a valid pattern")
+    });
+    static HEADER: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?i)^(?:errored|failed|failing|passed|skipped|pending) (?:scenarios|steps|features|tests|specs|examples|test cases)\s*:$|^\[\s*(?:PASSED|FAILED)\s*\]\s+\d+ tests?(?:\(s\))?")
+            .expect("a valid pattern")
+    });
+    let l = line.trim();
+    if HEADER.is_match(l) {
+        return true;
+    }
+    let counts = COUNT.find_iter(l).count();
+    if counts >= 2 {
+        return true;
+    }
+    if counts == 0 {
+        return false;
+    }
+    // One count: a summary where, without it, no word of substance is left
+    // (`1 failing`, `FAILED (failures=1)`, `=== 3 failed in 0.2s ===`).
+    let rest = COUNT.replace_all(l, " ");
+    let rest = LEFT.replace_all(&rest, " ");
+    rest.split_whitespace()
+        .filter(|w| {
+            !matches!(
+                w.to_ascii_uppercase().as_str(),
+                "FAILED"
+                    | "FAIL"
+                    | "OK"
+                    | "PASSED"
+                    | "PASS"
+                    | "ERROR"
+                    | "TOTAL"
+                    | "RESULTS"
+                    | "RESULT"
+                    | "SUCCESS"
+                    | "FAILURE"
+                    | "SUCCEEDED"
+            )
+        })
+        .count()
+        == 0
+}
+
+/// Whether `line` is a banner over a block of output rather than what
+/// happened in it: a line framed by rules (`== [queries/orders.sql] FAIL`,
+/// `===== FAILURES =====`, `---- test_x ----`, `**** Suite ****`).
+pub fn banner_line(line: &str) -> bool {
+    static BANNER: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"^(?:={2,}|-{4,}|\*{3,}|#{3,}|_{3,}|~{3,}|\+{3,})\s|\s(?:={2,}|-{4,}|\*{3,}|#{3,}|_{3,}|~{3,}|\+{3,})$",
+        )
+        .expect("a valid pattern")
+    });
+    BANNER.is_match(line.trim())
+}
+
+/// Whether `line` reports what an autofix fixed in the same run
+/// (`app.rb:3:5: C: [Corrected] Style/StringLiterals: …`, `Fixed 2 files`):
+/// never what failed.
+pub fn fixed_line(line: &str) -> bool {
+    static FIXED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?i)\[(?:corrected|fixed|autocorrected|auto-?fixed|fixable)\]|^\s*(?:fixed|fixing|autofixed|corrected)\b",
+        )
+        .expect("a valid pattern")
+    });
+    FIXED.is_match(line)
+}
+
+/// Whether `line` says that a run ran no test: `No tests ran`, `[no tests
+/// to run]`, `0 specs, 0 failures`, `[  PASSED  ] 0 tests.`, `Ran 0 tests`,
+/// `collected 0 items`, `No tests found`, `0 passing`.
+pub fn no_tests_line(line: &str) -> bool {
+    static NONE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?i)\bno (?:tests?|specs?|examples?|scenarios?|features?|test (?:cases?|files?|suites?))(?: were)? (?:ran|run|to run|found|executed|collected|selected|matched|match)\b|^\W*(?:ran|executed|collected|running|found) 0 (?:tests?|items?|specs?|examples?|test cases?)\b|^\W*0 (?:tests?|specs?|examples?|scenarios?|features?|test cases?|passing)\b[^1-9]*$|\[\s*PASSED\s*\]\s+0 tests?\b|\b0 tests? (?:ran|run|executed|selected|collected)\b|\bfind any (?:matching )?(?:tests?|specs?|examples?|scenarios?)\b|\bno matching (?:tests?|specs?|examples?|scenarios?)\b",
+        )
+        .expect("a valid pattern")
+    });
+    static TIMING: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"\(?\b(?:in )?[\d.]+\s*(?:ms|s|sec|seconds?)\b\)?").expect("a valid pattern")
+    });
+    NONE.is_match(TIMING.replace_all(line, "").trim())
 }
 
 /// Whether `line` is a wrapper's own word that the command it ran failed,
@@ -261,6 +399,8 @@ pub const FAILURE_WORDS: &[&str] = &[
     "not ok",
     "aborted",
     "segmentation",
+    "incomplete",
+    "focused",
 ];
 
 /// What one line of output says about failure, by its words. The one
@@ -327,7 +467,9 @@ pub fn has_words(line: &str) -> bool {
 /// The message of a crash report a runtime printed: the exception of
 /// Python's last traceback (`KeyError: 'quantity'`, not `Traceback (most
 /// recent call last):`), Rust's panic message, Go's `panic:` line, a
-/// JavaScript error above its `at` frames.
+/// sanitizer's report, a process killed by a signal (`Segmentation fault
+/// (core dumped)`, also in a wrapper's line), a JavaScript error above its
+/// `at` frames.
 pub fn crash_line<'a>(lines: &[&'a str]) -> Option<&'a str> {
     static PYTHON: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(r"^(?:\w+\.)*\w*(?:Error|Exception|Exit|Interrupt|Warning|Iteration|Failure)(?::.*)?$")
@@ -367,6 +509,25 @@ pub fn crash_line<'a>(lines: &[&'a str]) -> Option<&'a str> {
     if let Some(line) = lines.iter().find(|l| l.starts_with("panic: ")) {
         return Some(line.trim_end());
     }
+    // A sanitizer's report (`==12==ERROR: AddressSanitizer: heap-buffer-overflow …`),
+    // then a process killed by a signal, as the shell or a wrapper says it
+    // (`Segmentation fault (core dumped)`, `make: *** [run] Aborted`).
+    static SANITIZER: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"^==\d+==\s*ERROR: \w*Sanitizer\b|^\w*Sanitizer:? (?:DEADLYSIGNAL|SEGV)|^SUMMARY: \w*Sanitizer: ",
+        )
+        .expect("a valid pattern")
+    });
+    static SIGNAL: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"\b(?:Segmentation fault|Bus error|Illegal instruction|Floating point exception)(?: \(core dumped\))?\s*$|\bAborted \(core dumped\)\s*$|^Aborted$")
+            .expect("a valid pattern")
+    });
+    if let Some(line) = lines.iter().find(|l| SANITIZER.is_match(l.trim())) {
+        return Some(line.trim());
+    }
+    if let Some(line) = lines.iter().find(|l| SIGNAL.is_match(l.trim())) {
+        return Some(line.trim());
+    }
     lines.windows(2).find_map(|pair| {
         (JAVASCRIPT.is_match(pair[0]) && pair[1].trim_start().starts_with("at ")).then(|| pair[0].trim_end())
     })
@@ -393,6 +554,94 @@ mod tests {
         assert!(!note.error_word());
         // A remark that names an error is an error.
         assert_eq!(LineSays::of("note: this error originates in a macro"), LineSays::Error);
+    }
+
+    #[test]
+    fn summaries_banners_and_fixes_explain_nothing() {
+        for summary in [
+            "0 features passed, 1 failed, 0 skipped",
+            "2 tests, 1 passed, 1 failed",
+            "test cases: 8 | 7 passed | 1 failed",
+            "Tests run: 6, Failures: 2, Errors: 0",
+            "1 failing",
+            "FAILED (failures=1)",
+            "Errored scenarios:",
+            "1 spec, 0 failures",
+            "=== 3 failed, 5 passed in 0.21s ===",
+        ] {
+            assert!(summary_line(summary) && explains_nothing(summary), "{summary}");
+        }
+        for banner in [
+            "== [queries/orders.sql] FAIL",
+            "===== FAILURES =====",
+            "---- test_total ----",
+        ] {
+            assert!(banner_line(banner) && explains_nothing(banner), "{banner}");
+        }
+        assert!(fixed_line(
+            "app.rb:3:5: C: [Corrected] Style/StringLiterals: Prefer single quotes"
+        ));
+        assert!(explains_nothing("make: *** [Makefile:18: test] Error 124"));
+        for failure in [
+            "test_calc.c:9: average(1, 2, 4) = 2.000000, expected 2.333333",
+            "AssertionError: 3 != 4",
+            "Expected 5 to equal 4.",
+            "error: 2 passed arguments but 3 expected",
+            "stats_test.go:12: Mean([1 2 3]) = 1, want 2: assertion failed",
+            "app.rb:7:3: W: Lint/UselessAssignment: Useless assignment to variable - x.",
+        ] {
+            assert!(!explains_nothing(failure), "{failure}");
+        }
+        assert!(explains("AssertionError: 3 != 4") && !explains("2 tests, 1 passed, 1 failed"));
+    }
+
+    #[test]
+    fn runs_that_ran_no_test_say_so() {
+        for none in [
+            "No tests ran",
+            "ok  \texample.com/stats\t0.002s [no tests to run]",
+            "0 specs, 0 failures",
+            "[  PASSED  ] 0 tests.",
+            "Ran 0 tests in 0.000s",
+            "collected 0 items",
+            "No tests found",
+            "0 passing (1ms)",
+            "No specs found",
+        ] {
+            assert!(no_tests_line(none), "{none}");
+        }
+        for some in [
+            "1 spec, 0 failures",
+            "Ran 10 tests in 0.1s",
+            "[  PASSED  ] 3 tests.",
+            "10 passing (2ms)",
+        ] {
+            assert!(!no_tests_line(some), "{some}");
+        }
+    }
+
+    #[test]
+    fn a_key_line_is_the_stated_reason_not_the_summary_nor_a_fix() {
+        let jasmine = "Randomized with seed 1\nStarted\n.\n\n\n1 spec, 0 failures\nFinished in 0.006 seconds\nIncomplete: fit() or fdescribe() was found\nRandomized with seed 1 (jasmine --random=true --seed=1)\n";
+        assert_eq!(
+            Clipped::new(jasmine, 4096, 0).key_line(),
+            Some("Incomplete: fit() or fdescribe() was found")
+        );
+        let rubocop = "Inspecting 1 file\nW\n\nOffenses:\n\napp.rb:1:1: C: [Corrected] Style/FrozenStringLiteralComment: Missing frozen string literal comment.\napp.rb:7:3: W: Lint/UselessAssignment: Useless assignment to variable - x.\n\n1 file inspected, 2 offenses detected, 1 offense corrected\n";
+        assert_eq!(
+            Clipped::new(rubocop, 4096, 0).key_line(),
+            Some("app.rb:7:3: W: Lint/UselessAssignment: Useless assignment to variable - x.")
+        );
+        let segfault = "cc -o app app.c\n./app\nmake: *** [Makefile:5: run] Segmentation fault (core dumped)\n";
+        assert_eq!(
+            Clipped::new(segfault, 4096, 0).key_line(),
+            Some("make: *** [Makefile:5: run] Segmentation fault (core dumped)")
+        );
+        let asan = "=================================================================\n==4242==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x602000000014\nREAD of size 4 at 0x602000000014 thread T0\n";
+        assert_eq!(
+            Clipped::new(asan, 4096, 0).key_line(),
+            Some("==4242==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x602000000014")
+        );
     }
 
     #[test]

@@ -425,3 +425,52 @@ fn ctest_runs() {
     );
     assert_eq!(r.counts(), "2 of 3 failed");
 }
+
+/// Runners no parser was written for, read by the shape of their count
+/// summaries (outputs as GoogleTest, Catch2, Robot Framework, behave,
+/// Cucumber, Jasmine, AVA, Check and shunit2 print them); a count of none
+/// is a run of no test.
+#[test]
+fn count_summaries_of_any_runner() {
+    let cases: [(&str, Option<usize>, usize); 15] = [
+        (
+            "[==========] 3 tests from 1 test suite ran. (0 ms total)\n[  PASSED  ] 1 test.\n[  FAILED  ] 2 tests, listed below:\n[  FAILED  ] Stats.Median\n[  FAILED  ] Stats.Mean\n\n 2 FAILED TESTS\n",
+            Some(1),
+            2,
+        ),
+        ("[==========] 0 tests from 0 test suites ran. (0 ms total)\n[  PASSED  ] 0 tests.\n", Some(0), 0),
+        ("===============================================================================\ntest cases: 8 | 7 passed | 1 failed\nassertions: 9 | 8 passed | 1 failed\n", Some(7), 1),
+        ("Checkout                                                 | FAIL |\n2 tests, 1 passed, 1 failed\n==============\nOutput:  /p/output.xml\n", Some(1), 1),
+        ("0 features passed, 1 failed, 0 skipped\n1 scenario passed, 1 failed, 0 skipped\n5 steps passed, 1 failed, 1 skipped\nTook 0.002s\n", Some(1), 1),
+        ("4 scenarios (2 failed, 2 passed)\n14 steps (2 failed, 12 passed)\n0m00.012s (executing steps: 0m00.002s)\n", Some(2), 2),
+        ("0 scenarios\n0 steps\n0m00.000s (executing steps: 0m00.000s)\n", Some(0), 0),
+        ("Started\nF.\n\nFailures:\n1) Stats median\n  Message:\n    Expected 2 to equal 2.5.\n\n2 specs, 1 failure\nFinished in 0.01 seconds\n", Some(1), 1),
+        ("  ✘ [fail]: formats one kilobyte\n  ─\n\n  2 tests failed\n", None, 2),
+        ("Running suite(s): Money\n50%: Checks: 2, Failures: 1, Errors: 0\n", Some(1), 1),
+        ("Running suite(s):100%: Checks: 0, Failures: 0, Errors: 0\n", Some(0), 0),
+        ("Ran 4 tests.\n\nFAILED (failures=2)\n", Some(2), 2),
+        ("login ... ok\nlogout ... FAILED\n2 of 3 tests failed\n", Some(1), 2),
+        ("login ... ok\n0 of 3 tests failed\n", Some(3), 0),
+        ("all.tcl:\tTotal\t6\tPassed\t4\tSkipped\t0\tFailed\t2\n", Some(4), 2),
+    ];
+    for (text, passed, failed) in cases {
+        let r = read(text).unwrap_or_else(|| panic!("not understood: {text}"));
+        assert_eq!(
+            (r.passed, r.failed, r.counted),
+            (passed, failed, Counted::Tests),
+            "{text}"
+        );
+    }
+    assert_eq!(
+        read("[  PASSED  ] 0 tests.\n").map(|r| r.counts()),
+        Some("no tests ran".into())
+    );
+    // Counts of anything but tests are no test summary.
+    for text in [
+        "2 files changed, 10 insertions(+), 3 deletions(-)\n",
+        "added 120 packages in 3s\n",
+        "found 0 vulnerabilities\n",
+    ] {
+        assert_eq!(read(text), None, "{text:?}");
+    }
+}

@@ -268,11 +268,11 @@ fn noise_is_left_out_of_the_call_list() {
     // `cd <project root> &&` is dropped; the same result in a row is listed once.
     assert!(text.contains("Tool calls (4):"), "{text}");
     assert!(
-        text.contains("  ✗ bash `cargo test` → exit 101: test result: FAILED. 1 passed; 1 failed ×3\n"),
+        text.contains("  ✗ bash `cargo test` → exit 101: 1 of 2 failed ×3\n"),
         "{text}"
     );
     assert!(
-        text.contains("bash `cargo test` exited 101; failed 3 times, no pass since"),
+        text.contains("bash `cargo test` exited 101 (1 of 2 failed); failed 3 times, no pass since"),
         "{text}"
     );
     // Another folder is not the root: kept.
@@ -549,10 +549,15 @@ fn marks_and_problems_follow_what_the_output_says() {
     assert!(open_problems(&h)[0].contains("timed out after 120 s"), "{h}");
 
     // Exits that are not failures are named and open nothing.
+    let h = shell_session(&[("python -m pytest -k smoke", "", Some(5))], 0);
+    assert!(
+        h.contains("○ bash `python -m pytest -k smoke` → ran no tests (exit 5)"),
+        "{h}"
+    );
+    assert!(open_problems(&h).is_empty() && !h.contains("Open problems"), "{h}");
     for (command, exit, meaning) in [
         ("grep -rn TODO src", 1, "no match"),
         ("diff -u expected.txt actual.txt", 1, "files differ"),
-        ("python -m pytest -k smoke", 5, "no tests selected"),
     ] {
         let h = shell_session(&[(command, "", Some(exit))], 0);
         assert!(
@@ -873,4 +878,178 @@ fn a_thrown_away_status_and_a_partial_rerun_claim_nothing() {
         .unwrap_or(0);
     let shown = listed.iter().filter(|l| !l.starts_with("  - +")).count();
     assert_eq!(shown + more, 7, "{h}");
+}
+
+/// A run that tested nothing is neither a pass nor a failure; a run's key
+/// line is what failed, not its summary, a fix or a banner; a crash is
+/// named; a build error and a failing test of one run are both named; a
+/// program not found is found once it runs; a log read again closes what
+/// an earlier read of it showed failing. Each in the shapes agents use.
+#[test]
+fn runs_that_test_nothing_fix_things_crash_or_read_logs_are_told_as_they_are() {
+    let go_failed = "--- FAIL: TestMedian (0.00s)\n    stats_test.go:14: Median([1 2 3 4]) = 2, want 2.5\nFAIL\nFAIL\texample.com/stats\t0.003s\nFAIL\n";
+    let go_none = "ok  \texample.com/stats\t0.002s [no tests to run]\n";
+    let h = shell_session(
+        &[
+            ("go test ./stats/", go_failed, Some(1)),
+            ("go test -run TestMedain ./stats/", go_none, Some(0)),
+        ],
+        0,
+    );
+    assert!(
+        h.contains("○ bash `go test -run TestMedain ./stats/` → ran no tests: ok"),
+        "{h}"
+    );
+    assert!(!h.contains("✓ bash `go test -run TestMedain"), "{h}");
+    assert_eq!(open_problems(&h).len(), 1, "{h}");
+
+    // Runners no parser knows: a selection of none, exit 0 or not.
+    for (command, output, exit) in [
+        (
+            "./build/tests --gtest_filter='Stats.Medain*'",
+            "Note: Google Test filter = Stats.Medain*\n[==========] Running 0 tests from 0 test suites.\n[==========] 0 tests from 0 test suites ran. (0 ms total)\n[  PASSED  ] 0 tests.\n",
+            0,
+        ),
+        (
+            "./build/tests '[medain]'",
+            "Filters: [medain]\n===============================================================================\nNo tests ran\n\n",
+            2,
+        ),
+        (
+            "npx jasmine --filter='medain'",
+            "Randomized with seed 4242\nStarted\n\n\nNo specs found\nFinished in 0.003 seconds\n",
+            0,
+        ),
+    ] {
+        let h = shell_session(&[("make test", "make: *** [Makefile:3: test] Error 1\n", Some(2)), (command, output, Some(exit))], 0);
+        assert!(h.contains(&format!("○ bash `{command}` → ran no tests")), "{h}");
+        assert_eq!(open_problems(&h).len(), 1, "{h}");
+    }
+
+    // An autofix's corrected offenses are not what failed.
+    let rubocop = "Inspecting 1 file\nW\n\nOffenses:\n\napp.rb:1:1: C: [Corrected] Style/FrozenStringLiteralComment: Missing frozen string literal comment.\napp.rb:7:3: W: Lint/UselessAssignment: Useless assignment to variable - x.\n\n1 file inspected, 2 offenses detected, 1 offense corrected\n";
+    let h = shell_session(&[("bundle exec rubocop -a", rubocop, Some(1))], 0);
+    assert!(h.contains("Useless assignment to variable"), "{h}");
+    assert!(!h.contains("[Corrected]"), "{h}");
+
+    // Failed with no failure counted: the runner's stated reason.
+    let jasmine = "Randomized with seed 1\nStarted\n.\n\n\n1 spec, 0 failures\nFinished in 0.006 seconds\nIncomplete: fit() or fdescribe() was found\n";
+    let h = shell_session(&[("npm test", jasmine, Some(2))], 0);
+    assert!(
+        h.contains("→ exit 2: 1 passed; Incomplete: fit() or fdescribe() was found"),
+        "{h}"
+    );
+
+    // A crash behind a wrapper, and one by its exit status alone.
+    let h = shell_session(
+        &[(
+            "make run",
+            "cc -o app app.c\n./app\nmake: *** [Makefile:5: run] Segmentation fault (core dumped)\n",
+            Some(2),
+        )],
+        0,
+    );
+    assert!(
+        h.contains("→ exit 2: make: *** [Makefile:5: run] Segmentation fault"),
+        "{h}"
+    );
+    let h = shell_session(&[("./app data.csv", "reading data.csv\n", Some(139))], 0);
+    assert!(h.contains("→ exit 139 (SIGSEGV)"), "{h}");
+
+    // go test ./... with a package that does not build and one whose test fails.
+    let mixed = "# example.com/parse\nparse/parse.go:9:2: undefined: strconv.Atio\nFAIL\texample.com/parse [build failed]\n--- FAIL: TestMean (0.00s)\n    stats_test.go:8: Mean([1 2 3]) = 1, want 2\nFAIL\nFAIL\texample.com/stats\t0.002s\nFAIL\n";
+    let h = shell_session(&[("go test ./...", mixed, Some(1))], 0);
+    assert!(h.contains("parse/parse.go:9") && h.contains("TestMean"), "{h}");
+
+    // Not found, then found: the run's own result is the problem now.
+    let h = shell_session(
+        &[
+            (
+                "./vendor/bin/phpunit",
+                "bash: line 1: ./vendor/bin/phpunit: No such file or directory\n",
+                Some(127),
+            ),
+            (
+                "php vendor/bin/phpunit --stop-on-failure",
+                &runner_output("phpunit-3-failed.txt"),
+                Some(1),
+            ),
+        ],
+        0,
+    );
+    let problems = open_problems(&h);
+    assert_eq!(problems.len(), 1, "{h}");
+    assert!(!problems[0].contains("127"), "{h}");
+    assert!(problems[0].contains("stopped at the first failure"), "{h}");
+
+    // A log read again: the later read that shows a pass closes the earlier.
+    let failed = runner_output("pytest-2-failed.txt");
+    let passed = runner_output("pytest-passed.txt");
+    let h = shell_session(
+        &[
+            ("python -m pytest > pytest.log 2>&1 &", "", Some(0)),
+            ("sleep 3; tail -n 4 pytest.log", &failed, Some(0)),
+            ("python -m pytest > pytest.log 2>&1 &", "", Some(0)),
+            ("sleep 5 && tail -n 20 pytest.log", &passed, Some(0)),
+        ],
+        0,
+    );
+    assert!(h.contains("Open problems: none"), "{h}");
+}
+
+/// A summary known only by its shape closes a failure of the same script
+/// however it is run, and of a script runner's echoed command; a log's
+/// later read that shows a pass closes what the run writing it failed.
+#[test]
+fn counted_runs_close_what_the_same_run_failed() {
+    let h = shell_session(
+        &[
+            (
+                "npx ava --match 'parses*' 2>&1 | tail -n 15",
+                "  ✘ [fail]: parses megabytes\n  ─\n\n  1 test failed\n",
+                Some(0),
+            ),
+            (
+                "npm test",
+                "\n> test\n> ava\n\n  ✔ parses megabytes\n  ─\n\n  4 tests passed\n",
+                Some(0),
+            ),
+            (
+                "tclsh tests/all.tcl; echo \"done\"",
+                "all.tcl:\tTotal\t4\tPassed\t3\tSkipped\t0\tFailed\t1\ndone\n",
+                Some(0),
+            ),
+            (
+                "cd tests && tclsh all.tcl",
+                "all.tcl:\tTotal\t4\tPassed\t4\tSkipped\t0\tFailed\t0\n",
+                Some(0),
+            ),
+        ],
+        0,
+    );
+    assert!(h.contains("Open problems: none"), "{h}");
+    let failed = " FAIL  test_slugs:16 shorten never ends on a dash 75%\n\n│  4  Tests Encountered │\n│  3  Passes (75.0%) │\n│  1  Failures (25.0%) │\n";
+    let passed =
+        " PASS  test_slugs:16 shorten never ends on a dash 75%\n\n│  4  Tests Encountered │\n│  4  Passes (100.0%) │\n";
+    let h = shell_session(
+        &[
+            ("bash scripts/test.sh > ward.log 2>&1 &", "", Some(0)),
+            ("sleep 2; tail -n 30 ward.log", failed, Some(0)),
+            ("bash scripts/test.sh > ward.log 2>&1 &", "", Some(0)),
+        ],
+        0,
+    );
+    assert!(h.contains("? bash `bash scripts/test.sh > ward.log 2>&1 &`"), "{h}");
+    assert_eq!(open_problems(&h).len(), 1, "{h}");
+    let h = shell_session(
+        &[
+            ("bash scripts/test.sh > ward.log 2>&1 &", "", Some(0)),
+            ("sleep 2; tail -n 30 ward.log", failed, Some(0)),
+            ("bash scripts/test.sh 2>&1 | tail -n 6", failed, Some(0)),
+            ("bash scripts/test.sh > ward.log 2>&1 &", "", Some(0)),
+            ("tail -n 8 ward.log", passed, Some(0)),
+        ],
+        0,
+    );
+    assert!(h.contains("Open problems: none"), "{h}");
 }

@@ -2,7 +2,8 @@
 //! stand in an output (behind `make`, `npm run`, `rake`, a script or a
 //! pipe), never by the program's name: xUnit summaries (JUnit 4 and 5,
 //! Maven Surefire, PHPUnit), RSpec's and minitest's, a TAP harness's
-//! (`prove`), doctest's, and `path:line[:col]: message` diagnostics.
+//! (`prove`), doctest's, any runner's count summary by its shape (`2
+//! tests, 1 passed, 1 failed`), and `path:line[:col]: message` diagnostics.
 
 use super::report::*;
 use regex::Regex;
@@ -304,6 +305,180 @@ pub(super) fn doctest(lines: &[&str]) -> Option<Report> {
     })
 }
 
+/// What a count in a summary counts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Tally {
+    Failed,
+    Passed,
+    Skipped,
+    /// Tests in all, by their noun's rank: scenarios, tests, specs,
+    /// examples, cases and checks (2) before features (1) and steps (0).
+    Total(u8),
+}
+
+fn tally(noun: &str) -> Option<Tally> {
+    let noun = noun.to_ascii_lowercase();
+    Some(match noun.as_str() {
+        "failed" | "failure" | "failures" | "error" | "errors" | "errored" | "failing" | "broken" | "fail" => {
+            Tally::Failed
+        }
+        "passed" | "passing" | "passes" | "ok" | "succeeded" | "successful" | "pass" => Tally::Passed,
+        "skipped" | "pending" | "undefined" | "ignored" | "todo" => Tally::Skipped,
+        "feature" | "features" => Tally::Total(1),
+        "step" | "steps" => Tally::Total(0),
+        "test" | "tests" | "spec" | "specs" | "example" | "examples" | "scenario" | "scenarios" | "case" | "cases"
+        | "check" | "checks" | "total" => Tally::Total(2),
+        _ => return None,
+    })
+}
+
+/// Any runner's count summary, by its shape rather than its name: `2
+/// tests, 1 passed, 1 failed` (Robot), `test cases: 8 | 7 passed | 1
+/// failed` (Catch2), `4 scenarios (2 failed, 2 passed)` (Cucumber), `1
+/// spec, 0 failures` (Jasmine), `Checks: 2, Failures: 0, Errors: 0` (Check),
+/// `[  FAILED  ] 2 tests, listed below:` (GoogleTest), `2 tests failed`
+/// (AVA). Read from the last summary line that counts tests and the ones
+/// just above it of the same kind; a line of steps or features counts only
+/// where none counts tests. No names: the key line says what failed.
+pub(super) fn counts(lines: &[&str]) -> Option<Report> {
+    static COUNT: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)\b(\d+)\s+(?:(\w+)\s+)?([a-z]+)\b|\b([a-z]+)(?: run)?\s*[:=]\s*(\d+)\b|\[\s*(PASSED|FAILED)\s*\]\s+(\d+) tests?\b",
+        )
+    });
+    static LABEL: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\b([a-z]+)\s*[:=]?\s+(\d+)\b"));
+    static NUMBER_FIRST: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\b\d+\s+([a-z]+)\b"));
+    static OF: LazyLock<Regex> =
+        LazyLock::new(|| re(r"(?i)\b(\d+)\s+(?:of|out of|/)\s+(\d+)\s+([a-z]+)(?:\s+([a-z]+))?"));
+    // The counts of one line, summed by what they count, and the rank of
+    // the tests they count.
+    let read = |line: &str| -> ([Option<usize>; 4], Option<u8>) {
+        let mut sums = [None; 4];
+        let mut rank = None;
+        // The rank of tests named only beside how they went (`1 scenario passed`).
+        let mut named: Option<u8> = None;
+        let mut add = |t: Tally, n: usize| {
+            let slot = match t {
+                Tally::Failed => 0,
+                Tally::Passed => 1,
+                Tally::Skipped => 2,
+                Tally::Total(r) => {
+                    rank = rank.max(Some(r));
+                    3
+                }
+            };
+            *sums[slot].get_or_insert(0) += n;
+        };
+        // `2 of 3 tests failed`, `1 out of 4 specs passed`: a count of a total.
+        for c in OF.captures_iter(line) {
+            let (n, of) = (num(&c[1]), num(&c[2]));
+            let named = tally(&c[3]);
+            let how = c.get(4).and_then(|w| tally(w.as_str()));
+            match (named, how) {
+                (Some(Tally::Total(r)), Some(t @ (Tally::Failed | Tally::Passed | Tally::Skipped))) => {
+                    add(t, n);
+                    add(Tally::Total(r), of);
+                }
+                (Some(t @ (Tally::Failed | Tally::Passed | Tally::Skipped)), _) => {
+                    add(t, n);
+                    add(Tally::Total(2), of);
+                }
+                _ => {}
+            }
+        }
+        let line = OF.replace_all(line, " ");
+        // `Total 6 Passed 4 Skipped 0 Failed 2` (tcltest): each word before
+        // its number, where that reads more counts than the other way.
+        let before: Vec<(Tally, usize)> = LABEL
+            .captures_iter(&line)
+            .filter_map(|c| Some((tally(&c[1])?, num(&c[2]))))
+            .collect();
+        let after = NUMBER_FIRST
+            .captures_iter(&line)
+            .filter(|c| tally(&c[1]).is_some())
+            .count();
+        if before.len() >= 2 && before.len() > after {
+            for (t, n) in before {
+                add(t, n);
+            }
+            return (sums, rank.max(named));
+        }
+        for c in COUNT.captures_iter(&line) {
+            if let (Some(word), Some(n)) = (c.get(6), c.get(7)) {
+                let t = if word.as_str().eq_ignore_ascii_case("PASSED") {
+                    Tally::Passed
+                } else {
+                    Tally::Failed
+                };
+                add(t, num(n.as_str()));
+                named = named.max(Some(2));
+            } else if let (Some(n), Some(noun)) = (c.get(1), c.get(3)) {
+                // `2 tests failed`, `2 FAILED TESTS`, `1 scenario passed`: the
+                // word that says how they went counts them; the other names them.
+                let middle = c.get(2).map(|m| tally(m.as_str()));
+                match (middle, tally(noun.as_str())) {
+                    (Some(Some(Tally::Total(r))), Some(t @ (Tally::Failed | Tally::Passed | Tally::Skipped)))
+                    | (Some(Some(t @ (Tally::Failed | Tally::Passed | Tally::Skipped))), Some(Tally::Total(r))) => {
+                        add(t, num(n.as_str()));
+                        named = named.max(Some(r));
+                    }
+                    (None, Some(t)) => add(t, num(n.as_str())),
+                    _ => {}
+                }
+            } else if let (Some(noun), Some(n)) = (c.get(4), c.get(5)) {
+                if let Some(t) = tally(noun.as_str()) {
+                    add(t, num(n.as_str()));
+                }
+            }
+        }
+        (sums, rank.max(named))
+    };
+    // Summary lines that count how tests went, with their counts and rank.
+    let summaries: Vec<(usize, [Option<usize>; 4], Option<u8>)> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| crate::hud::text::summary_line(l))
+        .map(|(i, l)| {
+            let (sums, rank) = read(l);
+            (i, sums, rank)
+        })
+        .filter(|(_, sums, _)| sums[0].is_some() || sums[1].is_some() || sums[3].is_some())
+        .collect();
+    let best = summaries.iter().filter_map(|(_, _, r)| *r).max();
+    let &(last, _, _) = summaries.iter().rev().find(|(_, _, r)| *r == best)?;
+    // The last such line and those near it of the same rank or of none
+    // (GoogleTest's `[  PASSED  ] 1 test.` over its `[  FAILED  ] 2 tests`,
+    // `Ran 4 tests.` over `FAILED (failures=2)`), each count taken from the
+    // latest line that has it.
+    let mut counts: [Option<usize>; 4] = [None; 4];
+    let near = summaries.iter().rev().filter(|(i, _, _)| i.abs_diff(last) <= 6);
+    // Lines that count the tests first; lines that count nothing named
+    // (`assertions: 9 | 8 passed`, `FAILED (failures=2)`) fill what they lack.
+    let ranked = near.clone().filter(|(_, _, r)| *r == best);
+    let unranked = near.filter(|(_, _, r)| r.is_none() && best.is_some());
+    for (_, sums, _) in ranked.chain(unranked) {
+        for (slot, n) in counts.iter_mut().zip(sums) {
+            if slot.is_none() {
+                *slot = *n;
+            }
+        }
+    }
+    let [failed, passed, skipped, total] = counts;
+    let failed = failed.unwrap_or(0);
+    let passed = passed.or_else(|| total.map(|t| t.saturating_sub(failed + skipped.unwrap_or(0))));
+    if failed == 0 && passed.is_none() {
+        return None;
+    }
+    Some(Report {
+        tool: "",
+        passed,
+        failed,
+        counted: Counted::Tests,
+        failures: Vec::new(),
+        passes: Vec::new(),
+    })
+}
+
 /// `path:line[:col]: message` lines of compilers and linters (gcc and
 /// clang, flake8, pylint, javac, cppcheck, yamllint's parsable format, …).
 /// Every one is a finding whose weight the output alone does not settle:
@@ -322,7 +497,8 @@ pub(super) fn diagnostics(lines: &[&str]) -> Option<Report> {
         let at = format!("{}:{}", c[1].trim_start_matches("./"), &c[2]);
         let message = c[3].trim();
         let lower = message.to_ascii_lowercase();
-        if lower.starts_with("note") {
+        // A note, or what an autofix fixed in this same run (`C: [Corrected] …`).
+        if lower.starts_with("note") || crate::hud::text::fixed_line(message) {
             continue;
         }
         count += 1;

@@ -15,14 +15,14 @@ mod report;
 mod runners;
 
 use checkers::{eslint, go_vet, mypy, ruff, rustc, shellcheck, tsc};
-use families::{diagnostics, doctest, minitest, rspec, tap_harness, xunit};
+use families::{counts, diagnostics, doctest, minitest, rspec, tap_harness, xunit};
 pub use report::{Counted, Failure, Report};
 use runners::{cargo_test, ctest, go_test, jest, mocha, node_test, pytest, tap, unittest, vitest};
 
 /// The report of the first runner or checker whose summary `text` holds:
 /// the runners and checkers known by their own formats first, then the
-/// formats whole families share, and last the bare `path:line: message`
-/// lines of any compiler or linter.
+/// formats whole families share, then any count summary by its shape, and
+/// last the bare `path:line: message` lines of any compiler or linter.
 pub fn read(text: &str) -> Option<Report> {
     let owned: Vec<String> = text.lines().map(|l| strip_ansi(l.trim_end_matches('\r'))).collect();
     let lines: Vec<&str> = owned.iter().map(String::as_str).collect();
@@ -49,6 +49,7 @@ pub fn read(text: &str) -> Option<Report> {
         rspec,
         minitest,
         doctest,
+        counts,
         diagnostics,
     ]
     .iter()

@@ -10,7 +10,7 @@ pub(super) const MAX_FAILURES: usize = 12;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Report {
     /// The runner or checker: `unittest`, `pytest`, `cargo test`, `go test`, `node test`, `jest`, `vitest`,
-    /// `rustc`, `tsc`, `mypy`, `eslint`, `ruff`.
+    /// `rustc`, `tsc`, `mypy`, `eslint`, `ruff`; empty for a count summary known only by its shape.
     pub tool: &'static str,
     /// Tests that passed, where the runner says.
     pub passed: Option<usize>,
@@ -95,10 +95,25 @@ impl Report {
         self.failed == 0 || self.counted == Counted::Findings
     }
 
+    /// Whether the run ran no test: a runner's summary that counts none
+    /// passed and none failed.
+    pub fn ran_none(&self) -> bool {
+        self.counted == Counted::Tests && self.failed == 0 && self.passed == Some(0)
+    }
+
     /// Whether the report settles the run's outcome without its exit
     /// status: a runner's or checker's summary does, findings do not.
     pub fn settles(&self) -> bool {
         self.counted != Counted::Findings
+    }
+
+    /// `unittest 2 of 4 failed`: the tool, where it is known, and the counts.
+    pub fn label(&self) -> String {
+        if self.tool.is_empty() {
+            self.counts()
+        } else {
+            format!("{} {}", self.tool, self.counts())
+        }
     }
 
     /// `2 of 4 failed`, `4 passed`, `no tests ran`, `2 errors`, `no errors`.

@@ -159,19 +159,15 @@ pub(super) fn go_test(lines: &[&str]) -> Option<Report> {
         return None;
     }
     let mut failures = Vec::new();
-    if packages.iter().any(|c| c.get(2).is_some()) {
+    // Packages that did not build: their compiler errors, named beside the
+    // failing tests of the packages that did.
+    let unbuilt = packages.iter().filter(|c| c.get(2).is_some()).count();
+    if unbuilt > 0 {
         for c in lines.iter().filter_map(|l| BUILD.captures(l)) {
             push(&mut failures, &format!("{}:{}", &c[1], &c[2]), Some(&c[3]));
         }
-        return Some(Report {
-            tool: "go test",
-            passed: None,
-            failed: failures.len().max(1),
-            counted: Counted::Errors,
-            failures,
-            passes: Vec::new(),
-        });
     }
+    let build_errors = if unbuilt > 0 { failures.len().max(unbuilt) } else { 0 };
     let (mut passed, mut failed) = (0, 0);
     for (i, l) in lines.iter().enumerate() {
         let Some(c) = RESULT.captures(l) else { continue };
@@ -193,12 +189,33 @@ pub(super) fn go_test(lines: &[&str]) -> Option<Report> {
         let detail = after.clone().find(|l| LOG.is_match(l)).or(before).map(|l| l.trim());
         push(&mut failures, &c[2], detail);
     }
+    if unbuilt > 0 && failed == 0 {
+        return Some(Report {
+            tool: "go test",
+            passed: None,
+            failed: build_errors,
+            counted: Counted::Errors,
+            failures,
+            passes: Vec::new(),
+        });
+    }
     let verbose = lines.iter().any(|l| l.starts_with("=== RUN "));
-    let failed_packages = packages.iter().filter(|c| &c[1] == "FAIL").count();
+    let failed_packages = packages.iter().filter(|c| &c[1] == "FAIL").count() - unbuilt;
+    // Every package that passed ran no test (`ok … [no tests to run]`).
+    let ran_none = failed_packages == 0
+        && passed == 0
+        && packages.iter().all(|c| {
+            &c[1] == "ok"
+                && c.get(0).is_some_and(|m| {
+                    lines
+                        .iter()
+                        .any(|l| l.starts_with(m.as_str()) && l.ends_with("[no tests to run]"))
+                })
+        });
     Some(Report {
         tool: "go test",
-        passed: verbose.then_some(passed),
-        failed: failed.max(failed_packages),
+        passed: (verbose || ran_none).then_some(passed),
+        failed: failed.max(failed_packages) + build_errors,
         counted: Counted::Tests,
         failures,
         passes: Vec::new(),

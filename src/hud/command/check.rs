@@ -3,7 +3,7 @@
 //! only change the output left out), what a passing chain passed, and
 //! whether one run covers another's selection.
 
-use super::shell::{output_filter, split_outside_quotes, stages, steps, words};
+use super::shell::{basename, output_filter, split_outside_quotes, stages, steps, words};
 
 /// Whether an option of `program` changes only how results are shown, not
 /// what is run or checked (`pytest -v`, `--tb=short`, `ruff check --fix`;
@@ -11,9 +11,20 @@ use super::shell::{output_filter, split_outside_quotes, stages, steps, words};
 /// one ran everything).
 fn output_only(program: &str, option: &str) -> bool {
     let flag = option.split('=').next().unwrap_or(option);
+    // Colours, and a fix mode: `--fix` checks what the plain run checks,
+    // and fixes what it can on the way.
     if matches!(
         flag,
-        "--color" | "--colour" | "--colors" | "--no-color" | "--no-colors" | "--no-colour"
+        "--color"
+            | "--colour"
+            | "--colors"
+            | "--no-color"
+            | "--no-colors"
+            | "--no-colour"
+            | "--fix"
+            | "--autofix"
+            | "--autocorrect"
+            | "--auto-correct"
     ) {
         return true;
     }
@@ -83,7 +94,60 @@ fn step_key(step: &str) -> String {
     let Some(program) = words.first() else {
         return String::new();
     };
+    // A read of a file (`tail -n 4 pytest.log`, `cat build.log`): what it
+    // checks is what that file holds, however much of it is shown; a later
+    // read of the same file that shows a pass closes what an earlier one
+    // showed failing.
+    if matches!(
+        basename(program),
+        "cat" | "tail" | "head" | "less" | "more" | "tac" | "bat"
+    ) {
+        let mut files = Vec::new();
+        let mut rest = words[1..].iter();
+        while let Some(w) = rest.next() {
+            if matches!(w.as_str(), "-n" | "-c" | "--lines" | "--bytes") {
+                rest.next();
+            } else if !w.starts_with('-') && !w.starts_with('+') && !w.chars().all(|c| c.is_ascii_digit()) {
+                files.push(w.trim_start_matches("./").to_owned());
+            }
+        }
+        if !files.is_empty() {
+            return format!("read {}", files.join(" "));
+        }
+    }
     let mut kept = vec![program.clone()];
+    // Settings given before the program may choose what runs
+    // (`TEST_FILTER=push make test`, `CK_RUN_CASE=Parse make check`), as an
+    // argument `NAME=value` may; those known to change no selection do not.
+    for word in checked.split_whitespace().take_while(|w| {
+        w.split_once('=')
+            .is_some_and(|(var, _)| !var.is_empty() && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    }) {
+        let var = word.split('=').next().unwrap_or_default();
+        let harmless = matches!(
+            var,
+            "PYTHONPATH"
+                | "PATH"
+                | "NODE_OPTIONS"
+                | "NODE_ENV"
+                | "CI"
+                | "FORCE_COLOR"
+                | "NO_COLOR"
+                | "TERM"
+                | "LANG"
+                | "RUST_BACKTRACE"
+                | "RUST_LOG"
+                | "CARGO_TERM_COLOR"
+                | "GOFLAGS"
+                | "PYTHONDONTWRITEBYTECODE"
+                | "PYTHONUNBUFFERED"
+                | "HOME"
+                | "TZ"
+        ) || var.starts_with("LC_");
+        if !harmless {
+            kept.push(word.trim_matches(|c| c == '"' || c == '\'').to_owned());
+        }
+    }
     let mut rest = words[1..].iter();
     while let Some(w) = rest.next() {
         if w.starts_with('-') && output_only(program, w) {
@@ -436,6 +500,11 @@ pub(super) const STOP_EARLY: &[&str] = &[
     "--bail",
     "--fail-fast",
     "--failfast",
+    "-failfast",
+    "--stop-on-first-failure",
+    "--halt-on-failure",
+    "--abort-on-failure",
+    "--exit-on-failure",
 ];
 
 /// Whether `flag` is known to leave what runs alone: it shows results

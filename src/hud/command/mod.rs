@@ -36,6 +36,11 @@ pub fn exit_is_a_filters(command: &str) -> bool {
 /// always succeeds after `||` or `;` (`flake8 || true`, `pylint; echo
 /// "exit: $?"`, `make; exit 0`). `None` when the status is the command's.
 pub fn exit_masked_by(command: &str) -> Option<String> {
+    // `cmd > run.log 2>&1 &`: the status is that of starting it.
+    let trimmed = command.trim_end();
+    if trimmed.ends_with('&') && !trimmed.ends_with("&&") && !trimmed.ends_with(">&") {
+        return Some("`&`, which only started it".to_owned());
+    }
     let steps = steps(command);
     let last = *steps.last()?;
     let stages = stages(last);
@@ -73,12 +78,62 @@ pub fn exit_masked_by(command: &str) -> Option<String> {
     (steps.len() > 1 && unconditional && check::always_succeeds(last)).then_some(program)
 }
 
+/// The file the last step of `command` writes its output to (`pytest >
+/// run.log 2>&1 &`, `make check &> build.log`), if any: a later read of
+/// that file shows what this command said.
+pub fn output_file(command: &str) -> Option<String> {
+    let steps = steps(command);
+    let last = stages(steps.last()?).last().copied()?;
+    let mut tokens = last.split_whitespace();
+    while let Some(t) = tokens.next() {
+        let t = t.trim_end_matches('&');
+        let redirect = t.trim_start_matches(['1', '&']);
+        let Some(target) = redirect.strip_prefix('>') else {
+            continue;
+        };
+        let target = target.trim_start_matches('>');
+        if target.starts_with('&') {
+            continue;
+        }
+        let file = if target.is_empty() { tokens.next()? } else { target };
+        let file = file.trim_matches(|c| c == '"' || c == '\'');
+        if file != "/dev/null" && !file.is_empty() {
+            return Some(file.trim_start_matches("./").to_owned());
+        }
+    }
+    None
+}
+
+/// The program and the script it runs, with the folders changed to
+/// before it: `cd tests && tclsh all.tcl` and `tclsh tests/all.tcl` both run
+/// `tclsh tests/all.tcl`. `None` without a script argument.
+pub fn script_run(command: &str) -> Option<String> {
+    let key = check_key(command);
+    let (dirs, step) = key.split_once('\u{1f}')?;
+    let mut words = step.split(' ');
+    let program = words.next()?;
+    let script = words.find(|w| !w.starts_with('-') && !w.contains('=') && (w.contains('/') || w.contains('.')))?;
+    let path = if dirs.is_empty() {
+        script.to_owned()
+    } else {
+        format!("{dirs}/{script}")
+    };
+    Some(format!("{program} {}", path.trim_start_matches("./")))
+}
+
+/// The file a read (`tail -n 4 run.log`, `cat run.log`) shows, from its
+/// [`check_key`].
+pub fn file_read(key: &str) -> Option<&str> {
+    let step = key.rsplit('\u{1f}').next()?;
+    step.strip_prefix("read ").filter(|f| !f.contains(' '))
+}
+
 /// The commands a package manager's script runner echoed before running
 /// them (`> app@1.0.0 lint` then `> stylelint "css/**/*.css"`, as npm and
 /// pnpm print them): what a passing `npm run lint` passed.
 pub fn echoed_scripts<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<String> {
     static HEADER: std::sync::LazyLock<regex::Regex> =
-        std::sync::LazyLock::new(|| regex::Regex::new(r"^> \S+@\S+ \S+").expect("a valid pattern"));
+        std::sync::LazyLock::new(|| regex::Regex::new(r"^> (?:\S+@\S+ \S+|[\w:.\-]+)$").expect("a valid pattern"));
     let lines: Vec<&str> = lines.map(str::trim).collect();
     lines
         .windows(2)
@@ -162,6 +217,8 @@ mod tests {
             ("npx eslint --color src", "eslint src"),
             ("make -j4 2>&1 | grep -E 'error|warning'", "make"),
             ("./node_modules/.bin/jest --verbose", "jest"),
+            ("sleep 3; tail -n 4 pytest.log", "tail -n 20 ./pytest.log"),
+            ("cat pytest.log", "sleep 5 && tail -20 pytest.log"),
         ];
         for (a, b) in same {
             assert_eq!(check_key(a), check_key(b), "{a} / {b}");
@@ -174,6 +231,7 @@ mod tests {
             ("make", "make test"),
             ("python a.py", "python b.py"),
             ("echo 'a | b'", "echo a"),
+            ("tail -n 4 pytest.log", "tail -n 4 build.log"),
         ];
         for (a, b) in different {
             assert_ne!(check_key(a), check_key(b), "{a} / {b}");

@@ -206,7 +206,13 @@ pub fn worth_asking(call: &ToolCall) -> bool {
 /// quote could add (none says a failure, or only the one the facts show).
 fn asked_about(call: &ToolCall) -> Option<(&str, String, Option<String>, Vec<String>)> {
     // Findings of unknown weight do not name what failed: the model may.
-    if !call.failed() || call.report.as_ref().is_some_and(|r| r.settles()) {
+    // A report that names what failed needs no model; counts alone do.
+    if !call.failed()
+        || call
+            .report
+            .as_ref()
+            .is_some_and(|r| r.settles() && !r.failures.is_empty())
+    {
         return None;
     }
     let command = call.command.as_deref()?;
@@ -224,7 +230,7 @@ fn quotable(source: &str, shown: Option<&str>) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     for line in source.lines().map(str::trim) {
         let fits = line.len() <= MAX_LINE && !line.chars().any(char::is_control);
-        let says = LineSays::quotable(line);
+        let says = crate::hud::text::explains(line);
         let news = !shown.is_some_and(|s| s.contains(line));
         if fits && says && news && !lines.iter().any(|l| l == line) && lines.len() < MAX_QUOTABLE {
             lines.push(line.to_owned());
@@ -339,10 +345,52 @@ make: *** [Makefile:4: calc.o] Error 1";
             {"name": "Makefile", "quote": "make: *** [Makefile:4: calc.o] Error 1"}
         ]}"#;
         let found = verify(raw, &asked(OUTPUT, None)).unwrap();
-        assert_eq!(found.len(), 2, "{found:?}");
+        // The wrapper's `make: ***` line explains nothing: refused.
+        assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].name, "calc.c");
         assert!(found[0].line.starts_with("calc.c:12:16"));
-        assert_eq!(found[1].name, "Makefile");
+    }
+
+    #[test]
+    fn a_quote_must_explain_its_name() {
+        let behave = "Feature: Orders
+  Scenario: Discount applies
+    Then the total is 90
+      Assertion Failed: expected 90, got 100
+
+Failing scenarios:
+  features/orders.feature:3  Discount applies
+
+0 features passed, 1 failed, 0 skipped
+1 scenario passed, 1 failed, 0 skipped
+== [queries/orders.sql] FAIL
+make: *** [Makefile:18: test] Error 124";
+        for (name, quote) in [
+            ("Discount applies", "0 features passed, 1 failed, 0 skipped"),
+            ("Discount applies", "1 scenario passed, 1 failed, 0 skipped"),
+            ("orders.sql", "== [queries/orders.sql] FAIL"),
+            ("test", "make: *** [Makefile:18: test] Error 124"),
+            (
+                "0 features passed, 1 failed, 0 skipped",
+                "Assertion Failed: expected 90, got 100",
+            ),
+            ("leak-check=full", "Assertion Failed: expected 90, got 100"),
+        ] {
+            let raw = serde_json::json!({ "failures": [{ "name": name, "quote": quote }] }).to_string();
+            assert!(
+                matches!(verify(&raw, &asked(behave, None)), Err(Rejected::Unverified(_))),
+                "{name}: {quote}"
+            );
+        }
+        let raw = serde_json::json!({ "failures": [{ "name": "Discount applies", "quote": "Assertion Failed: expected 90, got 100" }] }).to_string();
+        assert_eq!(verify(&raw, &asked(behave, None)).map(|f| f.len()), Ok(1));
+        // Nor may the model pick such lines: they are not offered.
+        let offered = quotable(behave, None);
+        assert_eq!(
+            offered,
+            vec!["Assertion Failed: expected 90, got 100".to_owned()],
+            "{offered:?}"
+        );
     }
 
     #[test]
@@ -370,7 +418,7 @@ make: *** [Makefile:4: calc.o] Error 1";
         // One grounded item among inventions is kept alone.
         let mixed = r#"{"failures": [
             {"name": "calc.c", "quote": "the build failed because of a typo"},
-            {"name": "calc.o", "quote": "make: *** [Makefile:4: calc.o] Error 1"}
+            {"name": "average", "quote": "calc.c:12:16: error: 'count' undeclared (first use in this function)"}
         ]}"#;
         assert_eq!(verify(mixed, &asked(OUTPUT, None)).unwrap().len(), 1);
         assert_eq!(
@@ -398,8 +446,8 @@ make: *** [Makefile:4: calc.o] Error 1";
     #[test]
     fn items_are_verified_as_they_are_completed() {
         let first = r#"{"failures": [{"name": "calc.c", "quote": "calc.c:12:16: error: 'count' undeclared (first use in this function)"}"#;
-        let second = r#", {"name": "Makefile", "quote": "make: *** [Makefile:4: calc.o] Error 1"}]}"#;
-        let question = asked(OUTPUT, None);
+        let second = r#", {"name": "calc.c", "quote": "calc.c:20:5: error: 'total' undeclared"}]}"#;
+        let question = asked(&format!("{OUTPUT}\ncalc.c:20:5: error: 'total' undeclared"), None);
         let whole = format!("{first}{second}");
         let mut seen = Vec::new();
         for end in 0..=whole.len() {

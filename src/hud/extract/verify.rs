@@ -3,7 +3,7 @@
 
 use super::question::{Finding, Question, MAX_ITEMS, MAX_NAME, NAME_REACH};
 use crate::clean::clean_line;
-use crate::hud::text::{has_words, LineSays};
+use crate::hud::text::{explains_nothing, has_words, summary_line, LineSays};
 use serde::Deserialize;
 
 /// Why an answer gave nothing to show.
@@ -80,12 +80,24 @@ pub(super) fn ground(item: &Finding, lines: &[&str]) -> Result<Finding, String> 
     if !has_words(line) {
         return Err(format!("the line {line:?} is too short to say anything"));
     }
+    if summary_line(name) || option_like(name) {
+        return Err(format!(
+            "the name {:?} is a summary or an option, not what failed",
+            clean_line(name, 80)
+        ));
+    }
     let Some(at) = lines.iter().position(|l| l.contains(line)) else {
         return Err(format!("the line {:?} is not in the output", clean_line(line, 80)));
     };
     if !LineSays::of(line).failed() {
         return Err(format!(
             "the line {:?} does not say that anything failed",
+            clean_line(line, 80)
+        ));
+    }
+    if explains_nothing(line) {
+        return Err(format!(
+            "the line {:?} is a summary, heading, banner or wrapper's line: it explains no failure",
             clean_line(line, 80)
         ));
     }
@@ -120,8 +132,22 @@ fn owns(name: &str, lines: &[&str], at: usize) -> bool {
         return false;
     }
     let head_shape = shape(lines[head]);
+    // A line of the quote's own form (`a.md:3 error MD001/…` above `a.md:12
+    // error MD025/…`) is another item, not its header: its name is its own.
+    if head_shape == shape(lines[at]) {
+        return false;
+    }
     let between = if head < at { head + 1..at } else { at + 1..head };
     !lines[between].iter().any(|l| shape(l) == head_shape)
+}
+
+/// Whether `name` is a command-line option or setting (`--verbose`,
+/// `leak-check=full`), not a test or check.
+fn option_like(name: &str) -> bool {
+    static OPTION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"^(?:--?[A-Za-z][\w-]*(?:=\S*)?|[A-Za-z][\w-]*=\S*)$").expect("a valid pattern")
+    });
+    OPTION.is_match(name)
 }
 
 /// A line that states that one test or check passed: it heads no failure.

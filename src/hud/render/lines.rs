@@ -20,6 +20,7 @@ pub(crate) fn call_line(call: &ToolCall) -> String {
     let mark = match call.status {
         ToolStatus::Pending | ToolStatus::Running => "…",
         _ if call.failed() => "✗",
+        _ if call.ran_no_tests() => "○",
         _ if call.unsettled().is_some() => "?",
         _ => "✓",
     };
@@ -43,6 +44,22 @@ pub(crate) fn call_line(call: &ToolCall) -> String {
                 line.push_str(&format!(": {}", call_report_line(call, report, 3)));
             }
         }
+        ToolStatus::Completed if call.ran_no_tests() => {
+            line.push_str(" → ran no tests");
+            if let Some(exit) = call.exit_code().filter(|&e| e != 0) {
+                line.push_str(&format!(" (exit {exit})"));
+            }
+            let said = call.output.as_ref().and_then(|o| {
+                o.kept_lines()
+                    .map(str::trim)
+                    .find(|l| crate::hud::text::no_tests_line(l))
+            });
+            match (said, &call.report) {
+                (Some(said), _) => line.push_str(&format!(": {}", clean_line(said, 100))),
+                (None, Some(report)) => line.push_str(&format!(": {}", report.label())),
+                (None, None) => {}
+            }
+        }
         ToolStatus::Completed if call.unsettled().is_some() => {
             let by = call.unsettled().unwrap_or_default();
             line.push_str(&format!(
@@ -63,6 +80,14 @@ pub(crate) fn call_line(call: &ToolCall) -> String {
             }
             if let Some(report) = &call.report {
                 line.push_str(&format!(": {}", call_report_line(call, report, 3)));
+                // Failed with nothing named as failing: the key line says
+                // what (with nothing counted as failing, the stated reason).
+                if call.failed() && report.failures.is_empty() {
+                    let key = call.output.as_ref().and_then(|o| o.key_line());
+                    if let Some(key) = key.filter(|k| !crate::hud::text::explains_nothing(k)) {
+                        line.push_str(&format!("; {}", clean_line(key, 100)));
+                    }
+                }
             }
         }
         ToolStatus::Completed => {
@@ -70,6 +95,9 @@ pub(crate) fn call_line(call: &ToolCall) -> String {
                 line.push_str(&format!(" → exit {exit} ({meaning})"));
             } else if let Some(exit) = call.exit_code().filter(|&e| e != 0).or(call.failed().then_some(0)) {
                 line.push_str(&format!(" → exit {exit}"));
+                if let Some(signal) = signal_of(exit) {
+                    line.push_str(&format!(" ({signal})"));
+                }
                 if let Some(key) = call.output.as_ref().and_then(|o| o.key_line()) {
                     line.push_str(&format!(": {}", clean_line(key, 100)));
                 }
@@ -88,6 +116,20 @@ pub(crate) fn call_line(call: &ToolCall) -> String {
     line
 }
 
+/// The signal a shell's exit status 128+N says killed the command, for the
+/// signals of a crash or a kill: `139` is `SIGSEGV`.
+fn signal_of(exit: i64) -> Option<&'static str> {
+    Some(match exit {
+        132 => "SIGILL",
+        134 => "SIGABRT",
+        135 => "SIGBUS",
+        136 => "SIGFPE",
+        137 => "SIGKILL",
+        139 => "SIGSEGV",
+        _ => return None,
+    })
+}
+
 /// [`report_line`] of a call's report, with what made the run partial when
 /// an option says so (`rspec 1 of 2 failed, a rerun of earlier failures
 /// only: …`): its counts are not the whole suite's.
@@ -95,7 +137,7 @@ fn call_report_line(call: &ToolCall, report: &Report, details: usize) -> String 
     let line = report_line(report, details);
     match call.command.as_deref().and_then(command::partial_run) {
         Some(partial) => {
-            let counts = format!("{} {}", report.tool, report.counts());
+            let counts = report.label();
             clean_line(&line.replacen(&counts, &format!("{counts} ({partial})"), 1), 260)
         }
         None => line,
@@ -106,7 +148,7 @@ fn call_report_line(call: &ToolCall, report: &Report, details: usize) -> String 
 /// the first `details` failures shown with their key line, the rest by
 /// name. Failures are shown in [`display_order`].
 pub(super) fn report_line(report: &Report, details: usize) -> String {
-    let mut line = format!("{} {}", report.tool, report.counts());
+    let mut line = report.label();
     let shown = display_order(&report.failures);
     let mut failures = shown.iter().take(3).enumerate().map(|(i, f)| match &f.detail {
         Some(d) if i < details => format!("{} ({})", clean_line(&f.name, 60), clean_line(d, 80)),
@@ -291,7 +333,7 @@ pub(crate) fn open_problems(problems: &Problems, findings: &Findings) -> Vec<Str
             if let Some(report) = &call.report {
                 // Its key line, where the call itself is no longer listed.
                 let details = usize::from(call.before_compaction);
-                what.push_str(&format!(" ({})", report_line(report, details)));
+                what.push_str(&format!(" ({})", call_report_line(call, report, details)));
             }
             let no_pass = if problem.passed_since.is_empty() {
                 "no pass since".to_owned()

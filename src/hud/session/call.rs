@@ -78,6 +78,8 @@ pub struct Said {
     pub masked_by: Option<String>,
     /// The status the command printed of itself (`; echo "exit: $?"`).
     pub echoed_exit: Option<i64>,
+    /// The run ran no test (see [`ToolCall::ran_no_tests`]).
+    pub ran_no_tests: bool,
 }
 
 impl ToolCall {
@@ -88,6 +90,7 @@ impl ToolCall {
     pub fn failed(&self) -> bool {
         match self.status {
             ToolStatus::Error => true,
+            ToolStatus::Completed if self.said.ran_no_tests => false,
             ToolStatus::Completed => {
                 self.said.timeout_secs.is_some()
                     || self.report.as_ref().is_some_and(|r| !r.ok())
@@ -105,6 +108,7 @@ impl ToolCall {
     /// a failure: it closes no problem, and the HUD says what it saw.
     pub fn unsettled(&self) -> Option<&str> {
         let settled = self.status != ToolStatus::Completed
+            || self.said.ran_no_tests
             || self.failed()
             || self.report.as_ref().is_some_and(|r| r.settles())
             || self.said.echoed_exit.is_some();
@@ -118,6 +122,14 @@ impl ToolCall {
     /// the shell's was thrown away (`; echo "exit: $?"`), else the shell's.
     pub fn exit_code(&self) -> Option<i64> {
         self.said.echoed_exit.or(self.exit)
+    }
+
+    /// Finished having run no test: a filter that matched none, a runner
+    /// that found none (its report counts none, or, with none, a line says
+    /// so and no other line says that anything failed). Neither a pass nor
+    /// a failure: it closes no problem and opens none.
+    pub fn ran_no_tests(&self) -> bool {
+        self.status == ToolStatus::Completed && self.said.ran_no_tests
     }
 
     /// The timeout, in seconds, at which the shell tool killed the command.
@@ -169,12 +181,28 @@ impl ToolCall {
                 let lines: Vec<&str> = out.kept_lines().collect();
                 lines.iter().rev().find_map(|l| ECHOED.captures(l)?[1].parse().ok())
             });
+        let ran_no_tests = timeout_secs.is_none()
+            && !crashed_behind_a_filter
+            && (benign == Some("no tests selected")
+                || match &self.report {
+                    Some(r) => r.ran_none(),
+                    None => self.output.as_ref().is_some_and(|o| {
+                        use crate::hud::text::{explains_nothing, no_tests_line, LineSays};
+                        let said_none = o.kept_lines().map(str::trim).any(no_tests_line);
+                        said_none
+                            && !o
+                                .kept_lines()
+                                .map(str::trim)
+                                .any(|l| !no_tests_line(l) && !explains_nothing(l) && LineSays::of(l).failed())
+                    }),
+                });
         self.said = Said {
             timeout_secs,
             benign,
             crashed_behind_a_filter,
             masked_by,
             echoed_exit,
+            ran_no_tests,
         };
     }
 

@@ -15,29 +15,13 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createInterface } from "node:readline";
 import { join } from "node:path";
-import type { Scenario } from "./fake-model.ts";
 import { deadPort } from "./helpers.ts";
 import * as harness from "./opencode.ts";
-import { base, pluginSaid, project, recordToasts, refreshInstalled, sidecarBin, sidecarConfigHome, testModel } from "./opencode.ts";
+import { base, hasHud, pluginSaid, project, recordToasts, refreshInstalled, serving, sidecarBin, sidecarConfigHome, testModel, thinking } from "./opencode.ts";
 
 after(() => rmSync(base, { recursive: true, force: true }));
 
 const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
-
-/** `steps` bash calls, the main model thinking `thinkMs` before each answer (after `before`, if given). */
-function thinking(steps: number, thinkMs: number, before?: (step: number) => Promise<void> | void): Scenario {
-  return {
-    script: Array.from({ length: steps }, (_, i) => ({ tool: "bash", args: { command: `echo step ${i}`, description: "run" } })),
-    beforeMain: async (step) => {
-      await before?.(step);
-      await sleep(thinkMs);
-    },
-  };
-}
-
-function serving(port: number): string[] {
-  return spawnSync("pgrep", ["-f", `evolve-hud serve --port ${port}`], { encoding: "utf8" }).stdout.split("\n").filter(Boolean);
-}
 
 /** `evolve-hud ARGS` in the environment OpenCode runs in: its exit code and what it printed. */
 function evolveHud(prepared: harness.Prepared, args: string[], env: Record<string, string> = {}) {
@@ -108,7 +92,6 @@ async function mockHub() {
   };
 }
 
-const hasHud = (request: any) => JSON.stringify(request.body.messages).includes("<evolve-hud");
 
 function stopper(prepared: harness.Prepared, port: number) {
   return () => spawnSync(sidecarBin, ["stop", "--port", String(port)], { env: prepared.env, encoding: "utf8" });
@@ -190,14 +173,13 @@ test("an autostarted sidecar killed with SIGKILL: the HUD is back within 5 s of 
     stop();
     await prepared.model.stop();
   });
-  const serving = () => spawnSync("pgrep", ["-f", `evolve-hud serve --port ${port}`], { encoding: "utf8" }).stdout.split("\n").filter(Boolean);
   let killedAt = 0;
   const killer = (async () => {
     // Once the HUD has reached the agent twice, the sidecar is killed.
     for (let i = 0; i < 600 && prepared.model.requests.filter((r) => r.kind === "main" && hasHud(r)).length < 2; i++) {
       await new Promise((ok) => setTimeout(ok, 50));
     }
-    const pids = serving();
+    const pids = serving(port);
     assert.equal(pids.length, 1, `one sidecar: ${pids}`);
     process.kill(Number(pids[0]), "SIGKILL");
     killedAt = Date.now();
@@ -212,7 +194,7 @@ test("an autostarted sidecar killed with SIGKILL: the HUD is back within 5 s of 
   const marks = main.map((r) => `${((r.at - killedAt) / 1000).toFixed(1)}s:${hasHud(r) ? "✓" : "✗"}`).join(" ");
   t.diagnostic(`main requests, seconds from the kill: ${marks}`);
   assert.ok(after.every(hasHud), `every request from 5 s after the kill carries the HUD: ${marks}\n${pluginSaid(prepared).join("\n")}`);
-  assert.equal(serving().length, 1, "one sidecar again");
+  assert.equal(serving(port).length, 1, "one sidecar again");
 });
 
 test("real OpenCode: no model on disk, then `evolve-hud pull` while OpenCode runs: the HUD's facts from the start, the fix told once, and the model taken up without a restart of either", async (t) => {

@@ -21,10 +21,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EvolveHudPlugin } from "../evolve-hud.ts";
 import { isHud } from "../evolve-hud/hud.ts";
-import type { Scenario } from "./fake-model.ts";
 import { clone, deadPort, FakeSidecar, TEST_SECRET, transforms } from "./helpers.ts";
 import * as harness from "./opencode.ts";
-import { base, pluginSaid, project, recordToasts, refreshInstalled, sidecarBin } from "./opencode.ts";
+import { base, hasHud, pluginSaid, project, recordToasts, refreshInstalled, serving, sidecarBin, thinking } from "./opencode.ts";
 
 const { createShim } = EvolveHudPlugin.internals;
 const step = transforms().find((s) => s.name === "basic/transform-3.json")!;
@@ -320,23 +319,6 @@ test("a sidecar serving the facts without a model: one notice with the fix, and 
 });
 
 // --- The real OpenCode --------------------------------------------------------------
-
-/** `steps` bash calls, the main model thinking `thinkMs` before each answer, `before` run first at each. */
-function thinking(steps: number, thinkMs: number, before?: (step: number) => Promise<void> | void): Scenario {
-  return {
-    script: Array.from({ length: steps }, (_, i) => ({ tool: "bash", args: { command: `echo step ${i}`, description: "run" } })),
-    beforeMain: async (step) => {
-      await before?.(step);
-      await sleep(thinkMs);
-    },
-  };
-}
-
-const hasHud = (request: any) => JSON.stringify(request.body.messages).includes("<evolve-hud");
-
-function serving(port: number): string[] {
-  return spawnSync("pgrep", ["-f", `evolve-hud serve --port ${port}`], { encoding: "utf8" }).stdout.split("\n").filter(Boolean);
-}
 
 /** `opencode serve` in a prepared project with its toasts recorded; one prompt; what it showed. */
 async function serveAndPrompt(prepared: harness.Prepared, t: any) {

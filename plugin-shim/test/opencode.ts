@@ -387,3 +387,21 @@ export function withoutHud(body: any): any {
   return copy;
 }
 
+/** `steps` bash calls, the main model thinking `thinkMs` before each answer (after `before`, if given). */
+export function thinking(steps: number, thinkMs: number, before?: (step: number) => Promise<void> | void): Scenario {
+  return {
+    script: Array.from({ length: steps }, (_, i) => ({ tool: "bash", args: { command: `echo step ${i}`, description: "run" } })),
+    beforeMain: async (step) => {
+      await before?.(step);
+      await new Promise((ok) => setTimeout(ok, thinkMs));
+    },
+  };
+}
+
+/** Whether a request the fake model got carries a HUD. */
+export const hasHud = (request: any) => JSON.stringify(request.body.messages).includes("<evolve-hud");
+
+/** The pids of the `evolve-hud serve --port PORT` processes running. */
+export function serving(port: number): string[] {
+  return spawnSync("pgrep", ["-f", `evolve-hud serve --port ${port}`], { encoding: "utf8" }).stdout.split("\n").filter(Boolean);
+}

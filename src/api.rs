@@ -82,14 +82,16 @@ pub struct SyncRequest {
     #[serde(default)]
     pub full: bool,
     /// Longest wait (ms, at most [`MAX_SYNC_WAIT_MS`]) for the model's
-    /// findings when a question is pending: with a fast engine the request
-    /// the agent sends next can carry them. 0 (the default): never waits.
+    /// findings when a question about the session's newest call is pending,
+    /// so the request the agent sends next carries them. 0 (the default):
+    /// never waits.
     #[serde(default)]
+    #[schemars(range(max = MAX_SYNC_WAIT_MS))]
     pub wait_ms: u64,
 }
 
 /// The longest a sync may wait for the model's findings.
-pub const MAX_SYNC_WAIT_MS: u64 = 2_000;
+pub const MAX_SYNC_WAIT_MS: u64 = 10_000;
 
 /// The port a sidecar serves on when nothing names another.
 pub const DEFAULT_PORT: u16 = 8377;

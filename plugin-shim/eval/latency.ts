@@ -10,19 +10,25 @@
 // - whether the agent's next request, sent right after the tool's end, and
 //   the one after it carried that finding in its HUD.
 //
-//   cd plugin-shim && node --import tsx eval/latency.ts [--model FILE] [--think S] [--wait-ms N] [--load N] [name…]
+//   cd plugin-shim && node --import tsx eval/latency.ts [--model FILE] [--think S] [--wait-ms N] [--load N]
+//       [--llama-server BIN] [name…]
 //
 // --model: the sidecar's model (default: Qwen2.5-Coder-0.5B from the cache,
-// or EVOLVE_HUD_EVAL_MODEL). --wait-ms: the plugin's waitMs. --load N: N
-// busy loops at the same priority beside everything, for a loaded machine.
+// or EVOLVE_HUD_EVAL_MODEL). --wait-ms: the plugin's waitMs (default: the
+// plugin's own). --load N: N busy loops at the same priority beside
+// everything, for a loaded machine. --llama-server: also run every scenario
+// against a second sidecar whose engine is llama.cpp's llama-server serving
+// the same model (default: EVOLVE_HUD_LLAMA_SERVER, when set), alternating
+// with the local engine scenario by scenario, so both see the same hour.
 // Names pick scenarios (default: all of eval/scenarios.ts; the ones that
 // raise no question add nothing but time).
 
 import { spawn, type ChildProcess } from "node:child_process";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { AUTH, quantile } from "../test/helpers.ts";
-import { exportSession, opencodeRun, prepare, project, startSidecar, textOf, isHudMessage } from "../test/opencode.ts";
+import { DEFAULTS } from "../evolve-hud/config.ts";
+import { AUTH, deadPort, quantile } from "../test/helpers.ts";
+import { exportSession, opencodeRun, prepare, project, startServe, textOf, isHudMessage } from "../test/opencode.ts";
 import { scenarios, toolEnv } from "./scenarios.ts";
 
 const args = process.argv.slice(2);
@@ -38,8 +44,9 @@ const model = option(
   process.env.EVOLVE_HUD_EVAL_MODEL ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "evolve-hud/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"),
 );
 const think = Number(option("--think", "6"));
-const waitMs = Number(option("--wait-ms", "0"));
+const waitMs = Number(option("--wait-ms", String(DEFAULTS.waitMs)));
 const load = Number(option("--load", "0"));
+const llamaServer = option("--llama-server", process.env.EVOLVE_HUD_LLAMA_SERVER ?? "");
 const wanted = args;
 
 /** The quotes of the model's part of a HUD text. */
@@ -104,6 +111,7 @@ async function metric(url: string, name: string, label = ""): Promise<number> {
 }
 
 interface Question {
+  engine: string;
   session: string;
   call: string;
   outcome: string;
@@ -126,24 +134,62 @@ process.on("exit", () => {
 process.on("SIGINT", () => process.exit(130));
 for (let i = 0; i < load; i++) children.push(spawn("sh", ["-c", "while :; do :; done"], { stdio: "ignore" }));
 
-const sidecar = await startSidecar(0, model, []);
-children.push(sidecar.child);
-const events: HudEvent[] = [];
-const unfollow = await follow(sidecar.url, events);
-// The sidecar decodes the start its questions share as it starts; a running
-// sidecar has done so long before a session's failure.
-for (let i = 0; (await metric(sidecar.url, "evolve_hud_prompt_seconds_count", 'work="warmup"')) === 0; i++) {
-  if (i > 600) throw new Error("the sidecar did not warm up within 60 s");
-  await sleep(100);
+/** llama.cpp's llama-server serving `model` on 2 threads, two slots of 4096 tokens as the sidecar keeps them. */
+async function startLlamaServer(): Promise<string> {
+  const port = await deadPort();
+  const child = spawn(llamaServer, ["-m", model, "--host", "127.0.0.1", "--port", String(port), "-t", "2", "-c", "8192", "-np", "2"], {
+    stdio: "ignore",
+  });
+  children.push(child);
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; !(await fetch(url + "/health").then((r) => r.ok, () => false)); i++) {
+    if (i > 1200) throw new Error("llama-server was not ready within 120 s");
+    await sleep(100);
+  }
+  return url + "/v1";
+}
+
+interface Engine {
+  name: string;
+  url: string;
+  events: HudEvent[];
+}
+
+const engines: Engine[] = [];
+const stops: (() => Promise<void>)[] = [];
+const configs = [{ name: "local", args: ["--model", model] }];
+if (llamaServer) configs.push({ name: "llama-server", args: ["--engine", await startLlamaServer()] });
+for (const { name, args: engineArgs } of configs) {
+  const sidecar = await startServe([...engineArgs, "--port", "0"]);
+  children.push(sidecar.child);
+  const events: HudEvent[] = [];
+  const unfollow = await follow(sidecar.url, events);
+  stops.push(async () => {
+    unfollow();
+    await sidecar.stop();
+  });
+  // The sidecar decodes the start its questions share as it starts; a
+  // running sidecar has done so long before a session's failure.
+  for (let i = 0; (await metric(sidecar.url, "evolve_hud_prompt_seconds_count", 'work="warmup"')) === 0; i++) {
+    if (i > 600) throw new Error(`the ${name} sidecar did not warm up within 60 s`);
+    await sleep(100);
+  }
+  engines.push({ name, url: sidecar.url, events });
 }
 
 const questions: Question[] = [];
 const started = Date.now();
 for (const scenario of scenarios) {
   if (wanted.length > 0 && !wanted.includes(scenario.name)) continue;
+  for (const engine of engines) await runScenario(scenario, engine);
+}
+
+/** Runs `scenario` in the real OpenCode against `engine`'s sidecar and times each question it raises. */
+async function runScenario(scenario: (typeof scenarios)[number], engine: Engine): Promise<void> {
+  const { events } = engine;
   const script = scenario.steps(project);
   const prepared = await prepare({
-    plugin: { url: sidecar.url, waitMs, autostart: false, notify: false },
+    plugin: { url: engine.url, waitMs, autostart: false, notify: false },
     scenario: { script, bigUsageAt: scenario.compactAt, beforeMain: () => sleep(think * 1000) },
     limit: scenario.compactAt === undefined ? undefined : { context: 8000, output: 1000 },
     env: toolEnv,
@@ -178,6 +224,7 @@ for (const scenario of scenarios) {
     const has = (k: number) => (carried[k] === undefined ? undefined : found.some((q) => carried[k].includes(q)));
     const command = String(tool?.state.input?.command ?? tool?.tool ?? "?");
     questions.push({
+      engine: engine.name,
       session: scenario.name,
       call: `${step + 1}: ${command.length > 48 ? command.slice(0, 47) + "…" : command}`,
       outcome: shownAt ? "shown" : settled?.state === "ready" ? "ready, its lines already shown" : (settled?.state ?? "pending"),
@@ -188,31 +235,44 @@ for (const scenario of scenarios) {
       after: shownAt ? has(step + 2) : undefined,
     });
   }
-  console.error(`${scenario.name}: ${tools.length} calls, ${main.length} main requests, ${asked} questions (${run.seconds.toFixed(0)} s)`);
+  console.error(`${scenario.name} (${engine.name}): ${tools.length} calls, ${main.length} main requests, ${asked} questions (${run.seconds.toFixed(0)} s)`);
 }
-const notTaken = await metric(sidecar.url, "evolve_hud_hud_questions_not_taken_total");
-// The machine's load as the model saw it: how often it changed its
-// decoding threads, and how many it ended with.
-const threadChanges = await metric(sidecar.url, "evolve_hud_decode_thread_changes_total");
-const threads = await metric(sidecar.url, "evolve_hud_decode_threads");
-unfollow();
-await sidecar.stop();
 
-const yes = (v: boolean | undefined) => (v === undefined ? "–" : v ? "yes" : "no");
-const secs = (v: number | undefined) => (v === undefined ? "–" : `${v.toFixed(2)} s`);
-console.log(
-  `\n${new Date().toISOString().slice(0, 10)}; model ${model.split("/").pop()}; main model thinks ${think} s; waitMs ${waitMs}; ${load} busy loops beside; ${((Date.now() - started) / 60000).toFixed(1)} min\n`,
-);
-console.log("| session | call | outcome | tool end → shown | asked → shown | tool end → next request | in the next request | in the one after |");
-console.log("|---|---|---|---:|---:|---:|---|---|");
-for (const q of questions) {
-  console.log(`| ${q.session} | \`${q.call.replaceAll("|", "\\|")}\` | ${q.outcome} | ${secs(q.shown)} | ${secs(q.asked)} | ${secs(q.request)} | ${yes(q.next)} | ${yes(q.after)} |`);
+const summaries: string[] = [];
+for (const engine of engines) {
+  const notTaken = await metric(engine.url, "evolve_hud_hud_questions_not_taken_total");
+  // The machine's load as the model saw it: how often it changed its
+  // decoding threads, and how many it ended with.
+  const threadChanges = await metric(engine.url, "evolve_hud_decode_thread_changes_total");
+  const threads = await metric(engine.url, "evolve_hud_decode_threads");
+  const mine = questions.filter((q) => q.engine === engine.name);
+  const shown = mine.filter((q) => q.shown !== undefined);
+  const count = (pick: (q: Question) => boolean | undefined) => mine.filter((q) => pick(q) === true).length;
+  const withAfter = mine.filter((q) => q.after !== undefined).length;
+  const held = shown.filter((q) => q.request !== undefined).map((q) => q.request!);
+  summaries.push(
+    `${engine.name}: ${mine.length} questions, ${shown.length} findings shown; tool end → shown p50 ${secs(quantile(shown.map((q) => q.shown!), 0.5))}, ` +
+      `p90 ${secs(quantile(shown.map((q) => q.shown!), 0.9))}; in the next request ${count((q) => q.next)}/${shown.length}, ` +
+      `in the one after ${count((q) => q.after)}/${withAfter}; tool end → next request p50 ${secs(quantile(held, 0.5))}, max ${secs(quantile(held, 1))}; ` +
+      `questions not taken (asked again) ${notTaken}; decoding thread changes ${threadChanges}, threads at the end ${threads}`,
+  );
 }
-const shown = questions.filter((q) => q.shown !== undefined).map((q) => q.shown!);
-const count = (pick: (q: Question) => boolean | undefined) => questions.filter((q) => pick(q) === true).length;
-const withAfter = questions.filter((q) => q.after !== undefined).length;
+for (const stop of stops) await stop();
+
+function yes(v: boolean | undefined): string {
+  return v === undefined ? "–" : v ? "yes" : "no";
+}
+function secs(v: number | undefined): string {
+  return v === undefined ? "–" : `${v.toFixed(2)} s`;
+}
 console.log(
-  `\n${questions.length} questions, ${shown.length} findings shown; tool end → shown p50 ${secs(quantile(shown, 0.5))}, p90 ${secs(quantile(shown, 0.9))}; ` +
-    `in the next request ${count((q) => q.next)}/${shown.length}, in the one after ${count((q) => q.after)}/${withAfter}; questions not taken (asked again) ${notTaken}; ` +
-    `decoding thread changes ${threadChanges}, threads at the end ${threads}`,
+  `\n${new Date().toISOString().slice(0, 10)}; model ${model.split("/").pop()}; engines ${engines.map((e) => e.name).join(", ")}; main model thinks ${think} s; waitMs ${waitMs}; ${load} busy loops beside; ${((Date.now() - started) / 60000).toFixed(1)} min\n`,
 );
+console.log("| engine | session | call | outcome | tool end → shown | asked → shown | tool end → next request | in the next request | in the one after |");
+console.log("|---|---|---|---|---:|---:|---:|---|---|");
+for (const q of questions) {
+  console.log(
+    `| ${q.engine} | ${q.session} | \`${q.call.replaceAll("|", "\\|")}\` | ${q.outcome} | ${secs(q.shown)} | ${secs(q.asked)} | ${secs(q.request)} | ${yes(q.next)} | ${yes(q.after)} |`,
+  );
+}
+console.log("\n" + summaries.join("\n"));

@@ -12,10 +12,11 @@ export interface Config {
   /** Longest wait for one sidecar call. */
   timeoutMs: number;
   /**
-   * Longest the sidecar may hold a sync for the local model's findings on a
-   * new failure (at most 2000), so the request that follows carries them.
-   * 0 (the default) never waits; worth it where the engine is fast (a GPU,
-   * a remote engine).
+   * Longest the sidecar may hold a sync for the local model's findings on
+   * the failure the agent has just seen (at most MAX_WAIT_MS), so the
+   * request that follows carries them. Only a failure the model is asked
+   * about waits: about 1 to 2 s on 2 quiet CPU cores, a fraction of that on
+   * a GPU. 0 never waits.
    */
   waitMs: number;
   /** Consecutive failures that open the circuit (a timeout opens it at once). */
@@ -58,10 +59,13 @@ export interface Config {
   heartbeatStateFile?: string;
 }
 
+/** The sidecar's bound on `wait_ms` (its API schema's maximum). */
+export const MAX_WAIT_MS = 10_000;
+
 export const DEFAULTS: Config = {
   url: "http://127.0.0.1:8377",
   timeoutMs: 1000,
-  waitMs: 0,
+  waitMs: 6000,
   failureThreshold: 3,
   cooldownMs: 30_000,
   hud: true,
@@ -85,7 +89,7 @@ const SETTINGS: { [K in keyof Config]-?: [string, (v: unknown) => Config[K] | un
   timeoutMs: ["EVOLVE_HUD_TIMEOUT_MS", (v) => count(v, 1)],
   waitMs: ["EVOLVE_HUD_WAIT_MS", (v) => {
     const n = count(v, 0);
-    return n !== undefined && n <= 2000 ? n : undefined;
+    return n !== undefined && n <= MAX_WAIT_MS ? n : undefined;
   }],
   failureThreshold: ["EVOLVE_HUD_FAILURE_THRESHOLD", (v) => count(v, 1)],
   cooldownMs: ["EVOLVE_HUD_COOLDOWN_MS", (v) => count(v, 0)],

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import Ajv2020 from "ajv/dist/2020.js";
 import { EvolveHudPlugin } from "../evolve-hud.ts";
+import { MAX_WAIT_MS } from "../evolve-hud/config.ts";
 import { isHud } from "../evolve-hud/hud.ts";
 import { parseClipRule } from "../evolve-hud/slim.ts";
 import { clone, repoRoot, transforms } from "./helpers.ts";
@@ -115,6 +116,9 @@ test("every request the plugin sends, and every answer it reads, fits the API's 
   // The clipping rule the plugin takes is the sidecar's, as its schema says.
   const health = exchanges.find((e) => e.path === "/health")!.answer as any;
   assert.deepEqual(parseClipRule(health.hud_clip), health.hud_clip);
+
+  // The plugin's bound on waitMs is the sidecar's on wait_ms.
+  assert.equal(schemas.$defs.SyncRequest.properties.wait_ms.maximum, MAX_WAIT_MS);
 
   // The schemas can fail: a sync answer without its HUD does not fit.
   const sync = exchanges.find((e) => e.path === "/v1/hud/sync")!.answer as any;

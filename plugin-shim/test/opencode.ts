@@ -42,6 +42,8 @@ writeSecret(sidecarConfigHome);
 export interface Sidecar {
   url: string;
   child: ChildProcess;
+  /** The last 200 lines of its log (stderr), for a failure's message. */
+  log(): string;
   stop(): Promise<void>;
 }
 
@@ -56,15 +58,19 @@ export async function startFactsOnly(args: string[] = []): Promise<Sidecar> {
   return startServe(["--no-model", "--port", "0", ...args]);
 }
 
-async function startServe(args: string[]): Promise<Sidecar> {
+/** Starts `evolve-hud serve` with `args` and waits until `/health` is 200. */
+export async function startServe(args: string[]): Promise<Sidecar> {
   const child = spawn(sidecarBin, ["serve", ...args], {
     stdio: ["ignore", "ignore", "pipe"],
     env: { ...process.env, RUST_LOG: "info", XDG_CONFIG_HOME: sidecarConfigHome },
   });
+  const lines: string[] = [];
   const url = await new Promise<string>((ok, fail) => {
     const timer = setTimeout(() => fail(new Error("the sidecar did not start within 120 s")), 120_000);
     child.once("exit", (code, signal) => fail(new Error(`the sidecar exited with ${code ?? signal}`)));
     createInterface({ input: child.stderr! }).on("line", (line) => {
+      lines.push(line);
+      if (lines.length > 200) lines.shift();
       const m = line.match(/listening on (http:\/\/\S+)/);
       if (m) {
         clearTimeout(timer);
@@ -81,6 +87,7 @@ async function startServe(args: string[]): Promise<Sidecar> {
   return {
     url,
     child,
+    log: () => lines.join("\n"),
     // A process that already ended (by exit or by a signal such as SIGKILL,
     // which sets `signalCode` and leaves `exitCode` null) fires no more
     // `exit` events: waiting for one would hang.
@@ -284,7 +291,10 @@ export interface OpencodeServer {
 /** `opencode serve` in a prepared project, once it says it listens. */
 export async function opencodeServe({ env }: Prepared): Promise<OpencodeServer> {
   const port = await deadPort();
-  const server = spawn(opencode, ["serve", "--port", String(port), "--hostname", "127.0.0.1"], {
+  // EVOLVE_HUD_TEST_OPENCODE_LOGS=1: OpenCode's own debug log goes into
+  // `output()`, so a failure's message shows what OpenCode did.
+  const logs = process.env.EVOLVE_HUD_TEST_OPENCODE_LOGS ? ["--print-logs", "--log-level", "DEBUG"] : [];
+  const server = spawn(opencode, ["serve", "--port", String(port), "--hostname", "127.0.0.1", ...logs], {
     cwd: project,
     env,
     stdio: ["ignore", "pipe", "pipe"],

@@ -10,7 +10,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { EvolveHudPlugin } from "../evolve-hud.ts";
-import { DEFAULTS, loadConfig } from "../evolve-hud/config.ts";
+import { DEFAULTS, loadConfig, MAX_WAIT_MS } from "../evolve-hud/config.ts";
 import { HUD_ID_PREFIX, hudEntry, isHud, sessionOf, swapHud, type Entry } from "../evolve-hud/hud.ts";
 import { clone, FakeSidecar, fixture, TEST_SECRET, transforms } from "./helpers.ts";
 
@@ -126,16 +126,18 @@ test("the hook syncs only the new tail, in place, and resends everything when th
   assert.ok(isHud(again.messages.at(-1)));
 });
 
-test("waitMs asks the sidecar to hold a sync for the model's findings; off by default", async (t) => {
+test("waitMs asks the sidecar to hold a sync for the model's findings, by default for up to DEFAULTS.waitMs; 0 never", async (t) => {
   const sidecar = await FakeSidecar.start();
   t.after(() => sidecar.stop());
   const step = transforms().find((s) => s.name.startsWith("basic/"))!;
-  for (const [options, wait] of [[{}, undefined], [{ waitMs: 300 }, 300]] as const) {
+  for (const [options, wait] of [[{}, DEFAULTS.waitMs], [{ waitMs: 300 }, 300], [{ waitMs: 0 }, undefined]] as const) {
     const hooks = createShim({ url: sidecar.url, token: TEST_SECRET, ...options }, { log: quiet, env: {} });
     await hooks["experimental.chat.messages.transform"]!({}, { messages: clone(step.messages) as any[] });
     assert.equal(sidecar.syncs().at(-1)!.body.wait_ms, wait);
   }
-  assert.equal(loadConfig({ waitMs: 5000 }, {}).config.waitMs, 0, "past 2000 ms is refused");
+  assert.ok(DEFAULTS.waitMs > 0);
+  assert.equal(loadConfig({ waitMs: MAX_WAIT_MS + 1 }, {}).config.waitMs, DEFAULTS.waitMs, "past the sidecar's bound is refused");
+  assert.equal(loadConfig({ waitMs: MAX_WAIT_MS }, {}).config.waitMs, MAX_WAIT_MS);
 });
 
 test("the compaction transcript gets no HUD, and the next step does", async (t) => {

@@ -74,7 +74,10 @@ test("as small_model, evolve-hud writes the session title", { timeout: 300_000 }
       await new Promise((r) => setTimeout(r, 100));
     }
   }
-  assert.ok(title.trim().length > 0, `no model-written title (sidecar answered: ${answeredAt > 0}):\n${server.output()}`);
+  assert.ok(
+    title.trim().length > 0,
+    `no model-written title (sidecar answered: ${answeredAt > 0}):\n${server.output()}\nsidecar log:\n${sidecar.log()}`,
+  );
   // It came from evolve-hud, not from the fake main model.
   assert.equal(prepared.model.of("title").length, 0);
   assert.ok((await chatCompletions()) > before, "the title request was answered 200 by the sidecar");

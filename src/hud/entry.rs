@@ -129,6 +129,24 @@ impl Entry {
         }
     }
 
+    /// Whether a question about the session's newest call is with the model
+    /// or about to be: the failure the agent has just seen, whose findings
+    /// its next request can still carry. A question about an older call has
+    /// missed that request; waiting for it would hold every later one.
+    pub(super) fn pending_on_newest(&self) -> bool {
+        let Some(newest) = self
+            .state
+            .calls
+            .values()
+            .max_by(|a, b| a.start.total_cmp(&b.start).then(a.seen.cmp(&b.seen)))
+        else {
+            return false;
+        };
+        self.asking.contains(&newest.call_id)
+            || matches!(self.refresh, Refresh::Busy { .. })
+                && self.unasked().iter().any(|c| c.call_id == newest.call_id)
+    }
+
     /// Calls worth a question that were not asked about yet, nor are being
     /// asked about now.
     pub(super) fn unasked(&self) -> Vec<&session::ToolCall> {

@@ -319,6 +319,13 @@ impl Hud {
         true
     }
 
+    /// Whether the session's newest call has a question with the model or
+    /// about to go to it (see [`Entry::pending_on_newest`]): what a sync may
+    /// wait for.
+    pub fn pending_on_newest(&self, session_id: &str) -> bool {
+        self.with_entry(session_id, None, |entry| entry.pending_on_newest()) == Some(true)
+    }
+
     pub fn get(&self, session_id: &str) -> Result<HudView, HudError> {
         let held = self
             .held(session_id)

@@ -44,8 +44,11 @@ pub async fn sync(
     let mut view = state.hud.sync(&request.session_id, request.messages, request.full)?;
     let synced = view.version;
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(request.wait_ms);
-    // Until the question settles or its first verified finding is shown.
-    while view.model_status == ModelStatus::Pending && view.version == synced {
+    // Until the question settles or its first verified finding is shown;
+    // only for the failure the agent has just seen, so one slow question
+    // holds one request, not every one after it.
+    let waits = request.wait_ms > 0 && state.hud.pending_on_newest(&request.session_id);
+    while waits && view.model_status == ModelStatus::Pending && view.version == synced {
         match tokio::time::timeout_at(deadline, changes.recv()).await {
             Err(_) => break,
             Ok(Ok(Change::Updated(id))) if id != request.session_id => continue,

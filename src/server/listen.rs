@@ -33,6 +33,10 @@ use tokio_util::sync::CancellationToken;
 /// once, so the sidecar's own clients prove themselves well within it.
 pub const UNPROVEN_LIFETIME: Duration = Duration::from_secs(10);
 
+/// How long an unproven connection past its lifetime may take to finish
+/// the request it is answering.
+const UNPROVEN_GRACE: Duration = Duration::from_secs(2);
+
 /// Descriptors kept for everything but client connections: the model file,
 /// the log, the engine's connections, the lock.
 const RESERVED_FDS: u64 = 128;
@@ -295,8 +299,14 @@ async fn accept(
             builder.timer(TokioTimer::new()).header_read_timeout(None);
             let connection = builder.serve_connection(TokioIo::new(stream), service);
             let mut connection = std::pin::pin!(connection);
+            // At the end of its lifetime an unproven connection is closed
+            // gracefully: a request being answered (one that needs no
+            // token) is answered first, and an idle one closes at once. One
+            // still not closed after UNPROVEN_GRACE (a request whose head
+            // never ends) is cut.
             let unproven = tokio::time::sleep(UNPROVEN_LIFETIME);
             let mut unproven = std::pin::pin!(unproven);
+            let mut expired = false;
             let mut closing = false;
             loop {
                 tokio::select! {
@@ -306,7 +316,18 @@ async fn accept(
                         connection.as_mut().graceful_shutdown();
                         closing = true;
                     }
-                    () = unproven.as_mut(), if !conn.proven.load(Ordering::Relaxed) => break,
+                    () = unproven.as_mut(), if !conn.proven.load(Ordering::Relaxed) => {
+                        if expired {
+                            tracing::debug!(local = %conn.local, "cut a connection without the token that did not close in its grace");
+                            break;
+                        }
+                        expired = true;
+                        if !closing {
+                            connection.as_mut().graceful_shutdown();
+                            closing = true;
+                        }
+                        unproven.as_mut().reset(tokio::time::Instant::now() + UNPROVEN_GRACE);
+                    }
                 }
             }
             lock(&table).open.remove(&id);

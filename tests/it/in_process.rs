@@ -219,7 +219,9 @@ async fn the_chat_api_maps_engine_errors() {
 
 /// A sync with `wait_ms` returns once the question's first verified finding
 /// is shown, so the agent's next request carries it; without it, a sync
-/// never waits; past the limit, the request is refused.
+/// never waits; a question about an older call than the newest holds no
+/// sync (it has missed its request already); past the limit, the request is
+/// refused.
 #[tokio::test]
 async fn a_sync_may_wait_for_the_findings_within_its_bound() {
     let script = Arc::new(Script::default());
@@ -257,6 +259,26 @@ async fn a_sync_may_wait_for_the_findings_within_its_bound() {
     let (_, _, v) = post(url.clone(), &body).await;
     assert_eq!(v["model_status"]["state"], "pending", "{v}");
     assert!(started.elapsed() >= Duration::from_millis(300) && started.elapsed() < Duration::from_secs(2));
+    // The agent moves on while that question is still with the model: a
+    // later call that passed raises nothing, and its sync does not wait for
+    // the older call's answer.
+    let next = json!([{ "info": { "id": "msg_m2", "sessionID": "x", "role": "assistant", "path": { "cwd": "/p", "root": "/p" } },
+        "parts": [{ "type": "tool", "id": "prt_m2", "callID": "call_m2", "tool": "bash",
+                    "state": { "status": "completed", "input": { "command": "ls" }, "output": "avg.c\n",
+                               "metadata": { "exit": 0 }, "time": { "start": 4.0, "end": 5.0 } } }] }]);
+    let body = json!({ "session_id": "x", "messages": next, "wait_ms": 10_000 });
+    let started = Instant::now();
+    let (status, _, v) = post(url.clone(), &body).await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(
+        v["model_status"]["state"], "pending",
+        "still asking about the older call: {v}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "a question about an older call holds no sync: {:?}",
+        started.elapsed()
+    );
     script.release.notify_one();
 
     let body = json!({ "session_id": "y", "messages": [], "wait_ms": 60_000 });

@@ -19,7 +19,7 @@ import { hudEntry, isObject, sessionOf, swapHud, type Json } from "./evolve-hud/
 import { Launcher, readLaunchRecord } from "./evolve-hud/launcher.ts";
 import { appLog, FailOpen, type Log } from "./evolve-hud/log.ts";
 import { tellTheUser, toastVia } from "./evolve-hud/notify.ts";
-import { Sidecar } from "./evolve-hud/sidecar.ts";
+import { Sidecar, sessionPath } from "./evolve-hud/sidecar.ts";
 import { slimToolEvent } from "./evolve-hud/slim.ts";
 import { HudSync } from "./evolve-hud/sync.ts";
 
@@ -96,7 +96,7 @@ function createShim(options: Source = {}, deps: ShimDeps = {}, client?: PluginIn
       compacting.set(sessionID, now());
       if (config.compaction === "off" || !output) return;
       const reply = await sidecar.post(
-        `/v1/hud/${encodeURIComponent(sessionID)}/compaction`,
+        sessionPath(sessionID, "/compaction"),
         { deadline_ms: config.compactionDeadlineMs },
         // The sidecar answers with the facts at the deadline; allow for the trip.
         { expected: [404], timeoutMs: config.compactionDeadlineMs + config.timeoutMs, modelBound: true },

@@ -528,3 +528,16 @@ pub fn schemas() -> Value {
         "$defs": defs,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    /// The plugin's `sessionPath` (plugin-shim/evolve-hud/sidecar.ts) is
+    /// pinned to the same string in its own test.
+    #[test]
+    fn a_session_path_escapes_every_byte_but_unreserved_ones() {
+        assert_eq!(
+            super::path::session("a/b .. c!*'()é", "/compaction"),
+            "/v1/hud/a%2Fb%20%2E%2E%20c%21%2A%27%28%29%C3%A9/compaction"
+        );
+    }
+}

@@ -49,6 +49,9 @@ pub struct Report {
     pub n_threads: u32,
     pub n_gpu_layers: u32,
     pub layers: u32,
+    /// What ggml's CPU back-end was compiled with (`AVX2`, `AVX512`, …): the
+    /// kernels a ratio against another build is tied to.
+    pub cpu_features: Vec<String>,
     pub results: Vec<TestResult>,
     pub end_to_end: Option<EndToEnd>,
 }
@@ -132,6 +135,7 @@ async fn measure_all(args: &BenchArgs, model: &ModelHandle, progress: &Progress)
         n_threads: info.threads,
         n_gpu_layers: info.gpu_layers,
         layers: info.layers,
+        cpu_features: info.cpu_features.clone(),
         results,
         end_to_end,
     })
@@ -287,6 +291,9 @@ pub fn markdown(r: &Report) -> String {
             "| {} | {size} | {params} | {backend} | {} | {} | {:.2} ± {:.2} |\n",
             r.model, r.n_threads, t.test, t.avg_ts, t.stddev_ts
         ));
+    }
+    if !r.cpu_features.is_empty() {
+        out.push_str(&format!("\nggml CPU back-end: {}\n", r.cpu_features.join(" ")));
     }
     if let Some(e) = &r.end_to_end {
         out.push_str(&format!(

@@ -90,7 +90,11 @@ pub(crate) fn record_launch(model: Option<&str>, port: Option<u16>) -> anyhow::R
 fn write_launch(launch: &Launch) -> anyhow::Result<()> {
     let path = launch_path()?;
     let dir = path.parent().expect("the launch record has a folder; this is a bug");
-    crate::private::own_dir(dir, "evolve-hud's secret and launch record", "XDG_CONFIG_HOME")?;
+    crate::private::own_dir(
+        dir,
+        "evolve-hud's secret and launch record",
+        crate::private::Base::Config.var(),
+    )?;
     let text = serde_json::to_string_pretty(launch).context("writing the launch record")?;
     // A temporary file starts private (0600) and replaces the record whole.
     let mut file = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("writing into {}", dir.display()))?;
@@ -103,11 +107,5 @@ fn write_launch(launch: &Launch) -> anyhow::Result<()> {
 
 /// `$XDG_CONFIG_HOME`, else `~/.config`.
 pub fn config_home() -> anyhow::Result<PathBuf> {
-    match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
-        Some(dir) => Ok(PathBuf::from(dir)),
-        None => match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
-            Some(home) => Ok(PathBuf::from(home).join(".config")),
-            None => anyhow::bail!("neither XDG_CONFIG_HOME nor HOME is set"),
-        },
-    }
+    crate::private::Base::Config.dir("evolve-hud's launch record and OpenCode's plugins")
 }

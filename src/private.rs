@@ -6,7 +6,60 @@
 
 use anyhow::Context;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// The user's base folders, by the XDG rule that every command and the
+/// plugin (`plugin-shim/evolve-hud/identity.ts`) share.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Base {
+    /// `$XDG_CONFIG_HOME`, else `~/.config`: the secret, the launch record.
+    Config,
+    /// `$XDG_STATE_HOME`, else `~/.local/state`: locks, the sidecar's log.
+    State,
+    /// `$XDG_CACHE_HOME`, else `~/.cache`: models.
+    Cache,
+}
+
+impl Base {
+    /// The environment variable that moves it.
+    pub fn var(self) -> &'static str {
+        match self {
+            Base::Config => "XDG_CONFIG_HOME",
+            Base::State => "XDG_STATE_HOME",
+            Base::Cache => "XDG_CACHE_HOME",
+        }
+    }
+
+    fn under_home(self) -> &'static str {
+        match self {
+            Base::Config => ".config",
+            Base::State => ".local/state",
+            Base::Cache => ".cache",
+        }
+    }
+
+    /// The folder, or why there is none: neither its variable nor `HOME`
+    /// is set (an empty value counts as unset). There is no shared
+    /// fallback, such as a `/tmp` folder another user could make first.
+    /// `purpose` names what the caller keeps there, for the error.
+    pub fn dir(self, purpose: &str) -> anyhow::Result<PathBuf> {
+        self.dir_in(purpose, |name| std::env::var_os(name))
+    }
+
+    /// [`Base::dir`] with the environment read through `env`.
+    fn dir_in(self, purpose: &str, env: impl Fn(&str) -> Option<std::ffi::OsString>) -> anyhow::Result<PathBuf> {
+        let var = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        var(self.var())
+            .or_else(|| var("HOME").map(|h| h.join(self.under_home())))
+            .with_context(|| {
+                format!(
+                    "neither {} nor HOME is set, so there is no folder of this user's for {purpose}; set HOME (or {})",
+                    self.var(),
+                    self.var()
+                )
+            })
+    }
+}
 
 /// This process's effective user id.
 pub fn me() -> u32 {
@@ -144,4 +197,37 @@ it yours alone",
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod base_tests {
+    use super::Base;
+    use std::ffi::OsString;
+
+    #[test]
+    fn each_base_is_its_variable_else_its_folder_under_home_else_an_error() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| OsString::from(v))
+        };
+        let home = env(&[("HOME", "/h"), ("XDG_CONFIG_HOME", "")]);
+        assert_eq!(
+            Base::Config.dir_in("x", home).unwrap(),
+            std::path::Path::new("/h/.config")
+        );
+        assert_eq!(
+            Base::State.dir_in("x", home).unwrap(),
+            std::path::Path::new("/h/.local/state")
+        );
+        assert_eq!(
+            Base::Cache.dir_in("x", home).unwrap(),
+            std::path::Path::new("/h/.cache")
+        );
+        let moved = env(&[("HOME", "/h"), ("XDG_STATE_HOME", "/s")]);
+        assert_eq!(Base::State.dir_in("x", moved).unwrap(), std::path::Path::new("/s"));
+        let why = Base::State.dir_in("lock files", env(&[])).unwrap_err().to_string();
+        assert!(
+            why.contains("XDG_STATE_HOME") && why.contains("HOME") && why.contains("lock files"),
+            "{why}"
+        );
+    }
 }

@@ -125,9 +125,12 @@ fn cache_lookup(f: &HubFile) -> Option<PathBuf> {
 /// evolve-hud's own model cache folder.
 pub fn own_cache() -> Option<PathBuf> {
     let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    var("EVOLVE_HUD_CACHE")
-        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("evolve-hud")))
-        .or_else(|| var("HOME").map(|h| h.join(".cache").join("evolve-hud")))
+    var("EVOLVE_HUD_CACHE").or_else(|| {
+        crate::private::Base::Cache
+            .dir("models")
+            .ok()
+            .map(|d| d.join("evolve-hud"))
+    })
 }
 
 fn fetch_file(f: &HubFile, options: &Options) -> anyhow::Result<Fetched> {

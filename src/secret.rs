@@ -50,7 +50,7 @@ impl Secret {
             return Ok(secret);
         }
         let dir = path.parent().context("the secret's folder")?;
-        crate::private::own_dir(dir, "evolve-hud's secret", "XDG_CONFIG_HOME")?;
+        crate::private::own_dir(dir, "evolve-hud's secret", crate::private::Base::Config.var())?;
         // Written whole under another name, then linked into place: a
         // reader never sees half a secret, and of two servers starting at
         // once the first link wins and both use it.
@@ -88,7 +88,7 @@ impl Secret {
             _ => {}
         }
         if let Some(dir) = path.parent() {
-            crate::private::trusted_dir(dir, "evolve-hud's secret", "XDG_CONFIG_HOME")?;
+            crate::private::trusted_dir(dir, "evolve-hud's secret", crate::private::Base::Config.var())?;
         }
         crate::private::trusted_secret(path)?;
         Secret::from_file(path).map(Some)
@@ -123,10 +123,7 @@ impl std::fmt::Debug for Secret {
 /// Where the user's secret lives: `$XDG_CONFIG_HOME/evolve-hud/token`, else
 /// `~/.config/evolve-hud/token`. The plugin reads the same file.
 pub fn user_secret_path() -> anyhow::Result<PathBuf> {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    let config = var("XDG_CONFIG_HOME")
-        .or_else(|| var("HOME").map(|h| h.join(".config")))
-        .context("neither XDG_CONFIG_HOME nor HOME is set, so there is no folder for evolve-hud's secret; set HOME")?;
+    let config = crate::private::Base::Config.dir("evolve-hud's secret")?;
     Ok(config.join("evolve-hud").join("token"))
 }
 

@@ -213,7 +213,10 @@ async function runScenario(scenario: (typeof scenarios)[number], engine: Engine)
     if (e.state !== "pending" || mine[i - 1]?.state === "pending") continue;
     asked++;
     const before = new Set(i > 0 ? quotes(mine[i - 1].hud) : []);
-    const rest = mine.slice(i);
+    // Up to the event where the question settles: a quote shown after that
+    // is a later question's.
+    const end = mine.findIndex((r, k) => k > i && r.state !== "pending");
+    const rest = mine.slice(i, end < 0 ? undefined : end + 1);
     const settled = rest.find((r) => r.state !== "pending");
     const shownAt = rest.find((r) => quotes(r.hud).some((q) => !before.has(q)));
     const found = shownAt ? quotes(shownAt.hud).filter((q) => !before.has(q)) : [];
@@ -276,3 +279,5 @@ for (const q of questions) {
   );
 }
 console.log("\n" + summaries.join("\n"));
+// The children (llama-server, busy loops) would keep the process alive.
+process.exit(0);

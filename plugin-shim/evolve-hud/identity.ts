@@ -10,7 +10,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { lstatSync, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { swappable } from "./private.ts";
+import { baseDir, swappable } from "./private.ts";
 
 export interface SecretSource {
   /** The token from the plugin's options or `EVOLVE_HUD_AUTH_TOKEN`. */
@@ -20,7 +20,7 @@ export interface SecretSource {
 
 /** Where the user's secret lives: `$XDG_CONFIG_HOME/evolve-hud/token`, else `~/.config/evolve-hud/token` (the sidecar's own rule). */
 export function secretPath(env: Record<string, string | undefined>): string | undefined {
-  const config = env.XDG_CONFIG_HOME || (env.HOME ? join(env.HOME, ".config") : undefined);
+  const config = baseDir(env, "config");
   return config ? join(config, "evolve-hud", "token") : undefined;
 }
 

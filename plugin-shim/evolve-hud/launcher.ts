@@ -19,7 +19,7 @@ import { dialTarget, isLocalSidecarHost } from "./address.ts";
 import type { Config } from "./config.ts";
 import { isObject } from "./hud.ts";
 import type { Log } from "./log.ts";
-import { openPrivateLog, ownFolder, readOwnedFile, trustedBinary } from "./private.ts";
+import { baseDir, openPrivateLog, ownFolder, readOwnedFile, trustedBinary } from "./private.ts";
 
 /** What `evolve-hud install-shim` and `service install` recorded: the binary, the model to serve, the port. */
 export interface LaunchRecord {
@@ -28,10 +28,9 @@ export interface LaunchRecord {
   port?: number;
 }
 
-/** The user's folder for `kind` (config or state) of evolve-hud, by the XDG rules. */
+/** evolve-hud's folder of `kind` (config or state) of this user (see `baseDir`), with the OS's home where HOME is unset. */
 function userDir(env: NodeJS.ProcessEnv, kind: "config" | "state"): string {
-  const [variable, fallback] = kind === "config" ? ["XDG_CONFIG_HOME", ".config"] : ["XDG_STATE_HOME", ".local/state"];
-  return join(env[variable] || join(env.HOME || homedir(), fallback), "evolve-hud");
+  return join(baseDir({ ...env, HOME: env.HOME || homedir() }, kind)!, "evolve-hud");
 }
 
 /**

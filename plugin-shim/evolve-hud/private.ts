@@ -6,7 +6,18 @@
 // `src/private.rs`). Where the platform has no user ids, nothing is checked.
 
 import { accessSync, chmodSync, closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, realpathSync, statSync, type Stats } from "node:fs";
-import { delimiter, dirname, isAbsolute, resolve } from "node:path";
+import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
+
+/**
+ * The user's base folder of `kind` by the XDG rule the sidecar shares
+ * (src/private.rs, `Base`): `$XDG_CONFIG_HOME` else `~/.config`,
+ * `$XDG_STATE_HOME` else `~/.local/state`, an empty value counting as unset;
+ * undefined when neither it nor HOME is set.
+ */
+export function baseDir(env: Record<string, string | undefined>, kind: "config" | "state"): string | undefined {
+  const [variable, underHome] = kind === "config" ? ["XDG_CONFIG_HOME", ".config"] : ["XDG_STATE_HOME", ".local/state"];
+  return env[variable] || (env.HOME ? join(env.HOME, underHome) : undefined);
+}
 
 /** This process's user id; undefined where there are none. */
 export function me(): number | undefined {

@@ -7,6 +7,18 @@ import { describeHolder, listenerOf, nonce, proves, readSecret } from "./identit
 import { FALLBACK_CLIP, parseClipRule, type ClipRule } from "./slim.ts";
 import type { Log } from "./log.ts";
 
+/**
+ * The path of session `id` followed by `rest` (`/v1/hud/{id}{rest}`), the id
+ * percent-encoded as the sidecar's `api::path::session` does it: every byte
+ * but letters, digits, `-`, `_` and `~`. `encodeURIComponent` alone leaves
+ * `.` (so `..` would be a dot segment, which URLs resolve away) and
+ * `!*'()` as they are.
+ */
+export function sessionPath(id: string, rest = ""): string {
+  const segment = encodeURIComponent(id).replace(/[.!*'()]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase());
+  return `/v1/hud/${segment}${rest}`;
+}
+
 export class SidecarError extends Error {
   constructor(
     message: string,
@@ -89,7 +101,15 @@ interface Proven {
 
 export interface PostOptions {
   expected?: number[];
+  /** Longest wait for the answer's head (status and headers). */
   timeoutMs?: number;
+  /**
+   * How much longer its body may take: a sync that asked the sidecar to
+   * hold it for the model's findings (`wait_ms`) gets its head at once and
+   * its body when the wait ends. A sidecar that hangs still fails at
+   * `timeoutMs`.
+   */
+  holdMs?: number;
   modelBound?: boolean;
 }
 
@@ -130,11 +150,11 @@ export class Sidecar {
   async post(
     path: string,
     body: unknown,
-    { expected = [], timeoutMs = this.config.timeoutMs, modelBound = false }: PostOptions = {},
+    { expected = [], timeoutMs = this.config.timeoutMs, holdMs = 0, modelBound = false }: PostOptions = {},
   ): Promise<unknown> {
     if (!this.breaker.allow()) return undefined;
     try {
-      const result = await this.request(path, body, timeoutMs);
+      const result = await this.request(path, body, timeoutMs, holdMs);
       this.breaker.success();
       this.onAnswered?.();
       return result;
@@ -158,12 +178,12 @@ export class Sidecar {
    * token, to the very IP address that was proven: the name is not looked
    * up again in between.
    */
-  private async request(path: string, body: unknown, timeoutMs: number): Promise<unknown> {
+  private async request(path: string, body: unknown, timeoutMs: number, holdMs: number): Promise<unknown> {
     // Requests made together share one check, and go out in the order made.
     this.verifying ??= this.verify(timeoutMs).finally(() => (this.verifying = undefined));
     const proven = await this.verifying;
     if (!this.ruleKnown) await this.learnClipRule(timeoutMs, proven);
-    return this.exchange(proven.target, "POST", path, body, timeoutMs, proven.secret);
+    return this.exchange(proven.target, "POST", path, body, timeoutMs, proven.secret, holdMs);
   }
 
   /**
@@ -238,24 +258,35 @@ export class Sidecar {
     body: unknown,
     timeoutMs: number,
     secret?: string,
+    holdMs = 0,
   ): Promise<unknown> {
     const headers: Record<string, string> = {};
     if (method === "POST") headers["content-type"] = "application/json";
     if (secret) headers.authorization = `Bearer ${secret}`;
     let response: Response;
     let text: string;
+    // The head within timeoutMs; the body within holdMs more.
+    const abort = new AbortController();
+    let timer = setTimeout(() => abort.abort(), timeoutMs);
+    let limit = timeoutMs;
     try {
       response = await fetch(target.base + path, {
         method,
         headers,
         body: method === "POST" ? JSON.stringify(body) : undefined,
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: abort.signal,
       });
+      if (holdMs > 0) {
+        clearTimeout(timer);
+        limit = timeoutMs + holdMs;
+        timer = setTimeout(() => abort.abort(), limit);
+      }
       text = await response.text();
     } catch (e) {
+      clearTimeout(timer);
       const name = (e as { name?: string })?.name;
       if (name === "TimeoutError" || name === "AbortError") {
-        throw new SidecarError(`no answer within ${timeoutMs} ms`, "timeout");
+        throw new SidecarError(`no answer within ${limit} ms`, "timeout");
       }
       // Node says ECONNREFUSED in the cause; Bun (OpenCode's runtime) says
       // ConnectionRefused, or only "Unable to connect".
@@ -268,6 +299,7 @@ export class Sidecar {
       const why = cause?.message ?? (e as Error)?.message ?? String(e);
       throw new SidecarError(`cannot reach ${this.config.url}: ${why}`, "unreachable");
     }
+    clearTimeout(timer);
     let parsed: unknown;
     try {
       parsed = text === "" ? undefined : JSON.parse(text);

@@ -118,7 +118,7 @@ export class HudSync {
       reply = await this.sidecar.post(
         "/v1/hud/sync",
         { session_id: sessionID, messages: page, full: full && i === 0, ...(wait > 0 ? { wait_ms: wait } : {}) },
-        { expected: [409], timeoutMs: this.config.timeoutMs + wait },
+        { expected: [409], holdMs: wait },
       );
       if (reply === undefined) return undefined; // circuit open
     }

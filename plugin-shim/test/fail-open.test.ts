@@ -106,6 +106,24 @@ test("sidecar hangs: one timeout opens the circuit", async (t) => {
   assert.match(r.logs[0], /no answer within 200 ms/);
 });
 
+test("a sync the sidecar holds for the model (its head at once) may take waitMs more; a hang still fails at timeoutMs", async (t) => {
+  const sidecar = await FakeSidecar.start();
+  t.after(() => sidecar.stop());
+  sidecar.behaviour = { kind: "held", ms: TIMEOUT * 3 };
+  const hooks = createShim({ url: sidecar.url, token: TEST_SECRET, timeoutMs: TIMEOUT, waitMs: TIMEOUT * 5 }, { log: () => {}, env: {} });
+  const output = { messages: clone(step.messages) as any[] };
+  await hooks["experimental.chat.messages.transform"]!({}, output);
+  assert.ok(isHud(output.messages.at(-1)), "the held answer is taken");
+  // Held past timeoutMs + waitMs: a timeout.
+  sidecar.behaviour = { kind: "held", ms: TIMEOUT * 8 };
+  const logs: string[] = [];
+  const late = createShim({ url: sidecar.url, token: TEST_SECRET, timeoutMs: TIMEOUT, waitMs: TIMEOUT * 5 }, { log: (_, m) => logs.push(m), env: {} });
+  const again = { messages: clone(step.messages) as any[] };
+  await late["experimental.chat.messages.transform"]!({}, again);
+  assert.ok(!isHud(again.messages.at(-1)));
+  assert.match(logs.join("\n"), new RegExp(`no answer within ${TIMEOUT * 6} ms`));
+});
+
 test("sidecar answers 500: the circuit opens after the threshold", async (t) => {
   await failing(t, { kind: "status", status: 500 }, THRESHOLD);
 });

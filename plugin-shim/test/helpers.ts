@@ -51,6 +51,8 @@ export type Behaviour =
   | { kind: "status"; status: number }
   | { kind: "garbage" }
   | { kind: "slow"; ms: number }
+  /** Sends the head at once and the body after `ms`, as a sidecar holding a sync for the model does. */
+  | { kind: "held"; ms: number }
   | { kind: "resync-once" }
   /** Answers everything, but cannot prove it knows the user's secret: a squatter. */
   | { kind: "foreign" };
@@ -162,6 +164,13 @@ export class FakeSidecar {
           return void res.end("{not json");
         case "slow":
           return void setTimeout(answer, b.ms);
+        case "held": {
+          res.writeHead(200, { "content-type": "application/json" });
+          res.flushHeaders();
+          // The answer's own head is already out.
+          res.writeHead = (() => res) as any;
+          return void setTimeout(answer, b.ms);
+        }
         case "resync-once":
           if (!this.resynced && !body.full) {
             this.resynced = true;

@@ -372,12 +372,15 @@ export async function runOpencode(options: RunOptions = {}): Promise<RunResult> 
   return { ...run, main: prepared.model.main(), summary: prepared.model.of("summary") };
 }
 
+/** OpenCode's own log, line by line. */
+export function opencodeLog(prepared: Prepared): string[] {
+  const dir = join(prepared.env.XDG_DATA_HOME, "opencode", "log");
+  return readdirSync(dir).flatMap((f) => readFileSync(join(dir, f), "utf8").split("\n"));
+}
+
 /** What the plugin wrote to OpenCode's log, line by line. */
 export function pluginSaid(prepared: Prepared): string[] {
-  const dir = join(prepared.env.XDG_DATA_HOME, "opencode", "log");
-  return readdirSync(dir)
-    .flatMap((f) => readFileSync(join(dir, f), "utf8").split("\n"))
-    .filter((l) => l.includes("evolve-hud:"));
+  return opencodeLog(prepared).filter((l) => l.includes("evolve-hud:"));
 }
 
 // --- Reading the requests ----------------------------------------------------------

@@ -6,7 +6,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { rmSync } from "node:fs";
 import { AUTH } from "./helpers.ts";
-import { base, opencodeRun, opencodeServe, prepare, startSidecar } from "./opencode.ts";
+import { base, opencodeLog, opencodeRun, opencodeServe, prepare, startSidecar } from "./opencode.ts";
 import type { Sidecar } from "./opencode.ts";
 
 let sidecar: Sidecar;
@@ -20,9 +20,18 @@ after(async () => {
   rmSync(base, { recursive: true, force: true });
 }, { timeout: 60_000 });
 
+/** `fetch`, whose failure names the URL and its cause (a bare "fetch failed" names neither). */
+async function fetchNamed(url: string, init?: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (e: any) {
+    throw new Error(`${init?.method ?? "GET"} ${url}: ${e?.message}${e?.cause ? ` (${e.cause.code ?? ""} ${e.cause.message ?? e.cause})` : ""}`);
+  }
+}
+
 /** Tokens the sidecar has generated for finished chat completions, from its metrics. */
 async function chatTokens(): Promise<number> {
-  const text = await (await fetch(sidecar.url + "/metrics", { headers: AUTH })).text();
+  const text = await (await fetchNamed(sidecar.url + "/metrics", { headers: AUTH })).text();
   return text
     .split("\n")
     .filter((l) => l.startsWith("evolve_hud_completion_tokens_total{") && l.includes('work="chat"'))
@@ -31,7 +40,7 @@ async function chatTokens(): Promise<number> {
 
 /** Chat completions the sidecar has answered, from its metrics. */
 async function chatCompletions(): Promise<number> {
-  const text = await (await fetch(sidecar.url + "/metrics", { headers: AUTH })).text();
+  const text = await (await fetchNamed(sidecar.url + "/metrics", { headers: AUTH })).text();
   return text
     .split("\n")
     .filter((l) => l.startsWith("evolve_hud_http_requests_total{") && l.includes('path="/v1/chat/completions"') && l.includes('status="200"'))
@@ -48,7 +57,7 @@ test("as small_model, evolve-hud writes the session title", { timeout: 300_000 }
     return prepared.model.stop();
   });
   const post = (path: string, body: unknown) =>
-    fetch(server.api + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    fetchNamed(server.api + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
   const session = await (await post("/session", {})).json();
   const asked = Date.now();
   const reply = await post(`/session/${session.id}/message`, {
@@ -66,7 +75,7 @@ test("as small_model, evolve-hud writes the session title", { timeout: 300_000 }
   let title = "";
   let answeredAt = 0;
   for (const end = Date.now() + 240_000; !title && Date.now() < end; ) {
-    const stored = await (await fetch(`${server.api}/session/${session.id}`)).json();
+    const stored = await (await fetchNamed(`${server.api}/session/${session.id}`)).json();
     if (!/^New session - /.test(stored.title ?? "")) title = stored.title;
     else {
       if (!answeredAt && (await chatTokens()) > tokensBefore) answeredAt = Date.now();
@@ -76,12 +85,17 @@ test("as small_model, evolve-hud writes the session title", { timeout: 300_000 }
   }
   assert.ok(
     title.trim().length > 0,
-    `no model-written title (sidecar answered: ${answeredAt > 0}):\n${server.output()}\nsidecar log:\n${sidecar.log()}`,
+    `no model-written title (sidecar answered: ${answeredAt > 0}):\n${server.output()}\nsidecar log:\n${sidecar.log()}\n` +
+      `OpenCode's log (errors, warnings, titles, the evolve provider):\n` +
+      opencodeLog(prepared)
+        .filter((l) => /^(ERROR|WARN)|title|evolve|small/i.test(l))
+        .slice(-80)
+        .join("\n"),
   );
   // It came from evolve-hud, not from the fake main model.
   assert.equal(prepared.model.of("title").length, 0);
   assert.ok((await chatCompletions()) > before, "the title request was answered 200 by the sidecar");
-  const metrics = await (await fetch(sidecar.url + "/metrics", { headers: AUTH })).text();
+  const metrics = await (await fetchNamed(sidecar.url + "/metrics", { headers: AUTH })).text();
   const chat = (name: string) =>
     metrics.split("\n").filter((l) => l.startsWith(name + "{") && l.includes('work="chat"')).map((l) => l.split(" ").at(-1)).join(",");
   t.diagnostic(`title: ${JSON.stringify(title)} after ${Date.now() - asked} ms; chat prompt tokens ${chat("evolve_hud_prompt_tokens_total")}, completion ${chat("evolve_hud_completion_tokens_total")}`);

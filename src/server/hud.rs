@@ -11,6 +11,7 @@ use crate::api::{
 use crate::hud::Change;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use axum::response::IntoResponse;
 use axum::Json;
 use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
@@ -28,11 +29,14 @@ fn check_id(id: &str) -> Result<(), ApiError> {
 }
 
 /// Merges and renders at once; waits for the model only as `wait_ms` asks.
+/// A sync that waits sends its head at once and its body when the wait
+/// ends, so a client tells a held answer from a sidecar that hangs by the
+/// time to the head, and bounds only the body by the wait.
 #[tracing::instrument(skip_all, fields(session = %request.session_id, messages = request.messages.len()))]
 pub async fn sync(
     State(state): State<AppState>,
     JsonBody(request): JsonBody<SyncRequest>,
-) -> Result<Json<HudView>, ApiError> {
+) -> Result<axum::response::Response, ApiError> {
     check_id(&request.session_id)?;
     if request.wait_ms > MAX_SYNC_WAIT_MS {
         return Err(ApiError::InvalidRequest(format!(
@@ -40,29 +44,53 @@ pub async fn sync(
         )));
     }
     // Subscribed before the merge, so no change after it is missed.
-    let mut changes = state.hud.subscribe();
-    let mut view = state.hud.sync(&request.session_id, request.messages, request.full)?;
-    let synced = view.version;
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(request.wait_ms);
-    // Until the question settles or its first verified finding is shown;
-    // only for the failure the agent has just seen, so one slow question
+    let changes = state.hud.subscribe();
+    let view = state.hud.sync(&request.session_id, request.messages, request.full)?;
+    // Only for the failure the agent has just seen, so one slow question
     // holds one request, not every one after it.
-    let waits = request.wait_ms > 0 && state.hud.pending_on_newest(&request.session_id);
-    while waits && view.model_status == ModelStatus::Pending && view.version == synced {
+    let waits = request.wait_ms > 0
+        && view.model_status == ModelStatus::Pending
+        && state.hud.pending_on_newest(&request.session_id);
+    if !waits {
+        return Ok(Json(view).into_response());
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(request.wait_ms);
+    let held = async move {
+        let view = held_view(&state, &request.session_id, view, changes, deadline).await;
+        Ok::<_, std::convert::Infallible>(axum::body::Bytes::from(serde_json::to_vec(&view).unwrap_or_default()))
+    };
+    Ok((
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        axum::body::Body::from_stream(futures_util::stream::once(held)),
+    )
+        .into_response())
+}
+
+/// `view` once the question settles or its first verified finding is
+/// shown, or at `deadline`.
+async fn held_view(
+    state: &AppState,
+    session: &str,
+    mut view: HudView,
+    mut changes: tokio::sync::broadcast::Receiver<Change>,
+    deadline: tokio::time::Instant,
+) -> HudView {
+    let synced = view.version;
+    while view.model_status == ModelStatus::Pending && view.version == synced {
         match tokio::time::timeout_at(deadline, changes.recv()).await {
             Err(_) => break,
-            Ok(Ok(Change::Updated(id))) if id != request.session_id => continue,
+            Ok(Ok(Change::Updated(id))) if id != session => continue,
             Ok(Ok(Change::Removed(_))) => continue,
             // This session changed, or changes were missed: look again.
             Ok(Ok(Change::Updated(_)) | Err(RecvError::Lagged(_))) => {}
             Ok(Err(RecvError::Closed)) => break,
         }
-        match state.hud.get(&request.session_id) {
+        match state.hud.get(session) {
             Ok(latest) => view = latest,
             Err(_) => break,
         }
     }
-    Ok(Json(view))
+    view
 }
 
 /// Applies a forwarded OpenCode event: `202 {"known": bool}`.

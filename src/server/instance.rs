@@ -32,16 +32,9 @@ impl Drop for Instance {
 /// the plugin whatever else their environments hold. There is no shared
 /// fallback (a `/tmp` folder another user could make first).
 pub fn lock_dir() -> anyhow::Result<PathBuf> {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    let state = var("XDG_STATE_HOME")
-        .or_else(|| var("HOME").map(|h| h.join(".local").join("state")))
-        .ok_or_else(|| {
-            anyhow::anyhow!(
-                "neither XDG_STATE_HOME nor HOME is set, so there is no folder of this user's for evolve-hud's \
-lock files; set HOME (or XDG_STATE_HOME)"
-            )
-        })?;
-    Ok(state.join("evolve-hud"))
+    Ok(crate::private::Base::State
+        .dir("evolve-hud's lock files")?
+        .join("evolve-hud"))
 }
 
 /// Where the lock of `port` lives (see [`lock_dir`]).
@@ -60,7 +53,7 @@ pub fn claim(port: u16) -> anyhow::Result<Option<Instance>> {
     crate::private::own_dir(
         &lock_dir()?,
         "evolve-hud serve's lock files (one per port, so that one sidecar runs per port)",
-        "XDG_STATE_HOME",
+        crate::private::Base::State.var(),
     )?;
     loop {
         let mut file = OpenOptions::new()
@@ -112,7 +105,7 @@ fn same_file(file: &File, path: &std::path::Path) -> bool {
 /// The process id of the server holding `port`'s lock, if one runs.
 pub fn running(port: u16) -> Option<u32> {
     // A lock in a folder another user controls names nothing of ours.
-    crate::private::trusted_dir(&lock_dir().ok()?, "lock files", "XDG_STATE_HOME").ok()?;
+    crate::private::trusted_dir(&lock_dir().ok()?, "lock files", crate::private::Base::State.var()).ok()?;
     let mut file = File::open(lock_path(port).ok()?).ok()?;
     match file.try_lock_shared() {
         // Nobody holds it: no server runs (the id is a leftover).

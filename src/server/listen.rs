@@ -64,10 +64,19 @@ impl Conn {
 /// one, the other family's loopback on the same port.
 pub struct Listeners(Vec<TcpListener>);
 
+/// The environment variable that hands listening sockets to the sidecar a
+/// restart in place runs: their descriptors, comma-separated.
+const HANDED_OVER: &str = "EVOLVE_HUD_LISTEN_FDS";
+
 impl Listeners {
     /// Binds `address`. With port 0 a port free on both loopbacks is
-    /// chosen.
+    /// chosen. The listeners a restart in place handed over (see
+    /// [`Listeners::hand_over`]) are taken instead, where they listen on
+    /// `address`'s port.
     pub async fn bind(address: SocketAddr) -> anyhow::Result<Listeners> {
+        if let Some(taken) = take_handed_over(address) {
+            return Ok(taken);
+        }
         let Some(other) = other_loopback(address.ip()) else {
             return Ok(Listeners(vec![bind_one(address).await?]));
         };
@@ -103,6 +112,19 @@ port (--port, EVOLVE_HUD_PORT)"
         anyhow::bail!("no port free on both {address} and {other} after 8 tries")
     }
 
+    /// Copies of the listening sockets, kept open through a restart in
+    /// place: while the old server drains and the new one starts, clients
+    /// wait in the sockets' backlog instead of being refused. The copies
+    /// are inherited by the `exec`, and [`with_handed_over`] names them.
+    pub fn hand_over(&self) -> Vec<std::os::fd::OwnedFd> {
+        use std::os::fd::AsFd;
+        // `try_clone_to_owned` sets CLOEXEC; the restart clears it.
+        self.0
+            .iter()
+            .filter_map(|l| l.as_fd().try_clone_to_owned().ok())
+            .collect()
+    }
+
     /// The first address, the one asked for.
     pub fn local_addr(&self) -> anyhow::Result<SocketAddr> {
         self.0[0].local_addr().context("reading the bound address")
@@ -111,6 +133,71 @@ port (--port, EVOLVE_HUD_PORT)"
     pub fn addresses(&self) -> Vec<SocketAddr> {
         self.0.iter().filter_map(|l| l.local_addr().ok()).collect()
     }
+}
+
+/// Marks `kept` to survive an `exec` and returns the environment entry that
+/// names them to the next sidecar.
+pub fn with_handed_over(kept: &[std::os::fd::OwnedFd]) -> (&'static str, String) {
+    use std::os::fd::AsRawFd;
+    for fd in kept {
+        // SAFETY: fcntl on a descriptor this process owns; clearing
+        // FD_CLOEXEC touches nothing else.
+        unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, 0) };
+    }
+    let fds: Vec<String> = kept.iter().map(|fd| fd.as_raw_fd().to_string()).collect();
+    (HANDED_OVER, fds.join(","))
+}
+
+/// The listeners handed over by the sidecar this one replaced, when each
+/// named descriptor is a TCP socket listening on a loopback address at
+/// `address`'s port. Anything else is left alone and logged: then the
+/// port is bound as usual.
+fn take_handed_over(address: SocketAddr) -> Option<Listeners> {
+    use std::os::fd::FromRawFd;
+    let named = std::env::var(HANDED_OVER).ok()?;
+    let mut taken = Vec::new();
+    for fd in named.split(',') {
+        let Ok(fd) = fd.trim().parse::<i32>() else {
+            tracing::warn!("{HANDED_OVER}={named} is not a list of descriptors; binding anew");
+            return None;
+        };
+        // SAFETY: a descriptor the replaced sidecar left open for this one
+        // (it cleared only its CLOEXEC); checked below to be a listening
+        // socket before it is used, and owned by this value from here on.
+        let listener = unsafe { std::net::TcpListener::from_raw_fd(fd) };
+        let ours = listener
+            .local_addr()
+            .is_ok_and(|a| a.port() == address.port() && a.ip().is_loopback() && address.ip().is_loopback());
+        if !ours {
+            tracing::warn!(
+                fd,
+                "a handed-over descriptor is not a listener on port {}; binding anew",
+                address.port()
+            );
+            std::mem::forget(listener);
+            return None;
+        }
+        // Not inherited by anything this sidecar starts.
+        // SAFETY: fcntl on a descriptor this process now owns.
+        unsafe {
+            libc::fcntl(
+                std::os::fd::AsRawFd::as_raw_fd(&listener),
+                libc::F_SETFD,
+                libc::FD_CLOEXEC,
+            )
+        };
+        if listener.set_nonblocking(true).is_err() {
+            return None;
+        }
+        taken.push(TcpListener::from_std(listener).ok()?);
+    }
+    // The one asked for first, as `bind` orders them.
+    taken.sort_by_key(|l| l.local_addr().map(|a| a.ip() != address.ip()).unwrap_or(true));
+    tracing::info!(
+        addresses = ?taken.iter().filter_map(|l| l.local_addr().ok()).collect::<Vec<_>>(),
+        "took over the listening sockets of the sidecar this one replaced"
+    );
+    (!taken.is_empty()).then_some(Listeners(taken))
 }
 
 async fn bind_one(address: SocketAddr) -> anyhow::Result<TcpListener> {

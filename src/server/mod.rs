@@ -81,6 +81,7 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
         config.hud.hud_extract = false;
         let listener = listen::Listeners::bind(address).await?;
         let port = listener.local_addr()?.port();
+        let kept = listener.hand_over();
         let arrived = missing
             .is_some()
             .then(|| tokio::spawn(model_arrives(config.model.clone(), shutdown.clone())));
@@ -97,7 +98,7 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
         if let Some(arrived) = arrived {
             if arrived.await.unwrap_or(false) {
                 drop(instance);
-                return restart_in_place(port);
+                return restart_in_place(port, &kept);
             }
         }
     } else if let Some(remote) = config.engine.remote()? {
@@ -273,12 +274,14 @@ async fn model_arrives(model: crate::cli::ModelConfig, shutdown: CancellationTok
 /// Runs this binary again with the same arguments, in this process: the
 /// sidecar that loads the model now on disk, on the same `port` (the one
 /// bound, also where `--port 0` was given).
-fn restart_in_place(port: u16) -> anyhow::Result<()> {
+fn restart_in_place(port: u16, kept: &[std::os::fd::OwnedFd]) -> anyhow::Result<()> {
     use std::os::unix::process::CommandExt;
     let binary = std::env::current_exe().context("finding this binary to restart")?;
     let args = with_port(std::env::args_os().skip(1).collect(), port);
-    // Listeners, the lock and the log are closed on exec (CLOEXEC).
-    let error = std::process::Command::new(&binary).args(&args).exec();
+    // The lock and the log are closed on exec (CLOEXEC); the listening
+    // sockets go on, so no client is refused while the new one starts.
+    let (name, fds) = listen::with_handed_over(kept);
+    let error = std::process::Command::new(&binary).args(&args).env(name, fds).exec();
     Err(anyhow::Error::new(error).context(format!("restarting {}", binary.display())))
 }
 

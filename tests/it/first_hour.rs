@@ -213,6 +213,20 @@ fn bench_says_what_it_is_doing() {
         assert!(stderr.contains(step), "no {step:?} in:\n{stderr}");
     }
     assert!(stdout.contains("pp16") && !stdout.contains("bench:"), "{stdout}");
+    // The kernels the numbers were made with, so a ratio against another
+    // build can be tied to them.
+    let features = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("ggml CPU back-end: "))
+        .unwrap_or_else(|| panic!("no CPU back-end line in:\n{stdout}"));
+    #[cfg(target_arch = "x86_64")]
+    assert!(
+        features
+            .split(' ')
+            .any(|f| f.starts_with("SSE") || f.starts_with("AVX")),
+        "{features}"
+    );
+    assert!(!features.contains("AMX"), "{features}");
 }
 
 /// On a terminal the progress line is rewritten in place; log lines that

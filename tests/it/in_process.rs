@@ -281,6 +281,29 @@ async fn a_sync_may_wait_for_the_findings_within_its_bound() {
     );
     script.release.notify_one();
 
+    // A held sync sends its head at once and its body when the wait ends,
+    // so a client can bound the head by its own timeout.
+    script.hold("{", Ok("]}"));
+    let body = json!({ "session_id": "z", "messages": failed_call("z", "./checks.sh", OUTPUT, 1), "full": true, "wait_ms": 10_000 });
+    let held = tokio::time::timeout(
+        Duration::from_secs(5),
+        common::client().post(url.clone()).json(&body).send(),
+    )
+    .await
+    .expect("the head comes at once")
+    .expect("a response");
+    assert_eq!(held.status(), 200);
+    let mut body = std::pin::pin!(held.json::<Value>());
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), body.as_mut())
+            .await
+            .is_err(),
+        "the body waits for the model"
+    );
+    script.release.notify_one();
+    let v = body.await.expect("the held view");
+    assert_ne!(v["model_status"]["state"], "pending", "{v}");
+
     let body = json!({ "session_id": "y", "messages": [], "wait_ms": 60_000 });
     let (status, _, v) = post(url, &body).await;
     assert_eq!(status, 400, "{v}");

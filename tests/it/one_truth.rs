@@ -202,21 +202,34 @@ async fn without_its_model_the_sidecar_serves_facts_then_loads_the_model_in_plac
     assert_eq!(status, 200);
     assert!(view["hud"].as_str().unwrap().contains("fix the build"), "{view}");
 
-    // The model arrives: the same port serves it, without anyone restarting anything.
+    // The model arrives: the same port serves it, without anyone restarting
+    // anything, and no client is refused while it restarts in place: the
+    // listening sockets go on from one process to the next.
     std::fs::copy(common::test_model(), &model).unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
+    let mut refused = Vec::new();
     loop {
-        let health = common::client().get(server.url("/health")).send().await;
-        if let Ok(r) = health {
-            let body: serde_json::Value = r.json().await.unwrap_or_default();
-            if body["engine"] == "local" && body["status"] == "ready" {
-                assert_eq!(body["model"], "later", "{body}");
-                break;
+        // A new connection each time, as a client that comes during the
+        // restart makes one.
+        let fresh = reqwest::Client::builder()
+            .pool_max_idle_per_host(0)
+            .timeout(Duration::from_secs(30))
+            .build()
+            .unwrap();
+        match fresh.get(server.url("/health")).send().await {
+            Ok(r) => {
+                let body: serde_json::Value = r.json().await.unwrap_or_default();
+                if body["engine"] == "local" && body["status"] == "ready" {
+                    assert_eq!(body["model"], "later", "{body}");
+                    break;
+                }
             }
+            Err(e) => refused.push(format!("{e:?}")),
         }
         assert!(Instant::now() < deadline, "the model was not taken up");
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    assert!(refused.is_empty(), "clients failed during the restart: {refused:#?}");
 }
 
 #[test]

@@ -8,7 +8,11 @@
 #   THREADS=2 REPS=5 ROUNDS=2 VARIANTS="native generic" scripts/bench-compare.sh
 #   OURS=path/evolve-hud THEIRS=path/llama-bench VARIANTS=cuda GPU_LAYERS=99 \
 #     FLASH_ATTN="off on" scripts/bench-compare.sh model.gguf
-#       (prebuilt binaries, as on a GPU machine: see scripts/gpu-bench.sh)
+#       (prebuilt binaries, as on a GPU machine: see scripts/device-bench.sh;
+#       LINKED_BENCH=path/llama-bench names a prebuilt linked peer)
+#   VARIANTS="native portable" scripts/bench-compare.sh
+#       (portable: scripts/portable.sh, the binary of the npm package, every CPU
+#       variant of ggml as a module, against the same native peers)
 #
 # With LINKED=1 (the default unless THEIRS is given) llama-bench also runs
 # built from the llama.cpp evolve-hud links (scripts/llama-cpp.sh ... linked),
@@ -45,6 +49,8 @@ for variant in $VARIANTS; do
   elif [ "$variant" = native ]; then
     cargo build --release --locked >&2
     ours=target/release/evolve-hud
+  elif [ "$variant" = portable ]; then
+    ours="$(scripts/portable.sh target/dyn/portable)"
   else
     RUSTFLAGS="-C target-cpu=x86-64" CARGO_TARGET_DIR="$GENERIC_TARGET_DIR" cargo build --release --locked >&2
     ours="$GENERIC_TARGET_DIR/release/evolve-hud"
@@ -52,9 +58,14 @@ for variant in $VARIANTS; do
   # The peers: llama-bench from the sdist's llama.cpp, and (LINKED=1, the
   # default on a CPU) from the llama.cpp evolve-hud links, which tells a
   # gap of llama.cpp versions from one of ours.
-  peers=("sdist=${THEIRS:-$(scripts/llama-cpp.sh llama-bench "$variant")}")
-  if [ "${LINKED:-$([ -z "${THEIRS:-}" ] && echo 1 || echo 0)}" = 1 ]; then
-    peers+=("linked=$(scripts/llama-cpp.sh llama-bench "$variant" linked)")
+  # The portable build is compared with the native peers: what it must
+  # match on this CPU.
+  peer_variant="$([ "$variant" = portable ] && echo native || echo "$variant")"
+  peers=("sdist=${THEIRS:-$(scripts/llama-cpp.sh llama-bench "$peer_variant")}")
+  if [ -n "${LINKED_BENCH:-}" ]; then
+    peers+=("linked=$LINKED_BENCH")
+  elif [ "${LINKED:-$([ -z "${THEIRS:-}" ] && echo 1 || echo 0)}" = 1 ]; then
+    peers+=("linked=$(scripts/llama-cpp.sh llama-bench "$peer_variant" linked)")
   fi
   for m in "${!MODELS[@]}"; do
     model="${MODELS[$m]}"

@@ -101,14 +101,16 @@ fn autostart() -> bool {
 fn binary(recorded: bool) -> Check {
     let version = env!("CARGO_PKG_VERSION");
     let this = std::env::current_exe().ok();
-    let on_path = find_on_path("evolve-hud");
+    let on_path = crate::launch::find_on_path("evolve-hud");
     let said = format!(
         "evolve-hud {version} at {}",
         this.as_deref().map_or_else(|| "?".into(), |p| p.display().to_string())
     );
     let fix = "cargo install --locked --path . (in the evolve-hud repository)".to_owned();
     let (said, fix) = match (&on_path, &this) {
-        (Some(p), Some(t)) if same_file(p, t) => return Check::ok("binary", format!("{said} (on PATH)")),
+        (Some(p), Some(t)) if crate::launch::same_file(p, t) => {
+            return Check::ok("binary", format!("{said} (on PATH)"))
+        }
         (Some(p), _) => (format!("{said}; `evolve-hud` on PATH is another: {}", p.display()), fix),
         (None, _) if recorded => (
             format!("{said}; not on PATH (the plugin runs the recorded binary; your shell needs the full path)"),
@@ -120,19 +122,6 @@ fn binary(recorded: bool) -> Check {
         Check::warn("binary", said, fix)
     } else {
         Check::wrong("binary", said, fix)
-    }
-}
-
-fn find_on_path(name: &str) -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|dir| dir.join(name))
-        .find(|p| p.is_file())
-}
-
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
     }
 }
 

@@ -8,6 +8,47 @@ use anyhow::Context;
 use std::io::Write;
 use std::path::PathBuf;
 
+/// The program `name` on PATH, as a shell finds it.
+pub fn find_on_path(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Whether two paths name the same file, links followed.
+pub fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// How the user's shell runs this binary, for the commands a fix names:
+/// `evolve-hud` where that is this binary on PATH, else its full path (the
+/// sidecar of the npm platform package, a build in `target/`).
+pub fn this_command() -> String {
+    let this = std::env::current_exe().ok();
+    match (find_on_path("evolve-hud"), &this) {
+        (Some(p), Some(t)) if same_file(&p, t) => "evolve-hud".into(),
+        (_, Some(t)) => shell_word(&t.to_string_lossy()),
+        (_, None) => "evolve-hud".into(),
+    }
+}
+
+/// `word` as one shell word: as it is where it holds nothing the shell
+/// reads specially, else in single quotes.
+fn shell_word(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%,=".contains(c))
+    {
+        word.into()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
 /// What the plugin starts when no sidecar answers: this binary, and the
 /// model to serve (none: the registry's default model).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -108,4 +149,19 @@ fn write_launch(launch: &Launch) -> anyhow::Result<()> {
 /// `$XDG_CONFIG_HOME`, else `~/.config`.
 pub fn config_home() -> anyhow::Result<PathBuf> {
     crate::private::Base::Config.dir("evolve-hud's launch record and OpenCode's plugins")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_is_one_shell_word() {
+        assert_eq!(
+            shell_word("/home/me/.cache/opencode/node_modules/x/bin/evolve-hud"),
+            "/home/me/.cache/opencode/node_modules/x/bin/evolve-hud"
+        );
+        assert_eq!(shell_word("/home/my files/evolve-hud"), "'/home/my files/evolve-hud'");
+        assert_eq!(shell_word("/tmp/it's/evolve-hud"), r"'/tmp/it'\''s/evolve-hud'");
+    }
 }

@@ -7,14 +7,17 @@
 // failing. None is started while `evolve-hud stop` has left its marker
 // since this plugin started. What becomes of a start (a model loading for
 // long, an exit with its reason, no answer in time) is told through
-// `onNotice`. Only what is the user's alone is used: the launch record,
+// `onNotice`. The program is the platform package's sidecar where the
+// plugin came from npm with one, else the binary `evolve-hud install-shim`
+// recorded, else `evolve-hud` on PATH. Only what is the user's alone is used: the launch record,
 // the state folder, its log and the stop marker, and the binary run (see
 // `private.ts`).
 
 import { spawn } from "node:child_process";
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, openSync, readSync } from "node:fs";
+import { createRequire } from "node:module";
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { dialTarget, isLocalSidecarHost } from "./address.ts";
 import type { Config } from "./config.ts";
 import { isObject } from "./hud.ts";
@@ -59,6 +62,26 @@ export function readLaunchRecord(env: NodeJS.ProcessEnv): { record: LaunchRecord
   return { record };
 }
 
+/** The npm package that holds the sidecar for this OS and CPU (`scripts/npm-pack.sh` makes it). */
+export function platformPackage(platform: string = process.platform, arch: string = process.arch): string {
+  return `opencode-evolve-hud-${platform}-${arch}`;
+}
+
+/**
+ * The sidecar of the platform package installed beside this plugin (an
+ * optional dependency of the plugin's npm package), if there is one:
+ * `bin/evolve-hud` in it, its libraries beside it.
+ */
+export function packagedBinary(from: string = import.meta.url, name: string = platformPackage()): string | undefined {
+  try {
+    const bin = join(dirname(createRequire(from).resolve(`${name}/package.json`)), "bin", "evolve-hud");
+    return existsSync(bin) ? bin : undefined;
+  } catch {
+    // Not installed (a plugin copied by `install-shim`, or another platform).
+    return undefined;
+  }
+}
+
 /** The first wait between starts, and the longest. */
 const FIRST_BACKOFF_MS = 1000;
 const MAX_BACKOFF_MS = 60_000;
@@ -97,6 +120,8 @@ export class Launcher {
     private record: LaunchRecord = readLaunchRecord(env).record,
     /** When this plugin started (ms since the epoch): a stop marker older than that is from before, and ignored. */
     private startedAt: number = Date.now(),
+    /** The platform package's sidecar, run before the recorded binary and `evolve-hud` on PATH. */
+    private packaged: string | undefined = packagedBinary(),
   ) {}
 
   /** The sidecar's log, where the launcher appends what it prints. */
@@ -129,7 +154,7 @@ export class Launcher {
     if (this.stopped(port)) return false;
     this.nextAt = this.now() + this.backoffMs;
     this.backoffMs = Math.min(this.backoffMs * 2, MAX_BACKOFF_MS);
-    const binary = this.record.binary ?? "evolve-hud";
+    const binary = this.packaged ?? this.record.binary ?? "evolve-hud";
     const args = [
       "serve",
       "--port",

@@ -138,10 +138,11 @@ export function tellTheUser(
 }
 
 /** The fix `/health` names, as the notice gives it: the command quoted, a note after it (`cmd   (note)`) left out of the quote. */
-function fixText(fix: string | undefined): string {
+export function fixText(fix: string | undefined): string {
   if (!fix) return "`evolve-hud doctor` tells more.";
   const [command, ...note] = fix.split(/\s{2,}/);
-  const after = command.startsWith("evolve-hud pull ") ? "; the sidecar takes the model up by itself once it is on disk" : "";
+  // `evolve-hud pull`, by name or by the sidecar's path (`/…/bin/evolve-hud pull`, quoted where it has spaces).
+  const after = /^('?)(?:[^']*\/)?evolve-hud\1 pull /.test(command) ? "; the sidecar takes the model up by itself once it is on disk" : "";
   return `For the model's findings: \`${command}\`${note.length ? ` ${note.join(" ")}` : ""}${after}.`;
 }
 

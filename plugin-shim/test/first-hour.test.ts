@@ -114,7 +114,7 @@ test("autostart with no model on disk: the sidecar serves the HUD's facts, and O
   const said = pluginSaid(prepared).join("\n");
   t.diagnostic(said);
   assert.match(said, /started `.* serve --port \d+ --facts-without-model`/, said);
-  assert.match(said, /the sidecar serves the HUD's facts without a model: .*not on disk.*; fix: evolve-hud pull \S+/, said);
+  assert.match(said, /the sidecar serves the HUD's facts without a model: .*not on disk.*; fix: \S*evolve-hud pull \S+/, said);
   assert.doesNotMatch(said, /exited/, said);
   const main = prepared.model.requests.filter((r) => r.kind === "main");
   assert.ok(main.slice(2).every(hasHud), `the HUD's facts from the third request on: ${main.map(hasHud)}`);
@@ -244,7 +244,7 @@ test("real OpenCode: no model on disk, then `evolve-hud pull` while OpenCode run
   assert.ok(main.slice(2).every(hasHud), `the HUD's facts from the third request on, through the pull: ${marks}\n${said}`);
   const missing = toasts.filter((x) => x.message.startsWith("The HUD runs on facts alone"));
   assert.equal(missing.length, 1, JSON.stringify(toasts));
-  assert.match(missing[0].message, /`evolve-hud pull smollm2-135m`; the sidecar takes the model up by itself once it is on disk\./);
+  assert.match(missing[0].message, /`\S*evolve-hud pull smollm2-135m`; the sidecar takes the model up by itself once it is on disk\./);
   const came = toasts.filter((x) => x.message.startsWith("The model is on disk now"));
   assert.equal(came.length, 1, `the model's arrival told once: ${JSON.stringify(toasts)}\n${said}`);
   assert.ok(came[0].at > pulledAt && came[0].at - pulledAt < 15_000, `told ${came[0].at - pulledAt} ms after the pull`);

@@ -21,6 +21,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EvolveHudPlugin } from "../evolve-hud.ts";
 import { isHud } from "../evolve-hud/hud.ts";
+import { fixText } from "../evolve-hud/notify.ts";
 import { clone, deadPort, FakeSidecar, TEST_SECRET, transforms } from "./helpers.ts";
 import * as harness from "./opencode.ts";
 import { base, hasHud, pluginSaid, project, recordToasts, refreshInstalled, serving, sidecarBin, thinking } from "./opencode.ts";
@@ -472,4 +473,12 @@ test("real OpenCode: installed globally and in the project, one copy syncs once 
   assert.ok(twice[0].message.includes(globalFile) && twice[0].message.includes(join(project, ".opencode", "plugins", "evolve-hud.ts")), twice[0].message);
   const said = pluginSaid(prepared);
   assert.equal(said.filter((l) => l.includes("installed twice")).length, 1, said.join("\n"));
+});
+
+test("a fix naming the sidecar by its path (not on PATH, as npm installs it) reads as the same `pull`", () => {
+  const taken = "; the sidecar takes the model up by itself once it is on disk.";
+  assert.equal(fixText("/home/me/.cache/opencode/node_modules/opencode-evolve-hud-linux-x64/bin/evolve-hud pull qwen"), "For the model's findings: `/home/me/.cache/opencode/node_modules/opencode-evolve-hud-linux-x64/bin/evolve-hud pull qwen`" + taken);
+  assert.equal(fixText("'/home/my files/evolve-hud' pull qwen"), "For the model's findings: `'/home/my files/evolve-hud' pull qwen`" + taken);
+  assert.equal(fixText("evolve-hud install-shim --model FILE.gguf   (a GGUF file)"), "For the model's findings: `evolve-hud install-shim --model FILE.gguf` (a GGUF file).");
+  assert.equal(fixText("/x/not-evolve-hud pull qwen"), "For the model's findings: `/x/not-evolve-hud pull qwen`.");
 });

@@ -180,6 +180,8 @@ export interface RunResult {
 export interface RunOptions {
   /** Load the shim from opencode.json with these options. */
   plugin?: Record<string, unknown>;
+  /** The plugin's file to load (default: the working tree's `evolve-hud.ts`). */
+  pluginFile?: string;
   /** Install the shim with `evolve-hud install-shim` instead. */
   installShim?: boolean;
   env?: Record<string, string>;
@@ -199,6 +201,7 @@ export interface Prepared {
 /** A fresh project and home with opencode.json pointing at a new fake model. */
 export async function prepare({
   plugin,
+  pluginFile = shimPath,
   installShim,
   env: extraEnv = {},
   scenario = { script: [] },
@@ -246,7 +249,7 @@ export async function prepare({
         },
       }),
     },
-    plugin: plugin ? [[pathToFileURL(shimPath).href, plugin]] : [],
+    plugin: plugin ? [[pathToFileURL(pluginFile).href, plugin]] : [],
   };
   writeFileSync(join(project, "opencode.json"), JSON.stringify(config, null, 2));
   return { model, env: opencodeEnv(home, xdg, extraEnv) };

@@ -375,15 +375,17 @@ or --engine URL to use a running engine",
     }
 
     /// The one command that gets the model `--model` names onto disk.
+    /// The binary as the user's shell runs it (`crate::launch::this_command`).
     pub fn fix(&self) -> String {
+        let me = crate::launch::this_command();
         match &self.model {
-            Some(ModelArg::Name(name)) => format!("evolve-hud pull {name}"),
+            Some(ModelArg::Name(name)) => format!("{me} pull {name}"),
             None => match self.default_name() {
-                Some(name) => format!("evolve-hud pull {name}"),
-                None => "evolve-hud install-shim --model FILE.gguf".into(),
+                Some(name) => format!("{me} pull {name}"),
+                None => format!("{me} install-shim --model FILE.gguf"),
             },
             Some(ModelArg::Path(_) | ModelArg::Hub { .. }) => {
-                "evolve-hud install-shim --model FILE.gguf   (a GGUF file on disk, or a registry name)".into()
+                format!("{me} install-shim --model FILE.gguf   (a GGUF file on disk, or a registry name)")
             }
         }
     }

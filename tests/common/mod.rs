@@ -77,7 +77,7 @@ pub fn chat(content: &str, extra: serde_json::Value) -> serde_json::Value {
 
 /// The `evolve-hud` binary: the one named by `EVOLVE_HUD_BIN` when set (a
 /// build carried to another machine, such as a GPU one: see
-/// scripts/gpu-bench.sh), else the one cargo built with these tests.
+/// scripts/device-bench.sh), else the one cargo built with these tests.
 /// The secret of every sidecar this test process starts, in the config
 /// folder [`command`] gives them (the real user's is never touched).
 pub const SECRET: &str = "evolve-hud-test-secret";

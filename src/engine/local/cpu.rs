@@ -55,6 +55,32 @@ pub fn has_amx(features: &[String]) -> bool {
     features.iter().any(|f| f.starts_with("AMX"))
 }
 
+/// What a load does about ggml's AMX kernels.
+#[derive(Debug, PartialEq, Eq)]
+pub enum AmxGuard {
+    /// The CPU back-end has none.
+    None,
+    /// Every weight goes to the plain CPU buffer type.
+    KeepOut,
+    /// Layers are offloaded to a GPU, and the weights stay where llama.cpp
+    /// puts them: the override would pull the offloaded ones back too.
+    Warn,
+}
+
+/// The guard for a load asking `gpu_layers` layers of a GPU. Without a GPU
+/// back-end (`gpu_offload` false) every layer stays on the CPU, whatever
+/// was asked: a portable build asks for all layers by default and may find
+/// no GPU.
+pub fn amx_guard(features: &[String], gpu_offload: bool, gpu_layers: u32) -> AmxGuard {
+    if !has_amx(features) {
+        AmxGuard::None
+    } else if gpu_offload && gpu_layers > 0 {
+        AmxGuard::Warn
+    } else {
+        AmxGuard::KeepOut
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -65,5 +91,17 @@ mod tests {
         assert!(!has_amx(&list(&["SSE3", "AVX2", "AVX512", "AVX512_VNNI", "REPACK"])));
         assert!(has_amx(&list(&["AVX512", "AMX_INT8"])));
         assert!(has_amx(&list(&["AMX_TILE"])));
+    }
+
+    #[test]
+    fn amx_weights_are_kept_out_unless_layers_go_to_a_gpu() {
+        let amx = vec!["AVX512".to_string(), "AMX_INT8".to_string()];
+        let plain = vec!["AVX512".to_string()];
+        assert_eq!(amx_guard(&plain, false, 999), AmxGuard::None);
+        assert_eq!(amx_guard(&amx, false, 0), AmxGuard::KeepOut);
+        // All layers asked, no GPU back-end: all on the CPU.
+        assert_eq!(amx_guard(&amx, false, 999), AmxGuard::KeepOut);
+        assert_eq!(amx_guard(&amx, true, 0), AmxGuard::KeepOut);
+        assert_eq!(amx_guard(&amx, true, 999), AmxGuard::Warn);
     }
 }

@@ -138,12 +138,15 @@ pub(super) fn run(
             .with_n_gpu_layers(config.gpu_layers)
             .with_progress_callback(move |fraction| progress.step(fraction))
     });
-    if super::cpu::has_amx(&super::cpu::features()) {
-        if config.gpu_layers == 0 {
+    use super::cpu::{amx_guard, features, AmxGuard};
+    match amx_guard(&features(), backend.supports_gpu_offload(), config.gpu_layers) {
+        AmxGuard::None => {}
+        AmxGuard::KeepOut => {
             // See `cpu`: every weight in the plain CPU buffer type, none in AMX's.
             tracing::warn!("this CPU back-end has ggml's AMX kernels, which crash on AMX CPUs; keeping the weights out of them (slower)");
             params.as_mut().add_cpu_buft_override(c".");
-        } else {
+        }
+        AmxGuard::Warn => {
             tracing::warn!("this CPU back-end has ggml's AMX kernels, which crash on AMX CPUs; offload every layer (--gpu-layers 999) or use a build without them");
         }
     }

@@ -1,41 +1,52 @@
 #!/usr/bin/env bash
-# GPU throughput of evolve-hud against llama-bench on the same GPU, for a GPU
-# machine that has CUDA's compiler and CMake but no Rust toolchain.
+# Throughput of evolve-hud against llama-bench on a machine that has CMake
+# (and for its GPU, CUDA's compiler) but no Rust toolchain: on its GPU, or on
+# its CPU, a kind of CPU the build machine may not have.
 #
-#   scripts/gpu-bench.sh pack DIR
-#       here: builds evolve-hud with the `dynamic-backends` feature (llama.cpp's
-#       back-ends as modules next to the binary) for x86-64-v3, and writes
+#   scripts/device-bench.sh pack DIR
+#       here: builds the portable evolve-hud (scripts/portable.sh), and writes
 #         DIR/ours.tar.xz       the binary and its libraries
 #         DIR/eval.tar.xz       the HUD quality evaluation (benches/hud_quality.rs
 #                               and tests/it/hud_quality.rs), built the same way
+#                               (left out with EVAL=0)
 #         DIR/ggml-src.tar.xz   the llama.cpp that llama-cpp-sys-2 builds, for its
 #                               CUDA back-end (the same ggml as the binary's)
-#         DIR/peer-src.tar.xz   llama-bench's sources from the llama-cpp-python
-#                               sdist, built there on the ggml above (as
-#                               `scripts/llama-cpp.sh llama-bench native linked`
-#                               builds it), so that one CUDA build serves both
-#   scripts/gpu-bench.sh parts DIR MIB FILE...
+#         DIR/peer-src.tar.xz   the llama.cpp of the llama-cpp-python sdist with
+#                               llama-bench alone of its tools: its llama-bench
+#                               sources are also built there on the ggml above
+#                               (as `scripts/llama-cpp.sh llama-bench native
+#                               linked` builds them), so that one CUDA build
+#                               serves both
+#   scripts/device-bench.sh parts DIR MIB FILE...
 #       here: cuts DIR's packs and the FILEs (the models) into folders
 #       DIR/part-01, DIR/part-02... of at most MIB MiB each, the packs whole
 #       in the first, for a device tool that carries little per call (64 MiB
 #       in all, the working tree included: MIB=60)
-#   scripts/gpu-bench.sh take PART STORE
+#   scripts/device-bench.sh take PART STORE
 #       there, once per part: moves the part's pieces into STORE and joins
 #       each file whose pieces are all there (checked against its SHA-256)
-#   scripts/gpu-bench.sh build DIR WORK
+#   scripts/device-bench.sh build DIR WORK
 #       there: builds WORK/ggml/build/bin/libggml-cuda.so and
 #       WORK/peer/bin/llama-bench for the GPU at hand (CUDA_ARCH, default
 #       native), in one CMake tree: llama-bench loads the same CUDA module
-#   scripts/gpu-bench.sh ours DIR WORK
+#   scripts/device-bench.sh cpu-build DIR WORK
+#       there, for its CPU: builds WORK/cpu/linked/bin/llama-bench (the linked
+#       llama.cpp) and WORK/cpu/sdist/bin/llama-bench (the sdist's), each
+#       native without ggml's AMX kernels, as `scripts/llama-cpp.sh
+#       llama-bench native [linked]` builds them here
+#   scripts/device-bench.sh ours DIR WORK
 #       there: unpacks ours into WORK/ours, with the CUDA module beside it
-#       and WORK/ours/run, which runs evolve-hud with the libraries beside it,
-#       and the evaluation into WORK/eval. Then:
+#       where one was built, and WORK/ours/run, which runs evolve-hud with the
+#       libraries beside it, and the evaluation into WORK/eval if packed. Then:
 #   OURS=WORK/ours/run THEIRS=WORK/peer/bin/llama-bench VARIANTS=cuda \
 #     GPU_LAYERS=99 FLASH_ATTN="off on" THREADS=8 scripts/bench-compare.sh MODEL...
-#   scripts/gpu-bench.sh eval WORK SMOLLM2 QWEN [WORD...]
+#   or on the CPU:
+#   OURS=WORK/ours/run THEIRS=WORK/cpu/sdist/bin/llama-bench \
+#     LINKED_BENCH=WORK/cpu/linked/bin/llama-bench THREADS=16 scripts/bench-compare.sh MODEL...
+#   scripts/device-bench.sh eval WORK SMOLLM2 QWEN [WORD...]
 #       there: the HUD quality evaluation (cargo bench --bench hud_quality)
 #       against WORK/ours/run on the GPU, then its gate (tests/it/hud_quality.rs)
-#   scripts/gpu-bench.sh wait WORK MODEL [WAIT_MS [SESSION.json...]]
+#   scripts/device-bench.sh wait WORK MODEL [WAIT_MS [SESSION.json...]]
 #       there: replays tests/fixtures/sessions/ (or the SESSIONs) into WORK/ours/run on
 #       MODEL with every sync asking `wait_ms` (default 300): how often the
 #       sync's answer already holds the finding of the question it raised,
@@ -47,26 +58,35 @@ backends=(vulkan sycl metal opencl cann webgpu hexagon openvino zdnn zendnn musa
 exclude_backends() {
   for b in "${backends[@]}"; do echo "--exclude=llama.cpp/ggml/src/ggml-$b"; done
 }
-
+# What no build here uses, in the llama.cpp tree $1: llama-bench is the one
+# tool built.
+exclude_unbuilt() {
+  for d in docs models tests examples benches conversion gguf-py media pocs; do
+    echo "--exclude=llama.cpp/$d"
+  done
+  for t in "$1"/tools/*/; do
+    [ "$(basename "$t")" = llama-bench ] || echo "--exclude=llama.cpp/tools/$(basename "$t")"
+  done
+}
 case "${1:-}" in
 pack)
-  dir="$(realpath -m "${2:?usage: gpu-bench.sh pack DIR}")"
+  dir="$(realpath -m "${2:?usage: device-bench.sh pack DIR}")"
   mkdir -p "$dir"
   ggml="$(scripts/llama-cpp.sh source linked)"
   # shellcheck disable=SC2046
   tar cJf "$dir/ggml-src.tar.xz" -C "$(dirname "$ggml")" $(exclude_backends) --exclude=llama.cpp/tools llama.cpp
   peer="$(scripts/llama-cpp.sh source)"
-  tar cJf "$dir/peer-src.tar.xz" -C "$(dirname "$peer")" llama.cpp/tools/llama-bench
-  target="${DYN_TARGET_DIR:-target/dyn}"
-  RUSTFLAGS="-C target-cpu=x86-64-v3" CARGO_TARGET_DIR="$target" \
-    cargo build --release --locked --features dynamic-backends >&2
-  out="$(ls -d "$target"/release/build/llama-cpp-sys-2-*/out | head -n 1)"
+  # shellcheck disable=SC2046
+  tar cJf "$dir/peer-src.tar.xz" -C "$(dirname "$peer")" $(exclude_backends) $(exclude_unbuilt "$peer") \
+    --exclude=llama.cpp/ggml/src/ggml-cuda/template-instances llama.cpp
   stage="$(mktemp -d)"
   trap 'rm -rf "$stage"' EXIT
-  cp "$target/release/evolve-hud" "$stage/"
-  strip "$stage/evolve-hud"
-  cp -P "$out"/lib*/lib*.so* "$out"/backends/*.so "$stage/" 2>/dev/null || true
+  scripts/portable.sh "$stage" >/dev/null
   tar cJf "$dir/ours.tar.xz" -C "$stage" .
+  if [ "${EVAL:-1}" = 0 ]; then
+    ls -l "$dir"
+    exit 0
+  fi
   # The HUD quality evaluation, built the same way; it finds the session
   # fixtures under the directory it was built in (kept in manifest-dir).
   # (`cargo bench` builds in the release profile without being told.)
@@ -74,7 +94,7 @@ pack)
   for kind in bench test; do
     release=(--release) target_name=it
     [ "$kind" = test ] || { release=(); target_name=hud_quality; }
-    RUSTFLAGS="-C target-cpu=x86-64-v3" CARGO_TARGET_DIR="$target" \
+    RUSTFLAGS="$(scripts/portable.sh --rustflags)" CARGO_TARGET_DIR="$(scripts/portable.sh --target-dir)" \
       cargo "$kind" "${release[@]}" --locked --features dynamic-backends \
       --no-run --"$kind" "$target_name" --message-format json >"$stage/$kind.json"
   done
@@ -95,10 +115,12 @@ PY
   ls -l "$dir"
   ;;
 parts)
-  dir="$(realpath "${2:?usage: gpu-bench.sh parts DIR MIB FILE...}")"
-  mib="${3:?usage: gpu-bench.sh parts DIR MIB FILE...}"
+  dir="$(realpath "${2:?usage: device-bench.sh parts DIR MIB FILE...}")"
+  mib="${3:?usage: device-bench.sh parts DIR MIB FILE...}"
   shift 3
-  python3 - "$dir" "$mib" "$dir"/ggml-src.tar.xz "$dir"/peer-src.tar.xz "$dir"/ours.tar.xz "$dir"/eval.tar.xz "$@" <<'PY'
+  packs=("$dir"/ggml-src.tar.xz "$dir"/peer-src.tar.xz "$dir"/ours.tar.xz)
+  [ ! -e "$dir/eval.tar.xz" ] || packs+=("$dir/eval.tar.xz")
+  python3 - "$dir" "$mib" "${packs[@]}" "$@" <<'PY'
 import hashlib, os, shutil, sys
 dir, cap, files = sys.argv[1], int(sys.argv[2]) << 20, sys.argv[3:]
 for old in os.listdir(dir):
@@ -136,8 +158,8 @@ for p in sorted(os.listdir(dir)):
 PY
   ;;
 take)
-  part="${2:?usage: gpu-bench.sh take PART STORE}"
-  store="$(realpath -m "${3:?usage: gpu-bench.sh take PART STORE}")"
+  part="${2:?usage: device-bench.sh take PART STORE}"
+  store="$(realpath -m "${3:?usage: device-bench.sh take PART STORE}")"
   mkdir -p "$store/pieces"
   mv "$part"/* "$store/pieces/"
   [ ! -e "$store/pieces/MANIFEST" ] || mv "$store/pieces/MANIFEST" "$store/"
@@ -154,8 +176,8 @@ take)
   done <"$store/MANIFEST"
   ;;
 build)
-  dir="$(realpath "${2:?usage: gpu-bench.sh build DIR WORK}")"
-  work="$(realpath -m "${3:?usage: gpu-bench.sh build DIR WORK}")"
+  dir="$(realpath "${2:?usage: device-bench.sh build DIR WORK}")"
+  work="$(realpath -m "${3:?usage: device-bench.sh build DIR WORK}")"
   arch="${CUDA_ARCH:-native}"
   jobs="${JOBS:-$(nproc)}"
   export PATH="$PATH:/usr/local/cuda/bin"
@@ -185,12 +207,40 @@ build)
   cmake --build "$work/ggml/build" --target ggml-cuda ggml-cpu llama-bench -j "$jobs" >>"$work/ggml.log" 2>&1
   ln -sfn "$work/ggml/build/bin" "$work/peer/bin"
   ;;
+cpu-build)
+  dir="$(realpath "${2:?usage: device-bench.sh cpu-build DIR WORK}")"
+  work="$(realpath -m "${3:?usage: device-bench.sh cpu-build DIR WORK}")"
+  jobs="${JOBS:-$(nproc)}"
+  mkdir -p "$work/cpu/src-linked" "$work/cpu/src-sdist"
+  tar xJf "$dir/ggml-src.tar.xz" -C "$work/cpu/src-linked"
+  tar xJf "$dir/peer-src.tar.xz" -C "$work/cpu/src-sdist"
+  linked="$work/cpu/src-linked/llama.cpp" sdist="$work/cpu/src-sdist/llama.cpp"
+  # llama-bench beside the linked llama.cpp, its context sized by
+  # LLAMA_BENCH_CTX, as `scripts/llama-cpp.sh llama-bench native linked`
+  # puts it; llama-bench alone of the sdist's tools.
+  mkdir -p "$linked/tools"
+  cp -r "$sdist/tools/llama-bench" "$linked/tools/"
+  sed -i 's|^\( *cparams.n_ctx *= \)\(n_prompt + n_gen + n_depth\);|\1getenv("LLAMA_BENCH_CTX") ? (uint32_t) atoi(getenv("LLAMA_BENCH_CTX")) : \2;|' \
+    "$linked/tools/llama-bench/llama-bench.cpp"
+  for src in "$linked" "$sdist"; do echo 'add_subdirectory(llama-bench)' >"$src/tools/CMakeLists.txt"; done
+  # The flags of scripts/llama-cpp.sh's native build: the CPU at hand,
+  # without ggml's AMX kernels.
+  no_amx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+  for side in linked sdist; do
+    src="$work/cpu/src-$side/llama.cpp"
+    cmake -S "$src" -B "$work/cpu/$side" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON \
+      -DCMAKE_C_FLAGS="$no_amx" -DCMAKE_CXX_FLAGS="$no_amx" -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
+      -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF \
+      -DLLAMA_BUILD_APP=OFF -DBUILD_SHARED_LIBS=OFF >"$work/cpu/$side.log" 2>&1
+    cmake --build "$work/cpu/$side" --target llama-bench -j "$jobs" >>"$work/cpu/$side.log" 2>&1
+  done
+  ;;
 ours)
-  dir="$(realpath "${2:?usage: gpu-bench.sh ours DIR WORK}")"
-  work="$(realpath -m "${3:?usage: gpu-bench.sh ours DIR WORK}")"
+  dir="$(realpath "${2:?usage: device-bench.sh ours DIR WORK}")"
+  work="$(realpath -m "${3:?usage: device-bench.sh ours DIR WORK}")"
   mkdir -p "$work/ours"
   tar xJf "$dir/ours.tar.xz" -C "$work/ours"
-  cp "$work/ggml/build/bin/libggml-cuda.so" "$work/ours/"
+  [ ! -e "$work/ggml/build/bin/libggml-cuda.so" ] || cp "$work/ggml/build/bin/libggml-cuda.so" "$work/ours/"
   # The binary has no run path: its libraries are found through
   # LD_LIBRARY_PATH, set for it alone (llama-bench has its own).
   cat >"$work/ours/run" <<'SH'
@@ -199,13 +249,15 @@ here="$(dirname "$(realpath "$0")")"
 LD_LIBRARY_PATH="$here${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "$here/evolve-hud" "$@"
 SH
   chmod +x "$work/ours/run"
-  mkdir -p "$work/eval"
-  tar xJf "$dir/eval.tar.xz" -C "$work/eval"
+  if [ -e "$dir/eval.tar.xz" ]; then
+    mkdir -p "$work/eval"
+    tar xJf "$dir/eval.tar.xz" -C "$work/eval"
+  fi
   ;;
 eval)
-  work="$(realpath "${2:?usage: gpu-bench.sh eval WORK SMOLLM2 QWEN [WORD...]}")"
-  smol="$(realpath "${3:?usage: gpu-bench.sh eval WORK SMOLLM2 QWEN [WORD...]}")"
-  qwen="$(realpath "${4:?usage: gpu-bench.sh eval WORK SMOLLM2 QWEN [WORD...]}")"
+  work="$(realpath "${2:?usage: device-bench.sh eval WORK SMOLLM2 QWEN [WORD...]}")"
+  smol="$(realpath "${3:?usage: device-bench.sh eval WORK SMOLLM2 QWEN [WORD...]}")"
+  qwen="$(realpath "${4:?usage: device-bench.sh eval WORK SMOLLM2 QWEN [WORD...]}")"
   shift 4
   # The rows served by evolve-hud (no llama-server here).
   [ $# -gt 0 ] || set -- facts SmolLM2 Q4_K_M
@@ -222,8 +274,8 @@ eval)
   "$work/eval/hud_quality-test" hud_quality:: --nocapture
   ;;
 wait)
-  work="$(realpath "${2:?usage: gpu-bench.sh wait WORK MODEL [WAIT_MS [SESSION.json...]]}")"
-  model="$(realpath "${3:?usage: gpu-bench.sh wait WORK MODEL [WAIT_MS [SESSION.json...]]}")"
+  work="$(realpath "${2:?usage: device-bench.sh wait WORK MODEL [WAIT_MS [SESSION.json...]]}")"
+  model="$(realpath "${3:?usage: device-bench.sh wait WORK MODEL [WAIT_MS [SESSION.json...]]}")"
   wait_ms="${4:-300}"
   shift $(($# < 4 ? $# : 4))
   [ $# -gt 0 ] || set -- tests/fixtures/sessions/*.json

@@ -43,6 +43,14 @@ GENERIC_TARGET_DIR="${GENERIC_TARGET_DIR:-target/generic}"
 OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
 
+# With both native and portable, the portable binary runs as one more tool
+# in the native build's rounds: every tool alternates with every other.
+portable_bin=""
+if [[ " $VARIANTS " == *" portable "* && " $VARIANTS " == *" native "* && -z "${OURS:-}" ]]; then
+  portable_bin="$(scripts/portable.sh target/dyn/portable)"
+  VARIANTS="$(echo " $VARIANTS " | sed 's/ portable / /')"
+fi
+
 for variant in $VARIANTS; do
   if [ -n "${OURS:-}" ]; then
     ours="$OURS"
@@ -76,12 +84,13 @@ for variant in $VARIANTS; do
         # Every other round runs the tools in the reverse order, so that no
         # tool always follows the same one.
         tools=("${peers[@]}" "ours=$ours")
+        [ -z "$portable_bin" ] || [ "$variant" != native ] || tools+=("portable=$portable_bin")
         n=${#tools[@]}
         for i in $(seq 0 $((n - 1))); do
           tool="${tools[$((round % 2 ? i : n - 1 - i))]}"
           name="${tool%%=*}"
           echo "$build $(basename "$model") round $round: $name..." >&2
-          if [ "$name" = ours ]; then
+          if [ "$name" = ours ] || [ "$name" = portable ]; then
             "${tool#*=}" bench -m "$model" --ctx "$CTX" --threads "$THREADS" -p 512 -n 128 -r "$REPS" --e2e-requests 0 \
               --gpu-layers "$GPU_LAYERS" --flash-attn "$fa" --json
           else
@@ -103,7 +112,7 @@ for path in sorted(glob.glob(os.path.join(out, "*.json"))):
     tool, variant, m, _ = os.path.basename(path)[:-5].split("~")
     model = os.path.basename(models[int(m)]).removesuffix(".gguf")
     data = json.load(open(path))
-    if tool == "ours":
+    if tool in ("ours", "portable"):
         for r in data["results"]:
             rows.setdefault((model, variant, r["test"]), {}).setdefault(tool, []).append(r["avg_ts"])
     else:
@@ -111,22 +120,29 @@ for path in sorted(glob.glob(os.path.join(out, "*.json"))):
             test = f"pp{r['n_prompt']}" if r["n_gen"] == 0 else f"tg{r['n_gen']}"
             rows.setdefault((model, variant, test), {}).setdefault(tool, []).append(r["avg_ts"])
 linked = any("linked" in tools for tools in rows.values())
+portable = any("portable" in tools for tools in rows.values())
 head = "| model | build | test | llama-bench t/s | evolve-hud t/s | ratio |"
 rule = "| --- | --- | --- | ---: | ---: | ---: |"
 if linked:
     head += " llama-bench on our llama.cpp, same ctx t/s | ratio to it |"
     rule += " ---: | ---: |"
+if portable:
+    head += " portable evolve-hud t/s | portable to native evolve-hud | portable to llama-bench |"
+    rule += " ---: | ---: | ---: |"
 print(f"{head}  ({threads} threads)")
 print(rule)
 mean = lambda values: statistics.mean(values) if values else float("nan")
 for (model, variant, test), tools in sorted(rows.items()):
     ours = tools.get("ours", [])
-    def against(peer):
+    def against(peer, ours=ours):
         theirs = tools.get(peer, [])
         runs = " / ".join(f"{o / t:.2f}" for o, t in zip(ours, theirs))
         return f" {mean(ours) / mean(theirs):.3f} (rounds: {runs}) |"
     line = f"| {model} | {variant} | {test} | {mean(tools.get('sdist', [])):.1f} | {mean(ours):.1f} |" + against("sdist")
     if linked:
         line += f" {mean(tools.get('linked', [])):.1f} |" + against("linked")
+    if portable:
+        mine = tools.get("portable", [])
+        line += f" {mean(mine):.1f} |" + against("ours", mine) + against("sdist", mine)
     print(line)
 PY

@@ -33,7 +33,9 @@
 #       there, for its CPU: builds WORK/cpu/linked/bin/llama-bench (the linked
 #       llama.cpp) and WORK/cpu/sdist/bin/llama-bench (the sdist's), each
 #       native without ggml's AMX kernels, as `scripts/llama-cpp.sh
-#       llama-bench native [linked]` builds them here
+#       llama-bench native [linked]` builds them here; WORK/cpu/built or
+#       WORK/cpu/failed marks the end (run it in the background while the
+#       parts arrive, then wait for one of the two)
 #   scripts/device-bench.sh ours DIR WORK
 #       there: unpacks ours into WORK/ours, with the CUDA module beside it
 #       where one was built, and WORK/ours/run, which runs evolve-hud with the
@@ -212,6 +214,8 @@ cpu-build)
   work="$(realpath -m "${3:?usage: device-bench.sh cpu-build DIR WORK}")"
   jobs="${JOBS:-$(nproc)}"
   mkdir -p "$work/cpu/src-linked" "$work/cpu/src-sdist"
+  rm -f "$work/cpu/built" "$work/cpu/failed"
+  trap '[ -e "$work/cpu/built" ] || touch "$work/cpu/failed"' EXIT
   tar xJf "$dir/ggml-src.tar.xz" -C "$work/cpu/src-linked"
   tar xJf "$dir/peer-src.tar.xz" -C "$work/cpu/src-sdist"
   linked="$work/cpu/src-linked/llama.cpp" sdist="$work/cpu/src-sdist/llama.cpp"
@@ -234,6 +238,9 @@ cpu-build)
       -DLLAMA_BUILD_APP=OFF -DBUILD_SHARED_LIBS=OFF >"$work/cpu/$side.log" 2>&1
     cmake --build "$work/cpu/$side" --target llama-bench -j "$jobs" >>"$work/cpu/$side.log" 2>&1
   done
+  # What a later command waits for, when this one ran in the background
+  # (a wait on the process by name also finds the waiting command itself).
+  touch "$work/cpu/built"
   ;;
 ours)
   dir="$(realpath "${2:?usage: device-bench.sh ours DIR WORK}")"

@@ -27,7 +27,18 @@ out="$(ls -d "$TARGET"/release/build/llama-cpp-sys-2-*/out | head -n 1)"
 mkdir -p "$dir"
 cp "$TARGET/release/evolve-hud" "$dir/"
 strip "$dir/evolve-hud"
-cp -P "$out"/lib*/lib*.so* "$out"/backends/*.so "$dir/"
+# llama.cpp's libraries as regular files under the names the binary asks
+# for (npm packs no links), and the modules.
+for lib in $(readelf -d "$dir/evolve-hud" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+  for found in "$out"/lib*/"$lib"; do
+    [ ! -e "$found" ] || cp -L "$found" "$dir/$lib"
+  done
+done
+cp "$out"/backends/*.so "$dir/"
+# GCC's OpenMP runtime, which the modules need and a minimal system may
+# lack.
+gomp="$(${CC:-cc} -print-file-name=libgomp.so.1)"
+[ ! -e "$gomp" ] || cp -L "$gomp" "$dir/libgomp.so.1"
 # Never ggml's AMX kernels: they crash on AMX CPUs at the first decode
 # (upstream llama.cpp issue 20824). The one variant built with them
 # (sapphirerapids) is left out, so an AMX CPU gets the next best, with

@@ -31,6 +31,7 @@ macro_rules! module {
 pub const FILES: &[(&str, &str)] = &[
     module!("address.ts"),
     module!("config.ts"),
+    module!("core.ts"),
     module!("heartbeat.ts"),
     module!("hud.ts"),
     module!("identity.ts"),
@@ -41,6 +42,7 @@ pub const FILES: &[(&str, &str)] = &[
     module!("sidecar.ts"),
     module!("slim.ts"),
     module!("sync.ts"),
+    module!("v2.ts"),
     (FILE_NAME, PLUGIN),
 ];
 

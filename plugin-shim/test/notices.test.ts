@@ -263,10 +263,10 @@ test("the stop marker: newer than the plugin, no start and one notice; older, a 
 test("loaded twice in one process (two files): one copy syncs, the other stays inert and says so once", async (t) => {
   const sidecar = await FakeSidecar.start();
   t.after(() => sidecar.stop());
-  const first = (await import("../evolve-hud.ts")).default;
+  const first = (await import("../evolve-hud.ts")).default.server;
   // Another file of the same plugin (as a global and a project install are).
   const copy: string = "../evolve-hud.ts?copy=project";
-  const second = ((await import(copy)) as typeof import("../evolve-hud.ts")).default;
+  const second = ((await import(copy)) as typeof import("../evolve-hud.ts")).default.server;
   const directory = mkdtempSync(join(scratch, "project-"));
   const { client, toasts, logs } = recordingClient();
   const options = { url: sidecar.url, token: TEST_SECRET, autostart: false };

@@ -47,7 +47,7 @@ test("installed from its npm tarballs, the plugin starts its platform package's 
   const list = (tgz: string) => spawnSync("tar", ["tzf", tgz], { encoding: "utf8" }).stdout.split("\n").filter(Boolean).sort();
   const pluginFiles = list(pluginTgz);
   assert.ok(pluginFiles.includes("package/evolve-hud.ts") && pluginFiles.includes("package/evolve-hud/launcher.ts"), pluginFiles.join(" "));
-  assert.ok(pluginFiles.every((f) => /^package\/(evolve-hud\.ts|evolve-hud\/[a-z-]+\.ts|README\.md|package\.json)$/.test(f)), pluginFiles.join(" "));
+  assert.ok(pluginFiles.every((f) => /^package\/(evolve-hud\.ts|evolve-hud\/[a-z0-9-]+\.ts|README\.md|package\.json)$/.test(f)), pluginFiles.join(" "));
   assert.deepEqual(list(platformTgz), ["package/README.md", "package/bin/evolve-hud", "package/package.json"]);
 
   // npm from the two tarballs alone, offline, with a cache of its own.

@@ -160,45 +160,76 @@ function userMessage(text: string): V2Message {
   return { role: "user", content: [{ type: "text", text }] };
 }
 
-/** Registers OpenCode 2's hooks over a core; `deps` for tests. */
+/** Sessions whose message times are kept, the oldest dropped first. */
+const MAX_SESSIONS = 256;
+
+/**
+ * Registers OpenCode 2's hooks over a core; `deps` for tests. It throws
+ * nothing: a registration the host refuses is logged, and the others stay.
+ */
 export async function setupV2(ctx: V2Context, deps: ShimDeps = {}): Promise<() => void> {
-  const core: Core = createCore((ctx.options ?? {}) as Source, { log: stderrLog, directory: ctx.location?.directory, ...deps });
+  const core: Core = createCore((ctx?.options ?? {}) as Source, { log: stderrLog, directory: ctx?.location?.directory, ...deps });
   const { config, failOpen } = core;
   const seen = new Map<string, Map<string, number>>();
   const stop = new AbortController();
+  const register = async (what: string, registration: () => unknown) => {
+    try {
+      await registration();
+    } catch (e) {
+      core.log("warn", `evolve-hud: OpenCode refused the ${what} hook (${(e as Error)?.message ?? e}); going on without it`);
+    }
+  };
 
-  await ctx.session.hook(
-    "context",
-    failOpen.hook("context", async (event: V2SessionContext) => {
-      if (!config.hud || !event || typeof event.sessionID !== "string" || !Array.isArray(event.messages)) return;
-      let times = seen.get(event.sessionID);
-      if (!times) seen.set(event.sessionID, (times = new Map()));
-      const text = await core.hud(event.sessionID, toEntries(event.sessionID, event.messages, times));
-      if (text !== undefined) event.messages.push(userMessage(text));
-    }),
+  /** The session's message times, the session now the newest. */
+  function timesOf(sessionID: string): Map<string, number> {
+    const times = seen.get(sessionID) ?? new Map<string, number>();
+    seen.delete(sessionID);
+    seen.set(sessionID, times);
+    if (seen.size > MAX_SESSIONS) seen.delete(seen.keys().next().value!);
+    return times;
+  }
+
+  await register("context", () =>
+    ctx.session.hook(
+      "context",
+      failOpen.hook("context", async (event: V2SessionContext) => {
+        if (!config.hud || !event || typeof event.sessionID !== "string" || !Array.isArray(event.messages)) return;
+        const text = await core.hud(event.sessionID, toEntries(event.sessionID, event.messages, timesOf(event.sessionID)));
+        if (text !== undefined) event.messages.push(userMessage(text));
+      }),
+    ),
   );
 
-  await ctx.session.hook(
-    "compaction",
-    failOpen.hook("compaction", async (event: V2SessionCompaction) => {
-      if (!event || typeof event.sessionID !== "string" || !Array.isArray(event.messages)) return;
-      const reply = await core.compaction(event.sessionID);
-      // OpenCode appends its summary prompt after the hooks: the facts go
-      // last in the transcript, for the summary to keep (both settings).
-      if (reply) event.messages.push(userMessage(reply.text));
-    }),
+  await register("compaction", () =>
+    ctx.session.hook(
+      "compaction",
+      failOpen.hook("compaction", async (event: V2SessionCompaction) => {
+        if (!event || typeof event.sessionID !== "string" || !Array.isArray(event.messages)) return;
+        const reply = await core.compaction(event.sessionID);
+        // OpenCode appends its summary prompt after the hooks: the facts go
+        // last in the transcript, for the summary to keep (both settings).
+        if (reply) event.messages.push(userMessage(reply.text));
+      }),
+    ),
   );
 
-  await ctx.tool?.hook?.(
-    "execute.after",
-    failOpen.hook("tool.execute.after", async (event: V2ToolAfter) => {
-      if (!event || typeof event.sessionID !== "string") return;
-      const output = event.status === "error" ? resultText(event.error) : resultText(event.result);
-      core.toolEnded(event.sessionID, event.id, event.tool, event.input, { output, metadata: event.status === "error" ? { error: true } : {} });
-    }),
+  await register("tool.execute.after", () =>
+    ctx.tool?.hook?.(
+      "execute.after",
+      failOpen.hook("tool.execute.after", async (event: V2ToolAfter) => {
+        if (!event || typeof event.sessionID !== "string") return;
+        const output = event.status === "error" ? resultText(event.error) : resultText(event.result);
+        core.toolEnded(event.sessionID, event.id, event.tool, event.input, { output, metadata: event.status === "error" ? { error: true } : {} });
+      }),
+    ),
   );
 
-  const events = ctx.event?.subscribe?.({ signal: stop.signal });
+  let events: AsyncIterable<unknown> | undefined;
+  try {
+    events = ctx.event?.subscribe?.({ signal: stop.signal });
+  } catch (e) {
+    core.log("warn", `evolve-hud: OpenCode refused the event stream (${(e as Error)?.message ?? e}); going on without it`);
+  }
   if (events) {
     void (async () => {
       for await (const e of events) {

@@ -140,3 +140,28 @@ test("OpenCode 2's compaction gets the facts last; tool ends are forwarded; a si
   await down.hooks.compaction({ sessionID: "ses_down", messages: event.messages });
   assert.deepEqual(event.messages, before);
 });
+
+test("a host that refuses a registration: the others stay, and setup throws nothing", async (t) => {
+  const sidecar = await FakeSidecar.start();
+  t.after(() => sidecar.stop());
+  const hooks: Record<string, (event: any) => Promise<void> | void> = {};
+  const ctx = {
+    options: { url: sidecar.url, token: TEST_SECRET, autostart: false },
+    session: {
+      hook: (name: string, callback: any) => {
+        if (name === "compaction") throw new Error("no such hook");
+        hooks[name] = callback;
+      },
+    },
+    event: {
+      subscribe: () => {
+        throw new Error("no events here");
+      },
+    },
+  } as unknown as V2Context;
+  await setupV2(ctx, { env: {}, log: () => {} });
+  assert.deepEqual(Object.keys(hooks), ["context"]);
+  const event: V2SessionContext = { sessionID: "ses_refused", messages: request("ses_refused", 0) };
+  await hooks.context(event);
+  assert.match(JSON.stringify(event.messages.at(-1)), /<evolve-hud/);
+});

@@ -70,6 +70,19 @@ exclude_unbuilt() {
     [ "$(basename "$t")" = llama-bench ] || echo "--exclude=llama.cpp/tools/$(basename "$t")"
   done
 }
+# llama-bench's sources from the sdist's tree $1 beside the linked
+# llama.cpp $2, as `scripts/llama-cpp.sh llama-bench native linked` puts
+# them: the one tool there, its context sized by LLAMA_BENCH_CTX.
+graft_llama_bench() {
+  mkdir -p "$2/tools"
+  cp -r "$1/tools/llama-bench" "$2/tools/"
+  echo 'add_subdirectory(llama-bench)' >"$2/tools/CMakeLists.txt"
+  sed -i 's|^\( *cparams.n_ctx *= \)\(n_prompt + n_gen + n_depth\);|\1getenv("LLAMA_BENCH_CTX") ? (uint32_t) atoi(getenv("LLAMA_BENCH_CTX")) : \2;|' \
+    "$2/tools/llama-bench/llama-bench.cpp"
+  grep -q LLAMA_BENCH_CTX "$2/tools/llama-bench/llama-bench.cpp" ||
+    { echo "error: llama-bench's context size was not found to patch" >&2; exit 1; }
+}
+
 case "${1:-}" in
 pack)
   dir="$(realpath -m "${2:?usage: device-bench.sh pack DIR}")"
@@ -187,14 +200,7 @@ build)
   tar xJf "$dir/ggml-src.tar.xz" -C "$work/ggml"
   tar xJf "$dir/peer-src.tar.xz" -C "$work/peer"
   src="$work/ggml/llama.cpp"
-  # llama-bench's sources beside the linked llama.cpp, as
-  # `scripts/llama-cpp.sh llama-bench native linked` puts them (its context
-  # sized by LLAMA_BENCH_CTX, as there).
-  mkdir -p "$src/tools"
-  cp -r "$work/peer/llama.cpp/tools/llama-bench" "$src/tools/"
-  echo 'add_subdirectory(llama-bench)' >"$src/tools/CMakeLists.txt"
-  sed -i 's|^\( *cparams.n_ctx *= \)\(n_prompt + n_gen + n_depth\);|\1getenv("LLAMA_BENCH_CTX") ? (uint32_t) atoi(getenv("LLAMA_BENCH_CTX")) : \2;|' \
-    "$src/tools/llama-bench/llama-bench.cpp"
+  graft_llama_bench "$work/peer/llama.cpp" "$src"
   # One tree: ggml's back-ends as modules (libggml-cuda.so is what our
   # binary loads too), llama-bench as llama.cpp builds it for CUDA. Its CPU
   # module is x86-64-v3 (modules cannot be native), without ggml's AMX
@@ -219,14 +225,9 @@ cpu-build)
   tar xJf "$dir/ggml-src.tar.xz" -C "$work/cpu/src-linked"
   tar xJf "$dir/peer-src.tar.xz" -C "$work/cpu/src-sdist"
   linked="$work/cpu/src-linked/llama.cpp" sdist="$work/cpu/src-sdist/llama.cpp"
-  # llama-bench beside the linked llama.cpp, its context sized by
-  # LLAMA_BENCH_CTX, as `scripts/llama-cpp.sh llama-bench native linked`
-  # puts it; llama-bench alone of the sdist's tools.
-  mkdir -p "$linked/tools"
-  cp -r "$sdist/tools/llama-bench" "$linked/tools/"
-  sed -i 's|^\( *cparams.n_ctx *= \)\(n_prompt + n_gen + n_depth\);|\1getenv("LLAMA_BENCH_CTX") ? (uint32_t) atoi(getenv("LLAMA_BENCH_CTX")) : \2;|' \
-    "$linked/tools/llama-bench/llama-bench.cpp"
-  for src in "$linked" "$sdist"; do echo 'add_subdirectory(llama-bench)' >"$src/tools/CMakeLists.txt"; done
+  graft_llama_bench "$sdist" "$linked"
+  # llama-bench alone of the sdist's tools.
+  echo 'add_subdirectory(llama-bench)' >"$sdist/tools/CMakeLists.txt"
   # The flags of scripts/llama-cpp.sh's native build: the CPU at hand,
   # without ggml's AMX kernels.
   no_amx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"

@@ -14,11 +14,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="$(realpath -m "${1:-target/npm}")"
-case "$(uname -s)-$(uname -m)" in
-  Linux-x86_64) here=linux-x64 ;;
-  Linux-aarch64) here=linux-arm64 ;;
-  *) echo "error: no platform package for $(uname -s)-$(uname -m)" >&2; exit 2 ;;
-esac
+# This machine as npm names platforms (npm/pack.ts refuses one it has no package for).
+here="$(node -p 'process.platform + "-" + process.arch')"
 dir="$(dirname "$(scripts/portable.sh target/dyn/portable)")"
 [ -d plugin-shim/node_modules/tsx ] || (cd plugin-shim && npm ci --no-audit --no-fund >&2)
 # shellcheck disable=SC2086

@@ -340,6 +340,17 @@ fn plugin(project: &Path) -> Check {
     use crate::install::Installed;
     let mut current = Vec::new();
     let mut stale = Vec::new();
+    // The npm package named in a config file counts as an install; npm
+    // keeps its version.
+    let configs = [
+        Some((project.to_owned(), false)),
+        crate::install::global_config_dir().ok().map(|dir| (dir, true)),
+    ];
+    for (dir, global) in configs.into_iter().flatten() {
+        if let Some(file) = crate::install::config::named_in(&dir, global) {
+            current.push(file);
+        }
+    }
     for dir in places.into_iter().flatten() {
         // The entry file names the install; its modules are checked with it.
         match crate::install::installed(&dir) {

@@ -62,9 +62,12 @@ export function readLaunchRecord(env: NodeJS.ProcessEnv): { record: LaunchRecord
   return { record };
 }
 
+/** The plugin's npm package (`install-shim --npm` names it in opencode.json: src/install/config.rs). */
+export const NPM_NAME = "opencode-evolve-hud";
+
 /** The npm package that holds the sidecar for this OS and CPU (`scripts/npm-pack.sh` makes it). */
 export function platformPackage(platform: string = process.platform, arch: string = process.arch): string {
-  return `opencode-evolve-hud-${platform}-${arch}`;
+  return `${NPM_NAME}-${platform}-${arch}`;
 }
 
 /**

@@ -19,7 +19,9 @@ import { chmodSync, copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, r
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { platformPackage } from "../evolve-hud/launcher.ts";
+import { NPM_NAME, platformPackage } from "../evolve-hud/launcher.ts";
+
+export { NPM_NAME };
 
 const shim = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const repo = resolve(shim, "..");
@@ -45,7 +47,7 @@ const COMMON = { license: "MIT OR Apache-2.0" };
 /** The plugin package's manifest, with the platform packages being released as optional dependencies. */
 export function pluginManifest(v: string, platforms: string[]): Record<string, unknown> {
   return {
-    name: "opencode-evolve-hud",
+    name: NPM_NAME,
     version: v,
     description: "OpenCode plugin: a HUD of the agent's recent work (test runs, failures until fixed), written by a local model sidecar",
     keywords: ["opencode", "opencode-plugin", "llama.cpp", "hud"],

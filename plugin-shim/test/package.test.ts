@@ -1,9 +1,10 @@
 // The npm packages (npm/pack.ts): the plugin and the linux-x64 platform
-// package are packed, installed with npm from the tarballs alone (offline,
-// as OpenCode installs a plugin named in opencode.json), and the real
-// OpenCode (npm opencode-ai@1.18.33) loads the installed plugin, which
-// starts the platform package's sidecar, with no `evolve-hud` on PATH and
-// nothing recorded by `install-shim`: the agent gets the HUD.
+// package are packed and installed with npm from the tarballs alone
+// (offline, where OpenCode installs a plugin named in opencode.json);
+// `install-shim --npm` names the package in opencode.json, and the real
+// OpenCode (npm opencode-ai@1.18.33) loads it by that name, and it starts
+// the platform package's sidecar, with no `evolve-hud` on PATH and no
+// launch record: the agent gets the HUD.
 
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
@@ -12,7 +13,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync,
 import { delimiter, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { packagedBinary, platformPackage } from "../evolve-hud/launcher.ts";
-import { pack, platformManifest, pluginManifest, version } from "../npm/pack.ts";
+import { NPM_NAME, pack, platformManifest, pluginManifest, version } from "../npm/pack.ts";
 import { deadPort } from "./helpers.ts";
 import * as harness from "./opencode.ts";
 import { base, hasHud, pluginSaid, sidecarBin, thinking } from "./opencode.ts";
@@ -50,34 +51,46 @@ test("installed from its npm tarballs, the plugin starts its platform package's 
   assert.ok(pluginFiles.every((f) => /^package\/(evolve-hud\.ts|evolve-hud\/[a-z0-9-]+\.ts|README\.md|package\.json)$/.test(f)), pluginFiles.join(" "));
   assert.deepEqual(list(platformTgz), ["package/README.md", "package/bin/evolve-hud", "package/package.json"]);
 
-  // npm from the two tarballs alone, offline, with a cache of its own.
-  const project = join(work, "installed");
-  mkdirSync(project);
-  writeFileSync(join(project, "package.json"), "{}\n");
-  const installed = spawnSync(
-    "npm",
-    ["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", "--cache", join(work, "npm-cache"), pluginTgz, platformTgz],
-    { cwd: project, encoding: "utf8", timeout: 120_000 },
-  );
-  assert.equal(installed.status, 0, `${installed.stdout}${installed.stderr}`);
-  const entry = join(project, "node_modules/opencode-evolve-hud/evolve-hud.ts");
-  const packaged = join(project, "node_modules/opencode-evolve-hud-linux-x64/bin/evolve-hud");
-  assert.ok(existsSync(entry));
-  assert.ok(statSync(packaged).mode & 0o100, "the sidecar is executable");
-  assert.equal(packagedBinary(pathToFileURL(join(project, "node_modules/opencode-evolve-hud/evolve-hud/launcher.ts")).href), packaged);
-
-  // OpenCode with that plugin, autostart on, no `evolve-hud` on PATH, no launch record.
+  // OpenCode 1.18.33 installs a plugin named in opencode.json with npm into
+  // its cache, `$XDG_CACHE_HOME/opencode/packages/<name>@<version>/` (the
+  // version `latest` where the line names none), and uses what is there. Here npm installs the two tarballs there, offline, with a cache
+  // of its own, as OpenCode's install would from the registry.
   const path = (process.env.PATH ?? "/usr/bin:/bin")
     .split(delimiter)
     .filter((dir) => !existsSync(join(dir, "evolve-hud")))
     .join(delimiter);
   const port = await deadPort();
   const prepared = await harness.prepare({
-    plugin: {},
-    pluginFile: entry,
     scenario: thinking(3, 1500),
     env: { PATH: path, EVOLVE_HUD_PORT: String(port), EVOLVE_HUD_AUTOSTART: "on" },
   });
+  const installDir = join(prepared.env.XDG_CACHE_HOME, "opencode/packages", `${NPM_NAME}@latest`);
+  mkdirSync(installDir, { recursive: true });
+  writeFileSync(join(installDir, "package.json"), "{}\n");
+  const installed = spawnSync(
+    "npm",
+    ["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", "--cache", join(work, "npm-cache"), pluginTgz, platformTgz],
+    { cwd: installDir, encoding: "utf8", timeout: 120_000 },
+  );
+  assert.equal(installed.status, 0, `${installed.stdout}${installed.stderr}`);
+  const entry = join(installDir, "node_modules", NPM_NAME, "evolve-hud.ts");
+  const packaged = join(installDir, "node_modules", `${NPM_NAME}-linux-x64`, "bin/evolve-hud");
+  assert.ok(existsSync(entry));
+  assert.ok(statSync(packaged).mode & 0o100, "the sidecar is executable");
+  assert.equal(packagedBinary(pathToFileURL(join(installDir, "node_modules", NPM_NAME, "evolve-hud/launcher.ts")).href), packaged);
+
+  // The one line, written by `install-shim --npm` into the project's
+  // opencode.json (its own config home, so the run's has no launch record).
+  const named = spawnSync(sidecarBin, ["install-shim", "--npm", "--project", harness.project], {
+    encoding: "utf8",
+    env: { ...process.env, XDG_CONFIG_HOME: join(work, "install-config") },
+  });
+  assert.equal(named.status, 0, named.stderr);
+  assert.match(named.stdout, new RegExp(`^named ${NPM_NAME} in `));
+  const config = JSON.parse(readFileSync(join(harness.project, "opencode.json"), "utf8"));
+  assert.deepEqual(config.plugin, [NPM_NAME]);
+  assert.equal(config.provider.fake.options.apiKey, "dummy", "the rest of opencode.json stays");
+
   t.after(async () => {
     spawnSync(packaged, ["stop", "--port", String(port)], { env: prepared.env, encoding: "utf8", timeout: 30_000 });
     await prepared.model.stop();

@@ -232,7 +232,8 @@ pub struct HookArgs {
     pub deadline_ms: u64,
 }
 
-/// Where `install-shim` puts the plugin.
+/// Where and how `install-shim` installs the plugin: its files copied into
+/// OpenCode's plugin folder, or its npm package named in `opencode.json`.
 #[derive(Debug, Clone, Args)]
 pub struct InstallShimArgs {
     /// Project whose `.opencode/plugins/` gets the plugin.
@@ -250,7 +251,15 @@ pub struct InstallShimArgs {
     #[arg(long, conflicts_with = "uninstall")]
     pub print: bool,
 
-    /// Remove an installed plugin.
+    /// Name the npm package `opencode-evolve-hud` in the project's
+    /// `opencode.json` (with --global, the global one) instead of copying
+    /// the plugin's files: OpenCode installs it from npm on its next start,
+    /// with the sidecar binary for this platform. Comments and every other
+    /// setting in the file stay as they are.
+    #[arg(long, conflicts_with_all = ["print", "uninstall"])]
+    pub npm: bool,
+
+    /// Remove the plugin: its copied files and its entry in `opencode.json`.
     #[arg(long)]
     pub uninstall: bool,
 

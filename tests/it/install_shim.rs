@@ -96,6 +96,87 @@ fn installs_into_a_project_idempotently() {
 }
 
 #[test]
+fn npm_names_the_package_in_opencode_json_and_replaces_a_copy() {
+    let project = tempfile::tempdir().unwrap();
+    let dir = project.path().to_str().unwrap();
+    let config = project.path().join("opencode.json");
+    let plugins = project.path().join(".opencode/plugins");
+    std::fs::write(&config, "{\n  // my model\n  \"model\": \"x/y\",\n}\n").unwrap();
+    assert!(install_shim(&["--project", dir], &[]).status.success());
+    assert!(plugins.join("evolve-hud.ts").exists());
+
+    // The package is named, the copy goes (OpenCode would load both), the rest stays.
+    let named = install_shim(&["--project", dir, "--npm"], &[]);
+    assert!(named.status.success(), "{named:?}");
+    let said = stdout(&named);
+    assert!(
+        said.starts_with(&format!("named opencode-evolve-hud in {}", config.display())),
+        "{said}"
+    );
+    assert!(said.contains("removed the copied plugin"), "{said}");
+    assert!(!plugins.join("evolve-hud.ts").exists() && !plugins.join("evolve-hud").exists());
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(text.starts_with("{\n  // my model\n  \"model\": \"x/y\","), "{text}");
+    assert!(text.contains("\"plugin\": [\"opencode-evolve-hud\"]"), "{text}");
+    let again = install_shim(&["--project", dir, "--npm"], &[]);
+    assert!(stdout(&again).starts_with("already named"), "{}", stdout(&again));
+    let home = tempfile::tempdir().unwrap();
+    let doctor = common::command()
+        .args([
+            "doctor",
+            "--url",
+            &format!("http://127.0.0.1:{}", common::free_port()),
+            "--project",
+            dir,
+        ])
+        .env("XDG_CONFIG_HOME", home.path())
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&doctor).contains(&format!("✓ plugin   current: {}", config.display())),
+        "{}",
+        stdout(&doctor)
+    );
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), text);
+
+    // Copying the files again takes the package's entry out.
+    let copied = install_shim(&["--project", dir], &[]);
+    assert!(
+        stdout(&copied).contains("removed opencode-evolve-hud from the plugins of"),
+        "{}",
+        stdout(&copied)
+    );
+    assert!(!std::fs::read_to_string(&config)
+        .unwrap()
+        .contains("opencode-evolve-hud"));
+
+    // Uninstall takes out either form.
+    assert!(install_shim(&["--project", dir, "--npm"], &[]).status.success());
+    let removed = install_shim(&["--project", dir, "--uninstall"], &[]);
+    assert!(
+        stdout(&removed).contains("removed opencode-evolve-hud"),
+        "{}",
+        stdout(&removed)
+    );
+    assert!(!std::fs::read_to_string(&config)
+        .unwrap()
+        .contains("opencode-evolve-hud"));
+
+    // A config file it cannot read as JSON is refused, unchanged, and no copy is removed.
+    assert!(install_shim(&["--project", dir], &[]).status.success());
+    std::fs::write(&config, "{ \"plugin\": [").unwrap();
+    let refused = install_shim(&["--project", dir, "--npm"], &[]);
+    assert!(!refused.status.success());
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("not valid JSON") && err.contains("nothing was changed"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), "{ \"plugin\": [");
+    assert!(plugins.join("evolve-hud.ts").exists());
+}
+
+#[test]
 fn installs_globally_and_prints() {
     let config = tempfile::tempdir().unwrap();
     let out = install_shim(&["--global"], &[("XDG_CONFIG_HOME", config.path())]);

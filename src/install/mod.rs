@@ -1,17 +1,21 @@
 //! `evolve-hud install-shim`: writes the OpenCode plugin embedded in this
-//! binary into a project's `.opencode/plugins/` or the global plugin folder.
+//! binary into a project's `.opencode/plugins/` or the global plugin folder,
+//! or (`--npm`) names its npm package in OpenCode's config file instead
+//! ([`config`]).
 //! The plugin is an entry file, `evolve-hud.ts`, and its modules in
 //! `evolve-hud/` beside it. OpenCode loads only the top-level files of a
 //! plugin folder as plugins, so the modules are imported, never loaded.
 
 use crate::cli::InstallShimArgs;
 use crate::launch::{config_home, launch_path, record_launch, sidecar_port};
+pub mod config;
+
 use anyhow::{bail, Context};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The plugin's entry file, as shipped in `plugin-shim/`.
-pub const PLUGIN: &str = include_str!("../plugin-shim/evolve-hud.ts");
+pub const PLUGIN: &str = include_str!("../../plugin-shim/evolve-hud.ts");
 const FILE_NAME: &str = "evolve-hud.ts";
 /// The folder of the entry file's modules, beside it.
 const MODULE_DIR: &str = "evolve-hud";
@@ -21,7 +25,7 @@ macro_rules! module {
     ($name:literal) => {
         (
             concat!("evolve-hud/", $name),
-            include_str!(concat!("../plugin-shim/evolve-hud/", $name)),
+            include_str!(concat!("../../plugin-shim/evolve-hud/", $name)),
         )
     };
 }
@@ -62,43 +66,102 @@ pub fn run(args: &InstallShimArgs) -> anyhow::Result<()> {
         return say(PLUGIN);
     }
     let dir = plugin_dir(args)?;
+    let config_dir = config_dir(args)?;
     let path = dir.join(FILE_NAME);
     if args.uninstall {
-        return if uninstall(&dir)? {
-            say(&format!(
-                "removed {} and {}\n",
+        let mut said = String::new();
+        if uninstall(&dir)? {
+            said += &format!("removed {} and {}\n", path.display(), dir.join(MODULE_DIR).display());
+        }
+        for file in config::unname_package(&config_dir, args.global)? {
+            said += &format!(
+                "removed {} from the plugins of {}\n",
+                config::NPM_PACKAGE,
+                file.display()
+            );
+        }
+        if said.is_empty() {
+            said = format!(
+                "not installed at {} nor named in {}\n",
                 path.display(),
-                dir.join(MODULE_DIR).display()
-            ))
-        } else {
-            say(&format!("not installed at {}\n", path.display()))
-        };
+                config_dir.join("opencode.json").display()
+            );
+        }
+        return say(&said);
     }
     let warning = match &args.model {
         Some(model) => check_model(model, args.registry.as_deref())?,
         None => None,
     };
-    let outcome = install(&dir)?;
+    // One form per place: the npm package replaces copied files, and copied
+    // files replace the package (OpenCode would load both).
+    let (head, replaced) = if args.npm {
+        let head = match config::name_package(&config_dir, args.global)? {
+            config::Named::Added(file) => format!("named {} in {}", config::NPM_PACKAGE, file.display()),
+            config::Named::Already(file) => format!("already named: {} in {}", config::NPM_PACKAGE, file.display()),
+        };
+        let replaced = uninstall(&dir)?.then(|| {
+            format!(
+                "removed the copied plugin {} (the npm package replaces it)\n",
+                path.display()
+            )
+        });
+        (head, replaced)
+    } else {
+        let verb = match install(&dir)? {
+            Outcome::Installed => "installed",
+            Outcome::Updated => "updated",
+            Outcome::AlreadyCurrent => "already current:",
+        };
+        let replaced = config::unname_package(&config_dir, args.global)?
+            .iter()
+            .map(|file| {
+                format!(
+                    "removed {} from the plugins of {} (the copied plugin replaces it)\n",
+                    config::NPM_PACKAGE,
+                    file.display()
+                )
+            })
+            .collect::<String>();
+        (
+            format!("{verb} {}", path.display()),
+            (!replaced.is_empty()).then_some(replaced),
+        )
+    };
     let launch = record_launch(args.model.as_deref(), args.port)?;
     // The secret the plugin and the sidecar share, made now so that the
     // plugin has it before the sidecar's first start.
     crate::secret::Secret::of_user()?;
     let secret = crate::secret::user_secret_path()?;
-    let verb = match outcome {
-        Outcome::Installed => "installed",
-        Outcome::Updated => "updated",
-        Outcome::AlreadyCurrent => "already current:",
-    };
     let port = sidecar_port();
     let serve_port = if port == crate::api::DEFAULT_PORT {
         String::new()
     } else {
         format!(" --port {port}")
     };
+    let model = launch
+        .model
+        .as_deref()
+        .map(|m| format!(" --model {m}"))
+        .unwrap_or_default();
+    let starts = if args.npm {
+        format!(
+            "the sidecar of the package's platform package (`{}-<os>-<cpu>`; else `{}`) with `serve{serve_port}{model}`",
+            config::NPM_PACKAGE,
+            launch.binary
+        )
+    } else {
+        format!("`{} serve{serve_port}{model}`", launch.binary)
+    };
+    let loads = if args.npm {
+        "OpenCode installs it from npm and loads it on its next start."
+    } else {
+        "OpenCode loads it on its next start."
+    };
     say(&(format!(
-        "{verb} {}
-OpenCode loads it on its next start. It talks to http://127.0.0.1:{port} and, when no
-sidecar answers there, starts `{} serve{serve_port}{}` (recorded in {}; its log goes to
+        "{head}
+{}{loads} It talks to http://127.0.0.1:{port} and, when no
+sidecar answers there, starts {starts} (recorded in {}; its log goes to
 ~/.local/state/evolve-hud/serve.log). Both use your secret in {} (yours alone):
 the plugin sends nothing to a server that cannot prove it knows it. For another address,
 or to turn the start off, set these in OpenCode's environment:
@@ -106,13 +169,7 @@ or to turn the start off, set these in OpenCode's environment:
   EVOLVE_HUD_AUTOSTART=off
 Remove it with `evolve-hud install-shim{} --uninstall`.
 ",
-        path.display(),
-        launch.binary,
-        launch
-            .model
-            .as_deref()
-            .map(|m| format!(" --model {m}"))
-            .unwrap_or_default(),
+        replaced.unwrap_or_default(),
         launch_path()?.display(),
         secret.display(),
         if args.global { " --global" } else { "" }
@@ -154,7 +211,7 @@ fn check_model(model: &str, registry: Option<&Path>) -> anyhow::Result<Option<St
 
 /// OpenCode's global plugin folder: `$XDG_CONFIG_HOME/opencode/plugins/`.
 pub fn global_dir() -> anyhow::Result<PathBuf> {
-    Ok(config_home()?.join("opencode").join("plugins"))
+    Ok(global_config_dir()?.join("plugins"))
 }
 
 /// Writes to stdout; a reader that went away (`| head`) is not an error.
@@ -174,6 +231,21 @@ fn plugin_dir(args: &InstallShimArgs) -> anyhow::Result<PathBuf> {
         return Ok(args.project.join(".opencode").join("plugins"));
     }
     global_dir().context("use --project instead of --global")
+}
+
+/// The folder of OpenCode's config file, for the project (its root) or
+/// globally (`$XDG_CONFIG_HOME/opencode/`).
+fn config_dir(args: &InstallShimArgs) -> anyhow::Result<PathBuf> {
+    if args.global {
+        Ok(global_config_dir()?)
+    } else {
+        Ok(args.project.clone())
+    }
+}
+
+/// OpenCode's global config folder: `$XDG_CONFIG_HOME/opencode/`.
+pub fn global_config_dir() -> anyhow::Result<PathBuf> {
+    Ok(config_home()?.join("opencode"))
 }
 
 /// Writes the plugin's files into `dir`, each unless it is already there
@@ -207,23 +279,42 @@ pub fn install(dir: &Path) -> anyhow::Result<Outcome> {
     })
 }
 
-/// Replaces `path` with `contents` through a temporary file beside it.
+/// Replaces the file `path` resolves to with `contents`, through a
+/// temporary file beside it, so no reader sees half of it. An existing file
+/// keeps its mode (a config file with provider keys stays private), a new
+/// one is 0644, and a symlink stays a symlink: the file it points to is the
+/// one replaced.
 fn write_atomically(path: &Path, contents: &str) -> anyhow::Result<()> {
-    let dir = path.parent().expect("a plugin file has a folder; this is a bug");
+    let target = match std::fs::canonicalize(path) {
+        Ok(target) => target,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => path.to_owned(),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    let dir = target
+        .parent()
+        .expect("a file written here has a folder; this is a bug");
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut file = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("writing into {}", dir.display()))?;
     file.write_all(contents.as_bytes())
         .with_context(|| format!("writing into {}", dir.display()))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        // Temporary files start private; a plugin is an ordinary readable file.
+    let permissions = match std::fs::metadata(&target) {
+        Ok(existing) => Some(existing.permissions()),
+        #[cfg(unix)]
+        Err(_) => {
+            use std::os::unix::fs::PermissionsExt;
+            // Temporary files start private; a new file is an ordinary readable one.
+            Some(std::fs::Permissions::from_mode(0o644))
+        }
+        #[cfg(not(unix))]
+        Err(_) => None,
+    };
+    if let Some(permissions) = permissions {
         file.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))
+            .set_permissions(permissions)
             .with_context(|| format!("writing into {}", dir.display()))?;
     }
-    file.persist(path)
-        .with_context(|| format!("replacing {}", path.display()))?;
+    file.persist(&target)
+        .with_context(|| format!("replacing {}", target.display()))?;
     Ok(())
 }
 

@@ -18,6 +18,7 @@ import { loadConfig, type Source } from "./evolve-hud/config.ts";
 import { createCore, type ShimDeps } from "./evolve-hud/core.ts";
 import { hudEntry, isObject, sessionOf, swapHud, type Json } from "./evolve-hud/hud.ts";
 import { appLog } from "./evolve-hud/log.ts";
+import { lineRange, RECOVER_TOOL } from "./evolve-hud/mask.ts";
 import { toastVia } from "./evolve-hud/notify.ts";
 import { setupV2, type V2Context } from "./evolve-hud/v2.ts";
 
@@ -44,9 +45,31 @@ function createShim(options: Source = {}, deps: ShimDeps = {}, client?: PluginIn
         compacting.delete(sessionID);
         if (now() - mark < COMPACTION_MARK_MS) return;
       }
-      const text = await core.hud(sessionID, messages);
-      if (text === undefined) return;
-      swapHud(messages, hudEntry(messages, sessionID, text, now()));
+      const synced = await core.hud(sessionID, messages);
+      if (synced === undefined) return;
+      core.masker.apply(sessionID, messages, synced.masks);
+      swapHud(messages, hudEntry(messages, sessionID, synced.text, now()));
+    }),
+
+    // Gives a masked output back, whole or a line range of it.
+    ...(config.mask === "on" && {
+      tool: {
+        [RECOVER_TOOL]: {
+          description:
+            "Returns the full text of a tool output that evolve-hud masked in your context (a stub that names this tool and an id stands in its place).",
+          args: {
+            id: { type: "string", description: "The id the stub names." },
+            lines: { type: "string", description: 'Which lines: "all", or a range such as "120-180".' },
+          },
+          execute: async (args: { id?: unknown; lines?: unknown }, context: { sessionID?: string }) => {
+            const id = typeof args?.id === "string" ? args.id : "";
+            const sessionID = typeof context?.sessionID === "string" ? context.sessionID : "";
+            const text = core.masker.original(sessionID, id) ?? (await storedOutput(client, sessionID, id));
+            if (text === undefined) return `No tool output with id "${id}" in this session.`;
+            return lineRange(text, typeof args?.lines === "string" ? args.lines : "all");
+          },
+        },
+      } as unknown as Hooks["tool"],
     }),
 
     "experimental.session.compacting": failOpen.hook("session.compacting", async (input, output) => {
@@ -86,6 +109,22 @@ function createShim(options: Source = {}, deps: ShimDeps = {}, client?: PluginIn
       }
     }),
   };
+}
+
+/** A tool call's output as OpenCode stored it, read through its client; undefined when there is none. */
+async function storedOutput(client: PluginInput["client"] | undefined, sessionID: string, callID: string): Promise<string | undefined> {
+  try {
+    const reply = (await client?.session.messages({ path: { id: sessionID } })) as { data?: unknown } | undefined;
+    const messages = Array.isArray(reply?.data) ? reply.data : [];
+    for (const m of messages) {
+      for (const p of isObject(m) && Array.isArray(m.parts) ? m.parts : []) {
+        if (isObject(p) && p.callID === callID && isObject(p.state) && typeof p.state.output === "string") return p.state.output;
+      }
+    }
+  } catch {
+    // No client, or it failed: the tool says the output is not there.
+  }
+  return undefined;
 }
 
 /** Where the copies of this plugin loaded in this process record themselves: by project folder, the first copy's file. */

@@ -202,6 +202,23 @@ pub struct HudView {
     /// Entries that were not OpenCode messages and were skipped.
     #[serde(default)]
     pub skipped: usize,
+    /// Tool outputs the facts have superseded, oldest first, each with the
+    /// stub that may stand for it in the agent's request.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub masks: Vec<MaskedOutput>,
+}
+
+/// A tool output the facts have superseded (a later run of the same check
+/// settled it; the file read was changed or read again since), and the stub
+/// that stands for it in the agent's request: what it said, what superseded
+/// it, and how to get it back. The same call always gets the same stub.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct MaskedOutput {
+    /// The tool call's id (OpenCode's `callID`).
+    pub call_id: String,
+    /// The whole output's size.
+    pub bytes: usize,
+    pub stub: String,
 }
 
 /// The model's part of a HUD or text: `{"state": "ready"}`, or

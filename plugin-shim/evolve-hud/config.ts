@@ -43,6 +43,14 @@ export interface Config {
   compaction: "context" | "prompt" | "off";
   /** Longest the sidecar's model may work on the compaction text. */
   compactionDeadlineMs: number;
+  /**
+   * Masking of tool outputs the sidecar's facts have superseded, in the
+   * request only: `on`, `dry-run` (logs what it would mask), `off`.
+   */
+  mask: "on" | "dry-run" | "off";
+  /** The provider's price of a cached input token read, and of one written, against an uncached one (both 1: no prompt cache). */
+  cacheReadPrice: number;
+  cacheWritePrice: number;
   /** Heartbeat interval; 0 turns the heartbeat off. */
   heartbeatMs: number;
   /** What to do with the heartbeat session past the thresholds below. */
@@ -74,6 +82,9 @@ export const DEFAULTS: Config = {
   events: true,
   compaction: "context",
   compactionDeadlineMs: 5000,
+  mask: "off",
+  cacheReadPrice: 0.1,
+  cacheWritePrice: 1.25,
   heartbeatMs: 0,
   heartbeatCleanup: "none",
   heartbeatMaxCount: 0,
@@ -99,6 +110,9 @@ const SETTINGS: { [K in keyof Config]-?: [string, (v: unknown) => Config[K] | un
   events: ["EVOLVE_HUD_EVENTS", flag],
   compaction: ["EVOLVE_HUD_COMPACTION", (v) => (v === "context" || v === "prompt" || v === "off" ? v : undefined)],
   compactionDeadlineMs: ["EVOLVE_HUD_COMPACTION_DEADLINE_MS", (v) => count(v, 0)],
+  mask: ["EVOLVE_HUD_MASK", (v) => (v === "on" || v === "dry-run" || v === "off" ? v : undefined)],
+  cacheReadPrice: ["EVOLVE_HUD_CACHE_READ_PRICE", price],
+  cacheWritePrice: ["EVOLVE_HUD_CACHE_WRITE_PRICE", price],
   heartbeatMs: ["EVOLVE_HUD_HEARTBEAT_MS", (v) => count(v, 0)],
   heartbeatCleanup: [
     "EVOLVE_HUD_HEARTBEAT_CLEANUP",
@@ -118,6 +132,11 @@ function text(v: unknown): string | undefined {
 function count(v: unknown, min: number): number | undefined {
   const n = typeof v === "string" && v.trim() !== "" ? Number(v) : v;
   return typeof n === "number" && Number.isInteger(n) && n >= min ? n : undefined;
+}
+
+function price(v: unknown): number | undefined {
+  const n = typeof v === "string" && v.trim() !== "" ? Number(v) : v;
+  return typeof n === "number" && Number.isFinite(n) && n >= 0 && n <= 10 ? n : undefined;
 }
 
 function flag(v: unknown): boolean | undefined {

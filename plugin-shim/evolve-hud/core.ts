@@ -9,6 +9,7 @@ import { loadConfig, type Config, type Source } from "./config.ts";
 import { Heartbeat } from "./heartbeat.ts";
 import { isObject, type Json } from "./hud.ts";
 import { Launcher, readLaunchRecord } from "./launcher.ts";
+import { Masker, type MaskedOutput } from "./mask.ts";
 import { appLog, FailOpen, type Log } from "./log.ts";
 import { tellTheUser, toastVia } from "./notify.ts";
 import { Sidecar, sessionPath } from "./sidecar.ts";
@@ -40,8 +41,10 @@ export interface Core {
   failOpen: FailOpen;
   /** The session the heartbeat runs in (OpenCode 1), which gets no HUD. */
   heartbeatSession(): string | undefined;
-  /** Syncs the session's messages (OpenCode 1's `{info, parts}` entries) and returns the fresh HUD text, or undefined (fail open). */
-  hud(sessionID: string, messages: unknown[]): Promise<string | undefined>;
+  /** Syncs the session's messages (OpenCode 1's `{info, parts}` entries) and returns the fresh HUD text and the outputs its facts superseded, or undefined (fail open). */
+  hud(sessionID: string, messages: unknown[]): Promise<{ text: string; masks: MaskedOutput[] } | undefined>;
+  /** The masks applied to requests, and the outputs they stand for. */
+  masker: Masker;
   /** The sidecar's compaction text for the session, or undefined. */
   compaction(sessionID: string): Promise<CompactionText | undefined>;
   /** A tool call ended: its arguments and output go to the sidecar (clipped). */
@@ -72,6 +75,7 @@ export function createCore(options: Source = {}, deps: ShimDeps = {}, client?: P
     notices.answered();
   };
   const sync = new HudSync(config, sidecar);
+  const masker = new Masker(config, log);
   const failOpen = new FailOpen(log);
   const stateFile = config.heartbeatStateFile ?? join(deps.directory ?? process.cwd(), ".opencode", "evolve-hud-heartbeat.json");
   const heartbeat = client ? new Heartbeat(config, sidecar, client, stateFile, log) : undefined;
@@ -89,6 +93,7 @@ export function createCore(options: Source = {}, deps: ShimDeps = {}, client?: P
     failOpen,
     heartbeatSession: () => heartbeat?.sessionID,
     hud: (sessionID, messages) => sync.sync(sessionID, messages),
+    masker,
     async compaction(sessionID) {
       if (config.compaction === "off") return undefined;
       const reply = await sidecar.post(
@@ -107,11 +112,13 @@ export function createCore(options: Source = {}, deps: ShimDeps = {}, client?: P
       switch (type) {
         case "session.deleted":
           sync.forget(sessionID);
+          masker.forget(sessionID);
           send({ type, session_id: sessionID });
           break;
         case "session.compacted":
           // The transcript now starts at the summary: resync it whole.
           sync.forget(sessionID);
+          masker.forget(sessionID);
           send({ type, session_id: sessionID });
           break;
         case "session.idle":

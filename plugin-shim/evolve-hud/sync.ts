@@ -4,6 +4,7 @@
 
 import type { Config } from "./config.ts";
 import { HUD_TAG, isEntry, isHud, isObject, type Entry } from "./hud.ts";
+import { masksOf, type MaskedOutput } from "./mask.ts";
 import { SidecarError, type Sidecar } from "./sidecar.ts";
 import { PAGE_BYTES, pages } from "./slim.ts";
 
@@ -86,9 +87,9 @@ export class HudSync {
    * Syncs what is new (or everything, when the sidecar asks) and returns the
    * HUD text. A long batch (a full resync of a long session) goes out in
    * pages of at most PAGE_BYTES, oldest first; the last page's answer holds
-   * the HUD of the whole.
+   * the HUD of the whole, and the outputs its facts have superseded.
    */
-  async sync(sessionID: string, messages: unknown[]): Promise<string | undefined> {
+  async sync(sessionID: string, messages: unknown[]): Promise<{ text: string; masks: MaskedOutput[] } | undefined> {
     const full = this.tracker.isNew(sessionID);
     const batch = full ? relevant(messages) : this.tracker.pending(sessionID, messages);
     let reply: unknown;
@@ -104,7 +105,7 @@ export class HudSync {
     if (reply === undefined) return undefined; // circuit open
     const text = hudText(reply);
     this.tracker.record(sessionID, sent);
-    return text;
+    return { text, masks: masksOf(reply) };
   }
 
   /** POSTs `batch` page by page; the first page carries `full`. */

@@ -194,8 +194,9 @@ export async function setupV2(ctx: V2Context, deps: ShimDeps = {}): Promise<() =
       "context",
       failOpen.hook("context", async (event: V2SessionContext) => {
         if (!config.hud || !event || typeof event.sessionID !== "string" || !Array.isArray(event.messages)) return;
-        const text = await core.hud(event.sessionID, toEntries(event.sessionID, event.messages, timesOf(event.sessionID)));
-        if (text !== undefined) event.messages.push(userMessage(text));
+        // Masking is OpenCode 1's only (its messages carry the call ids the masks name).
+        const synced = await core.hud(event.sessionID, toEntries(event.sessionID, event.messages, timesOf(event.sessionID)));
+        if (synced !== undefined) event.messages.push(userMessage(synced.text));
       }),
     ),
   );

@@ -24,6 +24,7 @@ pub mod compose;
 mod deadline;
 mod entry;
 pub mod extract;
+pub mod mask;
 pub mod opencode;
 pub mod problems;
 mod refresh;
@@ -133,6 +134,8 @@ struct Rendered {
     exact: bool,
     hud: Arc<str>,
     tokens: usize,
+    /// The outputs this version's facts have superseded ([`mask`]).
+    masks: Arc<[crate::api::MaskedOutput]>,
 }
 
 /// All sessions. Cheap to share as `Arc<Hud>`.
@@ -426,6 +429,7 @@ impl Hud {
                 exact,
                 hud: Arc::from(rendered.text),
                 tokens: rendered.tokens,
+                masks: mask::superseded(&snapshot.state, &snapshot.state.problems()).into(),
             });
         }
         let rendered = cache.as_ref().expect("rendered above when missing");
@@ -436,6 +440,7 @@ impl Hud {
             tokens: rendered.tokens,
             model_status,
             skipped,
+            masks: rendered.masks.to_vec(),
         }
     }
 

@@ -207,6 +207,7 @@ pub(crate) mod tests {
                 tokens: 3,
                 model_status: ModelStatus::Ready,
                 skipped: 0,
+                masks: Vec::new(),
             },
             session: SessionListing {
                 session_id: id.into(),

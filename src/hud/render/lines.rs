@@ -17,6 +17,11 @@ const TRACE_RUNS: usize = 4;
 
 /// `✓ bash `cargo test` (exit 0, 120 lines)`, `✗ edit src/a.rs: oldString not found`.
 pub(crate) fn call_line(call: &ToolCall) -> String {
+    call_line_naming(call, 3)
+}
+
+/// [`call_line`], naming up to `details` failures of a test report.
+pub(crate) fn call_line_naming(call: &ToolCall, details: usize) -> String {
     let mark = match call.status {
         ToolStatus::Pending | ToolStatus::Running => "…",
         _ if call.failed() => "✗",
@@ -41,7 +46,7 @@ pub(crate) fn call_line(call: &ToolCall) -> String {
             let secs = call.timed_out().unwrap_or_default();
             line.push_str(&format!(" → timed out after {secs} s"));
             if let Some(report) = &call.report {
-                line.push_str(&format!(": {}", call_report_line(call, report, 3)));
+                line.push_str(&format!(": {}", call_report_line(call, report, details)));
             }
         }
         ToolStatus::Completed if call.ran_no_tests() => {
@@ -67,7 +72,7 @@ pub(crate) fn call_line(call: &ToolCall) -> String {
                 call.exit.unwrap_or(0)
             ));
             if let Some(report) = &call.report {
-                line.push_str(&format!(": {}", call_report_line(call, report, 3)));
+                line.push_str(&format!(": {}", call_report_line(call, report, details)));
             } else if let Some(key) = call.output.as_ref().and_then(|o| o.key_line()) {
                 line.push_str(&format!(": {}", clean_line(key, 100)));
             }
@@ -79,7 +84,7 @@ pub(crate) fn call_line(call: &ToolCall) -> String {
                 line.push_str(&format!(" → exit {exit}"));
             }
             if let Some(report) = &call.report {
-                line.push_str(&format!(": {}", call_report_line(call, report, 3)));
+                line.push_str(&format!(": {}", call_report_line(call, report, details)));
                 // Failed with nothing named as failing: the key line says
                 // what (with nothing counted as failing, the stated reason).
                 if call.failed() && report.failures.is_empty() {

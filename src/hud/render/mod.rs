@@ -4,7 +4,7 @@
 
 mod lines;
 
-pub(super) use lines::{call_line, file_lines, open_problems};
+pub(super) use lines::{call_line, call_line_naming, file_lines, open_problems};
 
 use super::extract::Findings;
 use super::session::{SessionState, TodoStatus, ToolCall};

@@ -44,6 +44,9 @@ pub struct ToolCall {
     pub path: Option<String>,
     /// A one-line gist of the input for other tools.
     pub detail: Option<String>,
+    /// The part of the file a `read` asked for (`offset 40, limit 20`),
+    /// when not all of it.
+    pub range: Option<String>,
     /// Exit code of a shell command.
     pub exit: Option<i64>,
     pub output: Option<Clipped>,
@@ -224,6 +227,7 @@ impl ToolCall {
             self.command.clone_from(&other.command);
             self.path.clone_from(&other.path);
             self.detail.clone_from(&other.detail);
+            self.range.clone_from(&other.range);
         }
         self.exit = self.exit.or(other.exit);
         if self.output.is_none() {

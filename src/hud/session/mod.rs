@@ -329,6 +329,13 @@ impl SessionState {
             command: command.map(|c| clean_line(&c, 400)),
             path: path.map(|p| clean_line(&p, 400)),
             detail: detail.map(|d| clean_line(&d, 200)),
+            range: (tool == "read")
+                .then(|| {
+                    let number = |k: &str| input.get(k).and_then(Value::as_u64).map(|n| format!("{k} {n}"));
+                    let parts: Vec<String> = ["offset", "limit"].into_iter().filter_map(number).collect();
+                    (!parts.is_empty()).then(|| parts.join(", "))
+                })
+                .flatten(),
             exit,
             output,
             report,

@@ -1,0 +1,197 @@
+// Masking superseded tool outputs in the agent's request. The sidecar says
+// which outputs its facts have superseded, each with the stub that stands for
+// it (what the output said, what superseded it, how to get it back). Here
+// the stubs go into the request: into copies of the messages, never into the
+// objects OpenCode stores. A masked output stays masked in the same words on
+// every later request, so the provider's prompt cache reads the new prefix
+// from then on; new masks go in batches, only when what they save over the
+// rest of the session outweighs the cache they invalidate.
+
+import type { Config } from "./config.ts";
+import { isObject, type Entry } from "./hud.ts";
+import type { Log } from "./log.ts";
+
+/** A superseded output, as the sidecar's sync answer lists it. */
+export interface MaskedOutput {
+  call_id: string;
+  bytes: number;
+  stub: string;
+}
+
+/** The name of the tool that gives a masked output back (the sidecar's stubs name it). */
+export const RECOVER_TOOL = "evolve_output";
+
+/** Requests a session is expected to go on for at least, in the batch rule. */
+const MIN_REMAINING_REQUESTS = 8;
+
+/** The `masks` of a sync answer that are well formed. */
+export function masksOf(reply: unknown): MaskedOutput[] {
+  if (!isObject(reply) || !Array.isArray(reply.masks)) return [];
+  return reply.masks.filter(
+    (m): m is MaskedOutput =>
+      isObject(m) && typeof m.call_id === "string" && typeof m.stub === "string" && m.stub.startsWith("[evolve-hud:") && typeof m.bytes === "number",
+  );
+}
+
+interface Found {
+  /** The message's index in the request, and the part's in the message. */
+  message: number;
+  part: number;
+  output: string;
+}
+
+/** The completed tool parts of the request by call id, with their outputs; outputs OpenCode's own prune cleared are left out. */
+function toolOutputs(messages: unknown[]): Map<string, Found> {
+  const found = new Map<string, Found>();
+  messages.forEach((m, message) => {
+    if (!isObject(m) || !Array.isArray(m.parts)) return;
+    m.parts.forEach((p, part) => {
+      if (!isObject(p) || p.type !== "tool" || typeof p.callID !== "string" || !isObject(p.state)) return;
+      const state = p.state;
+      if (state.status !== "completed" || typeof state.output !== "string") return;
+      if (isObject(state.time) && state.time.compacted !== undefined) return;
+      found.set(p.callID, { message, part, output: state.output });
+    });
+  });
+  return found;
+}
+
+/** The characters a message holds, as far as they reach the model. */
+function size(m: unknown): number {
+  if (!isObject(m) || !Array.isArray(m.parts)) return 0;
+  let n = 0;
+  for (const p of m.parts) {
+    if (!isObject(p)) continue;
+    if (typeof p.text === "string") n += p.text.length;
+    if (isObject(p.state)) {
+      if (typeof p.state.output === "string") n += p.state.output.length;
+      if (p.state.input !== undefined) n += JSON.stringify(p.state.input)?.length ?? 0;
+    }
+  }
+  return n;
+}
+
+/** What one transform masked. */
+export interface Applied {
+  /** Outputs masked in this request, and the characters that saved. */
+  masked: number;
+  saved: number;
+  /** Outputs first masked in this request (a new batch). */
+  added: string[];
+}
+
+/** The masks applied per session, and the originals they stand for. */
+export class Masker {
+  /** Session → call id → the stub it got, in the order masked (most recently used session last). */
+  private applied = new Map<string, Map<string, string>>();
+  /** Session → call id → the output as OpenCode holds it. */
+  private originals = new Map<string, Map<string, string>>();
+  /** Dry run: the call ids already logged. */
+  private told = new Set<string>();
+
+  constructor(
+    private config: Config,
+    private log: Log,
+    private maxSessions = 256,
+  ) {}
+
+  forget(sessionID: string): void {
+    this.applied.delete(sessionID);
+    this.originals.delete(sessionID);
+  }
+
+  /** The output a masked call had, as OpenCode holds it. */
+  original(sessionID: string, callID: string): string | undefined {
+    return this.originals.get(sessionID)?.get(callID);
+  }
+
+  /**
+   * Puts the stubs into `messages` (the request): every stub applied before,
+   * and the new ones when the batch pays for the cache it invalidates.
+   * Replaced messages and parts are copies; OpenCode's objects are not touched.
+   */
+  apply(sessionID: string, messages: unknown[], masks: MaskedOutput[]): Applied {
+    const result: Applied = { masked: 0, saved: 0, added: [] };
+    if (this.config.mask === "off") return result;
+    const outputs = toolOutputs(messages);
+    const applied = this.session(this.applied, sessionID);
+    const fresh = masks.filter((m) => !applied.has(m.call_id) && (outputs.get(m.call_id)?.output.length ?? 0) > m.stub.length);
+    if (this.config.mask === "dry-run") {
+      for (const m of fresh) {
+        if (this.told.has(`${sessionID}:${m.call_id}`)) continue;
+        this.told.add(`${sessionID}:${m.call_id}`);
+        this.log("info", `evolve-hud: would mask ${m.call_id} (${m.bytes} bytes): ${m.stub}`);
+      }
+      return result;
+    }
+    if (fresh.length > 0 && this.pays(messages, outputs, fresh, applied)) {
+      for (const m of fresh) {
+        applied.set(m.call_id, m.stub);
+        result.added.push(m.call_id);
+      }
+      this.log("info", `evolve-hud: masking ${fresh.length} superseded output(s) from now on: ${result.added.join(", ")}`);
+    }
+    const originals = this.session(this.originals, sessionID);
+    for (const [callID, stub] of applied) {
+      const at = outputs.get(callID);
+      if (!at) continue;
+      originals.set(callID, at.output);
+      replaceOutput(messages, at, stub);
+      result.masked++;
+      result.saved += at.output.length - stub.length;
+    }
+    return result;
+  }
+
+  /**
+   * Whether masking `fresh` now pays: the characters it saves, read from the
+   * cache on each of the requests the session is expected to go on for (as
+   * many as it has made, at least MIN_REMAINING_REQUESTS), against the
+   * characters after the first of them, written to the cache again once.
+   * Without a prompt cache (both prices 1) it always pays.
+   */
+  private pays(messages: unknown[], outputs: Map<string, Found>, fresh: MaskedOutput[], applied: Map<string, string>): boolean {
+    const saved = fresh.reduce((n, m) => n + outputs.get(m.call_id)!.output.length - m.stub.length, 0);
+    const first = Math.min(...fresh.map((m) => outputs.get(m.call_id)!.message));
+    let suffix = 0;
+    for (let i = first; i < messages.length; i++) suffix += size(messages[i]);
+    // Outputs already masked after the first are written as their stubs.
+    for (const [callID, stub] of applied) {
+      const at = outputs.get(callID);
+      if (at && at.message >= first) suffix -= at.output.length - stub.length;
+    }
+    const requests = messages.filter((m) => isObject(m) && isObject(m.info) && m.info.role === "assistant").length;
+    const remaining = Math.max(requests, MIN_REMAINING_REQUESTS);
+    const { cacheReadPrice: read, cacheWritePrice: write } = this.config;
+    // What is written again: the rest of the request from the first new stub on, masked.
+    return saved * remaining * read >= (suffix - saved) * Math.max(write - read, 0);
+  }
+
+  private session<V>(map: Map<string, Map<string, V>>, sessionID: string): Map<string, V> {
+    let s = map.get(sessionID);
+    if (s) map.delete(sessionID);
+    else s = new Map();
+    map.set(sessionID, s);
+    while (map.size > this.maxSessions) map.delete(map.keys().next().value!);
+    return s;
+  }
+}
+
+/** Puts `stub` in place of the output at `at`, in copies of its message and part. */
+function replaceOutput(messages: unknown[], at: Found, stub: string): void {
+  const message = messages[at.message] as Entry;
+  const parts = [...message.parts];
+  const part = parts[at.part] as Record<string, unknown>;
+  parts[at.part] = { ...part, state: { ...(part.state as Record<string, unknown>), output: stub } };
+  messages[at.message] = { ...message, parts };
+}
+
+/** The lines `from`–`to` (1-based, inclusive) of `text`, or all of it. */
+export function lineRange(text: string, lines: string): string {
+  const range = /^\s*(\d+)\s*[-–:]\s*(\d*)\s*$/.exec(lines);
+  if (!range) return text;
+  const all = text.split("\n");
+  const from = Math.max(Number(range[1]), 1);
+  const to = range[2] ? Math.min(Number(range[2]), all.length) : all.length;
+  return all.slice(from - 1, to).join("\n");
+}

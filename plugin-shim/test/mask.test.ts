@@ -1,0 +1,142 @@
+// Masking superseded tool outputs (evolve-hud/mask.ts): the batch rule that
+// weighs what a mask saves against the prompt cache it invalidates, copies
+// instead of OpenCode's objects, the dry run; and in the real OpenCode
+// 1.18.33 with a facts-only sidecar: an output a later run of the same
+// command superseded reaches the model as the sidecar's stub, OpenCode's
+// stored message keeps it whole, and the agent that calls the stub's tool
+// gets the exact original text.
+
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { rmSync } from "node:fs";
+import { DEFAULTS, type Config } from "../evolve-hud/config.ts";
+import { lineRange, Masker, masksOf, type MaskedOutput } from "../evolve-hud/mask.ts";
+import { clone } from "./helpers.ts";
+import * as harness from "./opencode.ts";
+import { base, startFactsOnly } from "./opencode.ts";
+
+after(() => rmSync(base, { recursive: true, force: true }));
+
+const stub = (id: string) => `[evolve-hud: this output is masked: superseded by a later run. The full text: the evolve_output tool with id "${id}".]`;
+
+/** A session: the old output to mask, then `later` characters of other work. */
+function session(old: number, later: number): unknown[] {
+  const tool = (id: string, output: string) => ({ type: "tool", callID: id, tool: "bash", state: { status: "completed", input: { command: "make" }, output } });
+  const messages: unknown[] = [
+    { info: { id: "m0", sessionID: "s", role: "user" }, parts: [{ type: "text", text: "fix it" }] },
+    { info: { id: "m1", sessionID: "s", role: "assistant" }, parts: [tool("c1", "x".repeat(old))] },
+  ];
+  for (let i = 0; i < 4; i++) {
+    messages.push({ info: { id: `m${i + 2}`, sessionID: "s", role: "assistant" }, parts: [tool(`d${i}`, "y".repeat(later / 4))] });
+  }
+  return messages;
+}
+
+const config = (over: Partial<Config>): Config => ({ ...DEFAULTS, mask: "on", ...over });
+const masks: MaskedOutput[] = [{ call_id: "c1", bytes: 0, stub: stub("c1") }];
+const outputOf = (messages: any[], id: string) => messages.flatMap((m) => m.parts).find((p: any) => p.callID === id)?.state.output;
+
+test("a batch goes only when what it saves outweighs the cache it invalidates", () => {
+  // Cached: a 40 KB output before 4 KB of later work pays; a 4 KB one before 40 KB does not.
+  const cached = new Masker(config({}), () => {});
+  const pays = session(40_000, 4_000);
+  assert.deepEqual(cached.apply("s", pays, masks).added, ["c1"]);
+  const dear = session(4_000, 40_000);
+  assert.deepEqual(cached.apply("t", dear, masks).added, []);
+  assert.equal(outputOf(dear as any[], "c1"), "x".repeat(4_000));
+  // Without a prompt cache every mask pays.
+  const uncached = new Masker(config({ cacheReadPrice: 1, cacheWritePrice: 1 }), () => {});
+  assert.deepEqual(uncached.apply("t", session(4_000, 40_000), masks).added, ["c1"]);
+});
+
+test("a mask stays in the same words, goes into copies, and keeps the original for the tool", () => {
+  const masker = new Masker(config({ cacheReadPrice: 1, cacheWritePrice: 1 }), () => {});
+  const messages = session(10_000, 1_000);
+  const before = clone(messages);
+  const originals = [...messages];
+  const applied = masker.apply("s", messages, masks);
+  assert.equal(applied.masked, 1);
+  assert.equal(applied.saved, 10_000 - stub("c1").length);
+  assert.equal(outputOf(messages as any[], "c1"), stub("c1"));
+  // OpenCode's objects are untouched: only the request's array holds a copy.
+  assert.deepEqual(originals, before);
+  assert.equal(masker.original("s", "c1"), "x".repeat(10_000));
+  // The next request: the same stub, though the sidecar no longer lists it
+  // (and another stub for the same call would not replace it).
+  const next = session(10_000, 1_000);
+  masker.apply("s", next, [{ call_id: "c1", bytes: 0, stub: stub("other") }]);
+  assert.equal(outputOf(next as any[], "c1"), stub("c1"));
+  const again = session(10_000, 1_000);
+  assert.equal(masker.apply("s", again, []).masked, 1);
+  // Outputs OpenCode's own prune cleared are left as they are.
+  const pruned = session(10_000, 1_000) as any[];
+  pruned[1].parts[0].state.time = { compacted: 1 };
+  assert.equal(masker.apply("u", pruned, masks).masked, 0);
+});
+
+test("dry run logs what it would mask and masks nothing; off does nothing", () => {
+  const said: string[] = [];
+  const dry = new Masker(config({ mask: "dry-run", cacheReadPrice: 1, cacheWritePrice: 1 }), (_level, text) => said.push(text));
+  const messages = session(10_000, 1_000);
+  const before = clone(messages);
+  dry.apply("s", messages, masks);
+  dry.apply("s", messages, masks);
+  assert.deepEqual(messages, before);
+  assert.equal(said.length, 1);
+  assert.match(said[0], /would mask c1/);
+  const off = new Masker(config({ mask: "off" }), () => {});
+  assert.equal(off.apply("s", messages, masks).masked, 0);
+  assert.deepEqual(messages, before);
+});
+
+test("the sync answer's masks are read defensively, and line ranges are 1-based and inclusive", () => {
+  assert.deepEqual(masksOf({ masks: [...masks, { call_id: 1 }, { call_id: "x", bytes: 1, stub: "not ours" }] }), masks);
+  assert.deepEqual(masksOf({}), []);
+  assert.equal(lineRange("a\nb\nc\nd", "2-3"), "b\nc");
+  assert.equal(lineRange("a\nb\nc\nd", "3-"), "c\nd");
+  assert.equal(lineRange("a\nb", "all"), "a\nb");
+});
+
+test("in OpenCode: a superseded output reaches the model as its stub, stays whole in OpenCode, and comes back whole through the tool", async (t) => {
+  const sidecar = await startFactsOnly();
+  t.after(() => sidecar.stop());
+  // 150 lines, then a status that fails until pass.flag exists.
+  const check = 'for i in $(seq 1 150); do echo "line $i of the check"; done; test -e pass.flag';
+  const filler = (i: number) => ({ tool: "bash", args: { command: `echo step ${i}`, description: "step" } });
+  const script = [
+    { tool: "bash", args: { command: check, description: "check" } },
+    { tool: "bash", args: { command: "touch pass.flag", description: "fix" } },
+    { tool: "bash", args: { command: check, description: "check again" } },
+    filler(3),
+    filler(4),
+    filler(5),
+    filler(6),
+    { tool: "evolve_output", args: { id: "call_step_0", lines: "all" } },
+  ];
+  const prepared = await harness.prepare({
+    plugin: { url: sidecar.url, mask: "on", cacheReadPrice: 1, cacheWritePrice: 1 },
+    scenario: { script },
+  });
+  const run = await harness.opencodeRun(prepared, { args: ["--format", "json"] });
+  await prepared.model.stop();
+  assert.equal(run.code, 0, run.output);
+  const main = prepared.model.requests.filter((r) => r.kind === "main").map((r) => r.body);
+  assert.equal(main.length, script.length + 1);
+  const toolResult = (body: any, id: string) => body.messages.find((m: any) => m.role === "tool" && m.tool_call_id === id)?.content;
+  const text = (c: unknown) => (typeof c === "string" ? c : Array.isArray(c) ? c.map((p: any) => p.text ?? "").join("") : "");
+  const original = text(toolResult(main[1], "call_step_0"));
+  assert.match(original, /line 150 of the check/);
+
+  // The request that asked for it holds the stub: what the run said, what superseded it, the tool.
+  const masked = text(toolResult(main[7], "call_step_0"));
+  t.diagnostic(masked);
+  assert.match(masked, /^\[evolve-hud: this output \(.* KB, 150 lines\) is masked in this request: superseded by a later run of the same command/);
+  assert.match(masked, /It said: ✗ bash `for i in .*` → exit 1/);
+  assert.match(masked, /the evolve_output tool with id "call_step_0"/);
+  // The tool gave the exact original back.
+  assert.equal(text(toolResult(main[8], "call_step_7")), original);
+  // OpenCode's stored session still holds the output whole.
+  const stored = harness.exportSession(prepared, run.output);
+  const part = stored.messages.flatMap((m: any) => m.parts).find((p: any) => p.callID === "call_step_0");
+  assert.equal(part.state.output, original);
+});

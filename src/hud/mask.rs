@@ -1,0 +1,364 @@
+//! Which tool outputs the facts have superseded, and the stub that stands
+//! for each in the agent's request: what the output said, what superseded
+//! it, and how to get it back. The plugin replaces the output by the stub in
+//! the request only (OpenCode's stored messages stay whole), and in batches
+//! that pay for the prompt cache they invalidate (docs/plugin.md, "Masking").
+//!
+//! Supersession is decided by the facts, never by age alone:
+//! - a command's output, once a later run of the same check (the identity
+//!   open problems are tracked by: where it ran, the program, what it
+//!   selected) has ended with a status that settles it;
+//! - a `read` of a file, once the file was written or edited since, or read
+//!   again whole (or the same part of it again).
+//!
+//! Never masked: the newest [`KEEP_RECENT`] calls (the agent may still be
+//! working from them), the failing run of every open problem, outputs under
+//! [`MIN_BYTES`] (a stub would save nothing), and calls still running.
+//!
+//! A stub depends only on the masked call and the first call that
+//! superseded it, both finished and never changed, so it is the same text
+//! on every request: once masked, the request's new prefix is read from the
+//! provider's cache from then on.
+
+use super::problems::Problems;
+use super::render::call_line_naming;
+use super::session::{SessionState, ToolCall, ToolKind};
+use crate::api::MaskedOutput;
+use crate::hud::opencode::ToolStatus;
+
+/// The newest calls never masked.
+pub const KEEP_RECENT: usize = 4;
+/// Outputs shorter than this are never masked.
+pub const MIN_BYTES: usize = 2048;
+/// Failures a stub names, at most.
+const STUB_FAILURES: usize = 8;
+
+/// The name of the plugin's tool that gives a masked output back.
+pub const RECOVER_TOOL: &str = "evolve_output";
+
+/// The outputs of `state` that later facts have superseded, oldest first.
+pub fn superseded(state: &SessionState, problems: &Problems) -> Vec<MaskedOutput> {
+    let calls = state.work_calls();
+    let candidates = calls.len().saturating_sub(KEEP_RECENT);
+    let mut masked = Vec::new();
+    for (i, call) in calls.iter().enumerate().take(candidates) {
+        let Some(bytes) = call.output.as_ref().map(|o| o.total_bytes) else {
+            continue;
+        };
+        if call.status != ToolStatus::Completed || bytes < MIN_BYTES || problems.is_open(&call.call_id) {
+            continue;
+        }
+        let Some((later, why)) = calls[i + 1..].iter().find_map(|later| supersedes(call, later)) else {
+            continue;
+        };
+        masked.push(MaskedOutput {
+            call_id: call.call_id.clone(),
+            bytes,
+            stub: stub(call, later, why, bytes),
+        });
+    }
+    masked
+}
+
+/// Whether `later` supersedes `call`'s output, and how it is said.
+fn supersedes<'a>(call: &ToolCall, later: &'a ToolCall) -> Option<(&'a ToolCall, &'static str)> {
+    if later.status != ToolStatus::Completed {
+        return None;
+    }
+    match call.kind {
+        ToolKind::Shell => {
+            // A later run that settled the same check: not one cut short by
+            // a timeout, that ran no test, or whose status a pipe or `|| true`
+            // set.
+            let settled = later.kind == ToolKind::Shell
+                && later.timed_out().is_none()
+                && !later.ran_no_tests()
+                && later.unsettled().is_none();
+            (settled && later.check() == call.check()).then_some((later, "a later run of the same command"))
+        }
+        ToolKind::File if call.tool == "read" => {
+            if later.kind != ToolKind::File || later.path.is_none() || later.path != call.path {
+                return None;
+            }
+            match later.tool.as_str() {
+                "read" if later.range.is_none() || later.range == call.range => {
+                    Some((later, "a later read of the same file"))
+                }
+                "read" => None,
+                // A failed edit changed nothing.
+                _ if later.failed() => None,
+                _ => Some((later, "a later change to the file")),
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `[evolve-hud: output masked …]`: what it said, what superseded it, and
+/// how to get it back.
+fn stub(call: &ToolCall, later: &ToolCall, why: &str, bytes: usize) -> String {
+    let lines = call.output.as_ref().map_or(0, |o| o.lines);
+    let size = if bytes >= 10 * 1024 {
+        format!("{} KB", bytes / 1024)
+    } else {
+        format!("{:.1} KB", bytes as f64 / 1024.0)
+    };
+    let range = call.range.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
+    format!(
+        "[evolve-hud: this output ({size}, {lines} lines){range} is masked in this request: superseded by {why} ({}). It said: {}. The full text: the {RECOVER_TOOL} tool with id \"{}\" (optionally a line range).]",
+        call_line_naming(later, 0),
+        call_line_naming(call, STUB_FAILURES),
+        call.call_id,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hud::opencode::Message;
+    use crate::hud::session::Limits;
+    use serde_json::json;
+
+    /// A session of tool calls: (id, tool, input, output, exit).
+    fn session(calls: &[(&str, &str, serde_json::Value, String, Option<i64>)]) -> SessionState {
+        let parts: Vec<serde_json::Value> = calls
+            .iter()
+            .enumerate()
+            .map(|(i, (id, tool, input, output, exit))| {
+                let mut metadata = json!({});
+                if let Some(exit) = exit {
+                    metadata["exit"] = json!(exit);
+                }
+                json!({
+                    "id": format!("prt_{i}"), "sessionID": "ses_m", "messageID": "msg_a", "type": "tool",
+                    "callID": id, "tool": tool,
+                    "state": {
+                        "status": "completed", "input": input, "output": output, "metadata": metadata,
+                        "title": "", "time": { "start": 1000.0 + i as f64, "end": 1000.5 + i as f64 }
+                    }
+                })
+            })
+            .collect();
+        let message: Message = serde_json::from_value(json!({
+            "info": { "id": "msg_a", "sessionID": "ses_m", "role": "assistant", "time": { "created": 1000.0 } },
+            "parts": parts
+        }))
+        .unwrap();
+        let mut state = SessionState::new("ses_m");
+        state.merge(&[message], &Limits::default());
+        state
+    }
+
+    fn failing_tests(n: usize) -> String {
+        let mut out = String::new();
+        for i in 0..200 {
+            out += &format!("test tests::case_{i} ... ok\n");
+        }
+        for i in 0..n {
+            out += &format!("test tests::broken_{i} ... FAILED\n");
+        }
+        out += &format!(
+            "\nfailures:\n{}\ntest result: FAILED. 200 passed; {n} failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s\n",
+            (0..n).map(|i| format!("    tests::broken_{i}\n")).collect::<String>()
+        );
+        out
+    }
+
+    fn filler(id: &str) -> (&str, &'static str, serde_json::Value, String, Option<i64>) {
+        (
+            id,
+            "bash",
+            json!({ "command": format!("echo {id}") }),
+            "ok\n".to_owned(),
+            Some(0),
+        )
+    }
+
+    fn masked(state: &SessionState) -> Vec<MaskedOutput> {
+        superseded(state, &state.problems())
+    }
+
+    #[test]
+    fn a_run_is_masked_once_a_later_run_of_the_same_check_settled_it() {
+        let pass = failing_tests(0).replace("test result: FAILED", "test result: ok");
+        let state = session(&[
+            (
+                "c1",
+                "bash",
+                json!({ "command": "cargo test" }),
+                failing_tests(3),
+                Some(101),
+            ),
+            (
+                "c2",
+                "bash",
+                json!({ "command": "cargo test 2>&1 | tail -5" }),
+                pass.clone(),
+                Some(0),
+            ),
+            ("c3", "bash", json!({ "command": "cargo test 2>&1" }), pass, Some(0)),
+            filler("f1"),
+            filler("f2"),
+            filler("f3"),
+            filler("f4"),
+        ]);
+        let masks = masked(&state);
+        assert_eq!(
+            masks.iter().map(|m| m.call_id.as_str()).collect::<Vec<_>>(),
+            ["c1", "c2"]
+        );
+        let stub = &masks[0].stub;
+        // What it said: the exit status, the counts and the failing names.
+        assert!(stub.contains("exit 101") && stub.contains("3 of 203 failed"), "{stub}");
+        for name in ["broken_0", "broken_1", "broken_2"] {
+            assert!(stub.contains(name), "{stub}");
+        }
+        assert!(
+            stub.contains("superseded by a later run of the same command (✓ bash `cargo test"),
+            "{stub}"
+        );
+        assert!(stub.contains("evolve_output tool with id \"c1\""), "{stub}");
+    }
+
+    #[test]
+    fn what_is_kept_whole() {
+        let pass = failing_tests(0).replace("test result: FAILED", "test result: ok");
+        // A failure still open; a run whose later rerun's status a pipe set;
+        // a subset rerun; a short output; the newest calls.
+        let state = session(&[
+            (
+                "open1",
+                "bash",
+                json!({ "command": "cargo test" }),
+                failing_tests(2),
+                Some(101),
+            ),
+            (
+                "open2",
+                "bash",
+                json!({ "command": "cargo test" }),
+                failing_tests(1),
+                Some(101),
+            ),
+            (
+                "piped",
+                "bash",
+                json!({ "command": "make lint" }),
+                "x\n".repeat(2000),
+                Some(0),
+            ),
+            (
+                "piped2",
+                "bash",
+                json!({ "command": "make lint | tail -3" }),
+                "x\n".repeat(2000),
+                Some(0),
+            ),
+            (
+                "subset",
+                "bash",
+                json!({ "command": "cargo test broken_0" }),
+                pass.clone(),
+                Some(0),
+            ),
+            (
+                "short",
+                "bash",
+                json!({ "command": "ls" }),
+                "a\nb\n".to_owned(),
+                Some(0),
+            ),
+            (
+                "short2",
+                "bash",
+                json!({ "command": "ls" }),
+                "a\nb\n".to_owned(),
+                Some(0),
+            ),
+            (
+                "new",
+                "bash",
+                json!({ "command": "cargo build" }),
+                "y\n".repeat(2000),
+                Some(0),
+            ),
+            (
+                "new2",
+                "bash",
+                json!({ "command": "cargo build" }),
+                "y\n".repeat(2000),
+                Some(0),
+            ),
+        ]);
+        // open1 is superseded by open2, which is still failing; new is among the newest four.
+        let masks = masked(&state);
+        assert_eq!(masks.iter().map(|m| m.call_id.as_str()).collect::<Vec<_>>(), ["open1"]);
+    }
+
+    #[test]
+    fn a_read_is_masked_by_a_change_or_a_read_of_the_same_part() {
+        let text = "let x = 1;\n".repeat(400);
+        let read = |id: &'static str, input: serde_json::Value| (id, "read", input, text.clone(), None);
+        let state = session(&[
+            read("r1", json!({ "filePath": "src/a.rs" })),
+            read("r2", json!({ "filePath": "src/b.rs", "offset": 10, "limit": 300 })),
+            read("r3", json!({ "filePath": "src/b.rs", "offset": 400, "limit": 300 })),
+            read("r4", json!({ "filePath": "src/c.rs" })),
+            (
+                "e1",
+                "edit",
+                json!({ "filePath": "src/a.rs", "oldString": "x", "newString": "y" }),
+                "Edit applied successfully.".to_owned(),
+                None,
+            ),
+            read("r5", json!({ "filePath": "src/b.rs", "offset": 10, "limit": 300 })),
+            filler("f1"),
+            filler("f2"),
+            filler("f3"),
+            filler("f4"),
+        ]);
+        let masks = masked(&state);
+        assert_eq!(
+            masks.iter().map(|m| m.call_id.as_str()).collect::<Vec<_>>(),
+            ["r1", "r2"]
+        );
+        assert!(
+            masks[0]
+                .stub
+                .contains("superseded by a later change to the file (✓ edit src/a.rs)"),
+            "{}",
+            masks[0].stub
+        );
+        assert!(masks[1].stub.contains("(offset 10, limit 300)"), "{}", masks[1].stub);
+    }
+
+    #[test]
+    fn a_stub_stays_the_same_as_the_session_goes_on() {
+        let pass = failing_tests(0).replace("test result: FAILED", "test result: ok");
+        let mut calls = vec![
+            (
+                "c1",
+                "bash",
+                json!({ "command": "cargo test" }),
+                failing_tests(3),
+                Some(101),
+            ),
+            ("c2", "bash", json!({ "command": "cargo test" }), pass.clone(), Some(0)),
+            filler("f1"),
+            filler("f2"),
+            filler("f3"),
+            filler("f4"),
+        ];
+        let before = masked(&session(&calls));
+        calls.push((
+            "c3",
+            "bash",
+            json!({ "command": "cargo test" }),
+            failing_tests(1),
+            Some(101),
+        ));
+        calls.extend([filler("g1"), filler("g2"), filler("g3"), filler("g4")]);
+        let after = masked(&session(&calls));
+        assert_eq!(before[0], after[0]);
+    }
+}

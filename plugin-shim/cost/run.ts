@@ -5,8 +5,9 @@
 // Drives the real OpenCode (npm opencode-ai@1.18.33) offline, through its
 // bundled @ai-sdk/anthropic provider, against the fake Anthropic API in
 // fake-anthropic.ts, which bills each request as Anthropic's prompt cache
-// would. Four configurations: no plugin, evolve-hud (with a real sidecar),
-// DCP (@tarquinen/opencode-dcp from cost/node_modules), both. Prints the
+// would. Five configurations: no plugin, evolve-hud (with a real sidecar),
+// evolve-hud masking superseded outputs, DCP (@tarquinen/opencode-dcp from
+// cost/node_modules), both. Prints the
 // table and the goal checks; request bodies go to $COST_OUT (default
 // /tmp/evolve-hud-cost).
 
@@ -25,8 +26,8 @@ const dcp = pathToFileURL(join(repoRoot, "plugin-shim/cost/node_modules/@tarquin
 const OUT = process.env.COST_OUT ?? "/tmp/evolve-hud-cost";
 const SUMMARY_MARK = "COST-RUN-SUMMARY";
 
-type Config = "none" | "hud" | "dcp" | "both";
-const CONFIGS: Config[] = ["none", "hud", "dcp", "both"];
+type Config = "none" | "hud" | "mask" | "dcp" | "both";
+const CONFIGS: Config[] = ["none", "hud", "mask", "dcp", "both"];
 
 interface Session {
   name: string;
@@ -95,6 +96,47 @@ const sessions: Session[] = [
     timeoutMs: 900_000,
   },
   {
+    name: "rework",
+    // Real outputs of real runs: a 80-test suite failing, then passing as
+    // three bugs are fixed one by one, a 400-line module read again after
+    // each fix, a build log rebuilt, then 20 small steps of other work.
+    scenario: (p) => {
+      const lib = Array.from({ length: 400 }, (_, i) => `exports.f${i} = (x) => x ${[7, 13, 21].includes(i) ? "-" : "+"} ${i}; // step ${i} of the pipeline, kept apart for clarity`).join("\n") + "\n";
+      const suite =
+        "const lib = require('./lib');\nlet failed = 0;\nfor (let i = 0; i < 80; i++) {\n  const got = lib['f' + i](1);\n" +
+        "  if (got === 1 + i) console.log(`test pipeline::f${i} computes one plus ${i} ... ok`);\n" +
+        "  else { failed++; console.log(`test pipeline::f${i} computes one plus ${i} ... FAILED: expected ${1 + i}, got ${got}`); }\n}\n" +
+        "console.log(`\\ntest result: ${failed ? 'FAILED' : 'ok'}. ${80 - failed} passed; ${failed} failed`);\nprocess.exit(failed ? 1 : 0);\n";
+      const fix = (i: number): Step => ({ tool: "edit", args: { filePath: join(p, "lib.js"), oldString: `(x) => x - ${i};`, newString: `(x) => x + ${i};` } });
+      const build = bash("for i in $(seq 1 250); do echo \"compiling src/unit_$i.js -> dist/unit_$i.js (ok)\"; done; echo build done", "Build");
+      return {
+        script: [
+          { tool: "write", args: { filePath: join(p, "lib.js"), content: lib } },
+          { tool: "write", args: { filePath: join(p, "suite.js"), content: suite } },
+          build,
+          bash("node suite.js", "Run the tests"),
+          read(join(p, "lib.js")),
+          fix(7),
+          bash("node suite.js", "Run the tests"),
+          read(join(p, "lib.js")),
+          fix(13),
+          bash("node suite.js 2>&1 | tail -40", "Run the tests"),
+          read(join(p, "lib.js")),
+          build,
+          fix(21),
+          bash("node suite.js", "Run the tests"),
+          read(join(p, "lib.js")),
+          build,
+          ...Array.from({ length: 20 }, (_, i) => bash(`echo step ${i} && wc -l lib.js`, `Step ${i}`)),
+        ],
+        answer: "All 80 tests pass.",
+      };
+    },
+    limit: { context: 200_000, output: 8192 },
+    keepBody: () => true,
+    timeoutMs: 600_000,
+  },
+  {
     name: "compaction",
     // Six calls; OpenCode is told at request 2 that the context is full, and compacts.
     scenario: (p) => ({
@@ -134,7 +176,7 @@ async function runOne(session: Session, config: Config, sidecar: Sidecar | undef
   const global = join(xdg.XDG_CONFIG_HOME, "opencode");
   const fake = await FakeAnthropic.start(session.scenario(project), session.keepBody);
   const withDcp = config === "dcp" || config === "both";
-  const withHud = config === "hud" || config === "both";
+  const withHud = config === "hud" || config === "mask" || config === "both";
   // DCP as its README installs it: in the global config (so it loads
   // first); evolve-hud in the project's. DCP's own config: no auto-update.
   writeFileSync(join(global, "opencode.json"), JSON.stringify({ plugin: withDcp ? [dcp] : [] }));
@@ -156,7 +198,7 @@ async function runOne(session: Session, config: Config, sidecar: Sidecar | undef
         models: { [MODEL]: { name: "Claude Sonnet 4.5", tool_call: true, limit: session.limit } },
       },
     },
-    plugin: withHud ? [[shim, { url: sidecar!.url, autostart: false }]] : [],
+    plugin: withHud ? [[shim, { url: sidecar!.url, autostart: false, ...(config === "mask" && { mask: "on" }) }]] : [],
   };
   writeFileSync(join(project, "opencode.json"), JSON.stringify(config_, null, 2));
   const env = opencodeEnv(home, xdg);
@@ -239,7 +281,7 @@ async function main() {
     return report(all.sort((a, b) => order(a) - order(b)));
   }
   const chosen = names.length ? sessions.filter((s) => names.includes(s.name)) : sessions;
-  const sidecar = configs.some((c) => c === "hud" || c === "both") ? await startSidecar() : undefined;
+  const sidecar = configs.some((c) => c === "hud" || c === "mask" || c === "both") ? await startSidecar() : undefined;
   const outcomes: Outcome[] = [];
   try {
     for (const s of chosen)

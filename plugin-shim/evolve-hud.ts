@@ -19,6 +19,7 @@ import { createCore, type ShimDeps } from "./evolve-hud/core.ts";
 import { hudEntry, isObject, sessionOf, swapHud, type Json } from "./evolve-hud/hud.ts";
 import { appLog } from "./evolve-hud/log.ts";
 import { lineRange, RECOVER_TOOL } from "./evolve-hud/mask.ts";
+import { contextUse } from "./evolve-hud/sync.ts";
 import { toastVia } from "./evolve-hud/notify.ts";
 import { setupV2, type V2Context } from "./evolve-hud/v2.ts";
 
@@ -45,7 +46,8 @@ function createShim(options: Source = {}, deps: ShimDeps = {}, client?: PluginIn
         compacting.delete(sessionID);
         if (now() - mark < COMPACTION_MARK_MS) return;
       }
-      const synced = await core.hud(sessionID, messages);
+      const context = contextUse(messages, core.contextLimit(sessionID), core.masker.savedTokens(sessionID));
+      const synced = await core.hud(sessionID, messages, context);
       if (synced === undefined) return;
       core.masker.apply(sessionID, messages, synced.masks);
       swapHud(messages, hudEntry(messages, sessionID, synced.text, now()));
@@ -82,6 +84,11 @@ function createShim(options: Source = {}, deps: ShimDeps = {}, client?: PluginIn
       if (!reply) return;
       if (config.compaction === "prompt") output.prompt = reply.prompt;
       else if (Array.isArray(output.context)) output.context.push(reply.text);
+    }),
+
+    // The context limit of the model asked, for the HUD's context line.
+    "chat.params": failOpen.hook("chat.params", async (input) => {
+      if (typeof input?.sessionID === "string") core.contextLimit(input.sessionID, input.model?.limit?.context);
     }),
 
     "chat.message": failOpen.hook("chat.message", async (input) => {

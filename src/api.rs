@@ -88,6 +88,22 @@ pub struct SyncRequest {
     #[serde(default)]
     #[schemars(range(max = MAX_SYNC_WAIT_MS))]
     pub wait_ms: u64,
+    /// What the agent's last request took of its model's context, as
+    /// OpenCode reported it; the HUD shows it in one line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<ContextUse>,
+}
+
+/// The tokens the agent's last request used (input, cache reads and
+/// writes), the model's context limit where known, and the tokens masking
+/// took out of that request (estimated).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ContextUse {
+    pub used: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u64>,
+    #[serde(default)]
+    pub masked: u64,
 }
 
 /// The longest a sync may wait for the model's findings.

@@ -162,6 +162,7 @@ async fn run_hook(
                     messages,
                     full: true,
                     wait_ms: 0,
+                    context: None,
                 };
                 let synced = sidecar.sync(&request).await?;
                 out.log(format!(
@@ -285,6 +286,7 @@ async fn sync_calls(sidecar: &Sidecar, id: &str, parts: Vec<Value>) -> Result<Hu
         messages: vec![message.value()],
         full: false,
         wait_ms: 0,
+        context: None,
     };
     sidecar.sync_or_start(request).await
 }

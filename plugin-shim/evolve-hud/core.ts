@@ -14,7 +14,7 @@ import { appLog, FailOpen, type Log } from "./log.ts";
 import { tellTheUser, toastVia } from "./notify.ts";
 import { Sidecar, sessionPath } from "./sidecar.ts";
 import { slimToolEvent } from "./slim.ts";
-import { HudSync } from "./sync.ts";
+import { HudSync, type ContextUse } from "./sync.ts";
 
 /** When this plugin was set up: a stop marker (`evolve-hud stop`) older than that is from before this OpenCode started. */
 const STARTED_AT = Date.now();
@@ -42,7 +42,9 @@ export interface Core {
   /** The session the heartbeat runs in (OpenCode 1), which gets no HUD. */
   heartbeatSession(): string | undefined;
   /** Syncs the session's messages (OpenCode 1's `{info, parts}` entries) and returns the fresh HUD text and the outputs its facts superseded, or undefined (fail open). */
-  hud(sessionID: string, messages: unknown[]): Promise<{ text: string; masks: MaskedOutput[] } | undefined>;
+  hud(sessionID: string, messages: unknown[], context?: ContextUse): Promise<{ text: string; masks: MaskedOutput[] } | undefined>;
+  /** The context limit of the model the session last asked (OpenCode 1's `chat.params`). */
+  contextLimit(sessionID: string, limit?: unknown): number | undefined;
   /** The masks applied to requests, and the outputs they stand for. */
   masker: Masker;
   /** The sidecar's compaction text for the session, or undefined. */
@@ -76,6 +78,7 @@ export function createCore(options: Source = {}, deps: ShimDeps = {}, client?: P
   };
   const sync = new HudSync(config, sidecar);
   const masker = new Masker(config, log);
+  const limits = new Map<string, number>();
   const failOpen = new FailOpen(log);
   const stateFile = config.heartbeatStateFile ?? join(deps.directory ?? process.cwd(), ".opencode", "evolve-hud-heartbeat.json");
   const heartbeat = client ? new Heartbeat(config, sidecar, client, stateFile, log) : undefined;
@@ -92,7 +95,15 @@ export function createCore(options: Source = {}, deps: ShimDeps = {}, client?: P
     log,
     failOpen,
     heartbeatSession: () => heartbeat?.sessionID,
-    hud: (sessionID, messages) => sync.sync(sessionID, messages),
+    hud: (sessionID, messages, context) => sync.sync(sessionID, messages, context),
+    contextLimit(sessionID, limit) {
+      if (typeof limit === "number" && Number.isInteger(limit) && limit > 0) {
+        limits.delete(sessionID);
+        limits.set(sessionID, limit);
+        if (limits.size > 256) limits.delete(limits.keys().next().value!);
+      }
+      return limits.get(sessionID);
+    },
     masker,
     async compaction(sessionID) {
       if (config.compaction === "off") return undefined;

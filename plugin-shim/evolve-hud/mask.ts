@@ -86,6 +86,8 @@ export class Masker {
   private applied = new Map<string, Map<string, string>>();
   /** Session → call id → the output as OpenCode holds it. */
   private originals = new Map<string, Map<string, string>>();
+  /** Session → the characters the last request's masks took out. */
+  private lastSaved = new Map<string, number>();
   /** Dry run: the call ids already logged. */
   private told = new Set<string>();
 
@@ -98,6 +100,12 @@ export class Masker {
   forget(sessionID: string): void {
     this.applied.delete(sessionID);
     this.originals.delete(sessionID);
+    this.lastSaved.delete(sessionID);
+  }
+
+  /** The tokens (about 4 characters each) masking took out of the session's last request. */
+  savedTokens(sessionID: string): number {
+    return Math.round((this.lastSaved.get(sessionID) ?? 0) / 4);
   }
 
   /** The output a masked call had, as OpenCode holds it. */
@@ -140,6 +148,8 @@ export class Masker {
       result.masked++;
       result.saved += at.output.length - stub.length;
     }
+    this.lastSaved.set(sessionID, result.saved);
+    if (this.lastSaved.size > this.maxSessions) this.lastSaved.delete(this.lastSaved.keys().next().value!);
     return result;
   }
 

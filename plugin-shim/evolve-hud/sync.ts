@@ -57,6 +57,32 @@ export function relevant(messages: unknown[]): Entry[] {
   return messages.filter((m): m is Entry => isEntry(m) && !isHud(m));
 }
 
+/** What the agent's last request took of its model's context (the sidecar's `ContextUse`). */
+export interface ContextUse {
+  used: number;
+  limit?: number;
+  masked: number;
+}
+
+/**
+ * The context the last request of `messages` used, as OpenCode recorded it
+ * on its answer (input, cache reads and writes), with the model's `limit`
+ * and the tokens masking took out of it; undefined before the first answer.
+ */
+export function contextUse(messages: unknown[], limit: number | undefined, masked: number): ContextUse | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (!isEntry(m) || m.info.role !== "assistant" || !isObject(m.info.tokens)) continue;
+    const t = m.info.tokens;
+    const cache = isObject(t.cache) ? t.cache : {};
+    const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.round(v) : 0);
+    const used = n(t.input) + n(cache.read) + n(cache.write);
+    if (used === 0) continue;
+    return { used, ...(limit ? { limit } : {}), masked };
+  }
+  return undefined;
+}
+
 /** A usable sync answer: `{hud}` holding one complete HUD block. */
 function hudText(reply: unknown): string {
   if (!isObject(reply) || typeof reply.hud !== "string") {
@@ -89,18 +115,18 @@ export class HudSync {
    * pages of at most PAGE_BYTES, oldest first; the last page's answer holds
    * the HUD of the whole, and the outputs its facts have superseded.
    */
-  async sync(sessionID: string, messages: unknown[]): Promise<{ text: string; masks: MaskedOutput[] } | undefined> {
+  async sync(sessionID: string, messages: unknown[], context?: ContextUse): Promise<{ text: string; masks: MaskedOutput[] } | undefined> {
     const full = this.tracker.isNew(sessionID);
     const batch = full ? relevant(messages) : this.tracker.pending(sessionID, messages);
     let reply: unknown;
     let sent = batch;
     try {
-      reply = await this.sendPages(sessionID, batch, full);
+      reply = await this.sendPages(sessionID, batch, full, context);
     } catch (e) {
       if (!(e instanceof SidecarError && e.status === 409)) throw e;
       // The sidecar restarted or evicted the session: resend the whole tail.
       sent = relevant(messages);
-      reply = await this.sendPages(sessionID, sent, true);
+      reply = await this.sendPages(sessionID, sent, true, context);
     }
     if (reply === undefined) return undefined; // circuit open
     const text = hudText(reply);
@@ -109,7 +135,7 @@ export class HudSync {
   }
 
   /** POSTs `batch` page by page; the first page carries `full`. */
-  private async sendPages(sessionID: string, batch: Entry[], full: boolean): Promise<unknown> {
+  private async sendPages(sessionID: string, batch: Entry[], full: boolean, context?: ContextUse): Promise<unknown> {
     let reply: unknown;
     const all = pages(batch, sessionID, PAGE_BYTES, this.sidecar.clipRule);
     for (const [i, page] of all.entries()) {
@@ -118,7 +144,7 @@ export class HudSync {
       const wait = last ? this.config.waitMs : 0;
       reply = await this.sidecar.post(
         "/v1/hud/sync",
-        { session_id: sessionID, messages: page, full: full && i === 0, ...(wait > 0 ? { wait_ms: wait } : {}) },
+        { session_id: sessionID, messages: page, full: full && i === 0, ...(wait > 0 ? { wait_ms: wait } : {}), ...(last && context ? { context } : {}) },
         { expected: [409], holdMs: wait },
       );
       if (reply === undefined) return undefined; // circuit open

@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { rmSync } from "node:fs";
 import { DEFAULTS, type Config } from "../evolve-hud/config.ts";
 import { lineRange, Masker, masksOf, type MaskedOutput } from "../evolve-hud/mask.ts";
+import { contextUse } from "../evolve-hud/sync.ts";
 import { clone } from "./helpers.ts";
 import * as harness from "./opencode.ts";
 import { base, startFactsOnly } from "./opencode.ts";
@@ -97,6 +98,14 @@ test("the sync answer's masks are read defensively, and line ranges are 1-based 
   assert.equal(lineRange("a\nb", "all"), "a\nb");
 });
 
+test("the context line's numbers: the last answer's input, cache reads and writes", () => {
+  const answer = (tokens: unknown) => ({ info: { id: "a", sessionID: "s", role: "assistant", tokens }, parts: [] });
+  const user = { info: { id: "u", sessionID: "s", role: "user" }, parts: [] };
+  assert.deepEqual(contextUse([answer({ input: 100, output: 5, cache: { read: 900, write: 50 } }), user], 200_000, 7), { used: 1050, limit: 200_000, masked: 7 });
+  assert.deepEqual(contextUse([answer({ input: 10 }), answer({ input: 0, cache: {} })], undefined, 0), { used: 10, masked: 0 });
+  assert.equal(contextUse([user], 1000, 0), undefined);
+});
+
 test("in OpenCode: a superseded output reaches the model as its stub, stays whole in OpenCode, and comes back whole through the tool", async (t) => {
   const sidecar = await startFactsOnly();
   t.after(() => sidecar.stop());
@@ -133,6 +142,9 @@ test("in OpenCode: a superseded output reaches the model as its stub, stays whol
   assert.match(masked, /^\[evolve-hud: this output \(.* KB, 150 lines\) is masked in this request: superseded by a later run of the same command/);
   assert.match(masked, /It said: ✗ bash `for i in .*` → exit 1/);
   assert.match(masked, /the evolve_output tool with id "call_step_0"/);
+  // The HUD's context line: what the last request used of the model's limit, and what masking took out of it.
+  const hud = text(main[8].messages.at(-1).content);
+  assert.match(hud, /\nContext: the last request used [\d,]+ of 32,000 tokens \(\d+ %\); masking took out about [\d,]+ of superseded outputs\n/);
   // The tool gave the exact original back.
   assert.equal(text(toolResult(main[8], "call_step_7")), original);
   // OpenCode's stored session still holds the output whole.

@@ -213,6 +213,13 @@ impl Hud {
         held.bytes.store(entry.state.bytes(), Ordering::Relaxed);
     }
 
+    /// Notes what the agent's last request took of its context, shown in
+    /// the HUD from its next render; whether the session is held.
+    pub fn note_context(&self, session_id: &str, context: crate::api::ContextUse) -> bool {
+        self.with_entry(session_id, None, |entry| entry.state.set_context(context))
+            .is_some()
+    }
+
     /// Merges `messages` into the session and returns its HUD. Unknown
     /// sessions need `full` (the whole tail since the last compaction).
     pub fn sync(
@@ -524,6 +531,43 @@ mod tests {
         }
         let left: Vec<String> = hud.list().into_iter().map(|s| s.session_id).collect();
         assert_eq!(left, ["c"], "the least recently used sessions went");
+    }
+
+    #[tokio::test]
+    async fn the_context_line_says_what_the_last_request_used() {
+        let hud = hud(HudConfig::default());
+        let context = crate::api::ContextUse {
+            used: 84_120,
+            limit: Some(200_000),
+            masked: 12_000,
+        };
+        assert!(!hud.note_context("s", context), "no session held yet");
+        let before = hud.sync("s", vec![user("s")], true).expect("sync");
+        assert!(!before.hud.contains("Context:"), "unknown, so not claimed");
+        assert!(hud.note_context("s", context));
+        let view = hud.sync("s", vec![user("s")], false).expect("sync");
+        assert!(view.version > before.version);
+        assert!(
+            view.hud.contains(
+                "\nContext: the last request used 84,120 of 200,000 tokens (42 %); masking took out about 12,000 of superseded outputs\n"
+            ),
+            "{}",
+            view.hud
+        );
+        hud.note_context(
+            "s",
+            crate::api::ContextUse {
+                used: 999,
+                limit: None,
+                masked: 0,
+            },
+        );
+        let view = hud.get("s").expect("held");
+        assert!(
+            view.hud.contains("\nContext: the last request used 999 tokens\n"),
+            "{}",
+            view.hud
+        );
     }
 
     fn make_run(session: &str, call: &str, exit: i64, output: &str) -> SessionEvent {

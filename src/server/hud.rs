@@ -45,6 +45,10 @@ pub async fn sync(
     }
     // Subscribed before the merge, so no change after it is missed.
     let changes = state.hud.subscribe();
+    if let Some(context) = request.context {
+        // A session not held yet shows it from the next sync on.
+        state.hud.note_context(&request.session_id, context);
+    }
     let view = state.hud.sync(&request.session_id, request.messages, request.full)?;
     // Only for the failure the agent has just seen, so one slow question
     // holds one request, not every one after it.

@@ -147,6 +147,7 @@ async fn real_answers_read_through_the_client_fit_their_schemas() {
         messages,
         full: false,
         wait_ms: 0,
+        context: None,
     };
     assert!(
         matches!(sidecar.sync(&request).await, Ok(evolve_hud::client::Synced::Unknown)),

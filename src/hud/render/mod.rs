@@ -121,6 +121,40 @@ pub fn render(state: &SessionState, findings: &Findings, budget: Budget, count: 
     }
 }
 
+/// `Context: the last request used 84,120 of 200,000 tokens (42 %); masking took out about 12,000`.
+fn context_line(context: &crate::api::ContextUse) -> String {
+    let mut line = format!("Context: the last request used {}", thousands(context.used));
+    match context.limit.filter(|&l| l > 0) {
+        Some(limit) => line.push_str(&format!(
+            " of {} tokens ({} %)",
+            thousands(limit),
+            context.used * 100 / limit
+        )),
+        None => line.push_str(" tokens"),
+    }
+    if context.masked > 0 {
+        line.push_str(&format!(
+            "; masking took out about {} of superseded outputs",
+            thousands(context.masked)
+        ));
+    }
+    line.push('\n');
+    line
+}
+
+/// `84120` as `84,120`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Token counts of single lines, cached over the trials of one render.
 #[derive(Default)]
 struct LineCounts(std::collections::HashMap<String, usize>);
@@ -178,6 +212,9 @@ fn compose(
         )),
         None if state.compacted_at.is_some() => out.push_str("Goal: (stated before the last compaction)\n"),
         None => out.push_str("Goal: (no user request seen yet)\n"),
+    }
+    if let Some(context) = &state.context {
+        out.push_str(&context_line(context));
     }
     let since = if state.compacted_at.is_some() {
         " since the last compaction"

@@ -56,6 +56,9 @@ pub struct SessionState {
     /// `todo.updated` event, and when it was written (ms).
     pub todos: Option<Vec<Todo>>,
     todos_at: f64,
+    /// What the agent's last request took of its model's context, as the
+    /// plugin reported it.
+    pub context: Option<crate::api::ContextUse>,
     /// Bumped whenever the facts change (see [`SessionState::changed`]).
     pub version: u64,
     /// The open problems of this version, computed on first use.
@@ -144,6 +147,16 @@ impl SessionState {
                 Arc::make_mut(c).before_compaction = true;
             }
         }
+        true
+    }
+
+    /// Notes what the agent's last request took of its context; whether it changed.
+    pub fn set_context(&mut self, context: crate::api::ContextUse) -> bool {
+        if self.context == Some(context) {
+            return false;
+        }
+        self.context = Some(context);
+        self.changed();
         true
     }
 

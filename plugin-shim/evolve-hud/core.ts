@@ -10,6 +10,7 @@ import { Heartbeat } from "./heartbeat.ts";
 import { isObject, type Json } from "./hud.ts";
 import { Launcher, readLaunchRecord } from "./launcher.ts";
 import { Masker, type MaskedOutput } from "./mask.ts";
+import { remember } from "./sessions.ts";
 import { appLog, FailOpen, type Log } from "./log.ts";
 import { tellTheUser, toastVia } from "./notify.ts";
 import { Sidecar, sessionPath } from "./sidecar.ts";
@@ -97,11 +98,7 @@ export function createCore(options: Source = {}, deps: ShimDeps = {}, client?: P
     heartbeatSession: () => heartbeat?.sessionID,
     hud: (sessionID, messages, context) => sync.sync(sessionID, messages, context),
     contextLimit(sessionID, limit) {
-      if (typeof limit === "number" && Number.isInteger(limit) && limit > 0) {
-        limits.delete(sessionID);
-        limits.set(sessionID, limit);
-        if (limits.size > 256) limits.delete(limits.keys().next().value!);
-      }
+      if (typeof limit === "number" && Number.isInteger(limit) && limit > 0) remember(limits, sessionID, limit);
       return limits.get(sessionID);
     },
     masker,

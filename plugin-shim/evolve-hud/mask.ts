@@ -10,6 +10,7 @@
 import type { Config } from "./config.ts";
 import { isObject, type Entry } from "./hud.ts";
 import type { Log } from "./log.ts";
+import { MAX_SESSIONS, recent, remember } from "./sessions.ts";
 
 /** A superseded output, as the sidecar's sync answer lists it. */
 export interface MaskedOutput {
@@ -94,7 +95,7 @@ export class Masker {
   constructor(
     private config: Config,
     private log: Log,
-    private maxSessions = 256,
+    private maxSessions = MAX_SESSIONS,
   ) {}
 
   forget(sessionID: string): void {
@@ -148,8 +149,7 @@ export class Masker {
       result.masked++;
       result.saved += at.output.length - stub.length;
     }
-    this.lastSaved.set(sessionID, result.saved);
-    if (this.lastSaved.size > this.maxSessions) this.lastSaved.delete(this.lastSaved.keys().next().value!);
+    remember(this.lastSaved, sessionID, result.saved, this.maxSessions);
     return result;
   }
 
@@ -178,12 +178,7 @@ export class Masker {
   }
 
   private session<V>(map: Map<string, Map<string, V>>, sessionID: string): Map<string, V> {
-    let s = map.get(sessionID);
-    if (s) map.delete(sessionID);
-    else s = new Map();
-    map.set(sessionID, s);
-    while (map.size > this.maxSessions) map.delete(map.keys().next().value!);
-    return s;
+    return recent(map, sessionID, () => new Map<string, V>(), this.maxSessions);
   }
 }
 

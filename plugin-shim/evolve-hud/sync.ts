@@ -5,6 +5,7 @@
 import type { Config } from "./config.ts";
 import { HUD_TAG, isEntry, isHud, isObject, type Entry } from "./hud.ts";
 import { masksOf, type MaskedOutput } from "./mask.ts";
+import { MAX_SESSIONS, recent } from "./sessions.ts";
 import { SidecarError, type Sidecar } from "./sidecar.ts";
 import { PAGE_BYTES, pages } from "./slim.ts";
 
@@ -21,7 +22,7 @@ function signature(m: Entry): string {
 
 export class SyncTracker {
   private sessions = new Map<string, Map<string, string>>();
-  constructor(private maxSessions = 256) {}
+  constructor(private maxSessions = MAX_SESSIONS) {}
 
   /** Whether nothing was synced for the session yet (the next sync is full). */
   isNew(sessionID: string): boolean {
@@ -39,12 +40,8 @@ export class SyncTracker {
 
   /** Records `sent` as synced. */
   record(sessionID: string, sent: Entry[]): void {
-    let seen = this.sessions.get(sessionID);
-    if (seen) this.sessions.delete(sessionID);
-    else seen = new Map();
-    this.sessions.set(sessionID, seen); // most recently used last
+    const seen = recent(this.sessions, sessionID, () => new Map<string, string>(), this.maxSessions);
     for (const m of sent) if (typeof m.info.id === "string") seen.set(m.info.id, signature(m));
-    while (this.sessions.size > this.maxSessions) this.sessions.delete(this.sessions.keys().next().value!);
   }
 
   forget(sessionID: string): void {

@@ -22,6 +22,7 @@ import type { Source } from "./config.ts";
 import { createCore, type Core, type ShimDeps } from "./core.ts";
 import { isObject, type Entry, type Json } from "./hud.ts";
 import type { Log } from "./log.ts";
+import { recent } from "./sessions.ts";
 
 /** A part of a model message (`@opencode/ai`'s `ContentPart`), as far as read here. */
 export interface V2Part {
@@ -160,9 +161,6 @@ function userMessage(text: string): V2Message {
   return { role: "user", content: [{ type: "text", text }] };
 }
 
-/** Sessions whose message times are kept, the oldest dropped first. */
-const MAX_SESSIONS = 256;
-
 /**
  * Registers OpenCode 2's hooks over a core; `deps` for tests. It throws
  * nothing: a registration the host refuses is logged, and the others stay.
@@ -182,11 +180,7 @@ export async function setupV2(ctx: V2Context, deps: ShimDeps = {}): Promise<() =
 
   /** The session's message times, the session now the newest. */
   function timesOf(sessionID: string): Map<string, number> {
-    const times = seen.get(sessionID) ?? new Map<string, number>();
-    seen.delete(sessionID);
-    seen.set(sessionID, times);
-    if (seen.size > MAX_SESSIONS) seen.delete(seen.keys().next().value!);
-    return times;
+    return recent(seen, sessionID, () => new Map<string, number>());
   }
 
   await register("context", () =>

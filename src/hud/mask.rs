@@ -164,6 +164,10 @@ mod tests {
         out
     }
 
+    fn passing_tests() -> String {
+        failing_tests(0).replace("test result: FAILED", "test result: ok")
+    }
+
     fn filler(id: &str) -> (&str, &'static str, serde_json::Value, String, Option<i64>) {
         (
             id,
@@ -180,7 +184,7 @@ mod tests {
 
     #[test]
     fn a_run_is_masked_once_a_later_run_of_the_same_check_settled_it() {
-        let pass = failing_tests(0).replace("test result: FAILED", "test result: ok");
+        let pass = passing_tests();
         let state = session(&[
             (
                 "c1",
@@ -222,7 +226,7 @@ mod tests {
 
     #[test]
     fn what_is_kept_whole() {
-        let pass = failing_tests(0).replace("test result: FAILED", "test result: ok");
+        let pass = passing_tests();
         // A failure still open; a run whose later rerun's status a pipe set;
         // a subset rerun; a short output; the newest calls.
         let state = session(&[
@@ -334,7 +338,7 @@ mod tests {
 
     #[test]
     fn a_stub_stays_the_same_as_the_session_goes_on() {
-        let pass = failing_tests(0).replace("test result: FAILED", "test result: ok");
+        let pass = passing_tests();
         let mut calls = vec![
             (
                 "c1",

@@ -44,6 +44,7 @@ pub const FILES: &[(&str, &str)] = &[
     module!("mask.ts"),
     module!("notify.ts"),
     module!("private.ts"),
+    module!("sessions.ts"),
     module!("sidecar.ts"),
     module!("slim.ts"),
     module!("sync.ts"),

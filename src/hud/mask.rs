@@ -9,7 +9,15 @@
 //!   open problems are tracked by: where it ran, the program, what it
 //!   selected) has ended with a status that settles it;
 //! - a `read` of a file, once the file was written or edited since, or read
-//!   again whole (or the same part of it again).
+//!   again whole (or the same part of it again);
+//! - a test runner's or checker's output whose summary the HUD read (its
+//!   counts and what failed, all of it in the stub), once [`OLD_AFTER`]
+//!   calls came after it.
+//!
+//! A stub keeps what the output said: the HUD's line for the call, naming
+//! up to [`STUB_FAILURES`] failures, and where the runner's report names
+//! fewer than it counts, the output's own lines that say what failed. An
+//! output whose failures do not fit is never masked.
 //!
 //! Never masked: the newest [`KEEP_RECENT`] calls (the agent may still be
 //! working from them), the failing run of every open problem, outputs under
@@ -32,6 +40,11 @@ pub const KEEP_RECENT: usize = 4;
 pub const MIN_BYTES: usize = 2048;
 /// Failures a stub names, at most.
 const STUB_FAILURES: usize = 8;
+/// Calls after a runner's or checker's output before its stub, which holds
+/// what it said, stands for it.
+pub const OLD_AFTER: usize = 10;
+/// Characters of one failing line a stub quotes.
+const STUB_LINE_CHARS: usize = 160;
 
 /// The name of the plugin's tool that gives a masked output back.
 pub const RECOVER_TOOL: &str = "evolve_output";
@@ -48,16 +61,75 @@ pub fn superseded(state: &SessionState, problems: &Problems) -> Vec<MaskedOutput
         if call.status != ToolStatus::Completed || bytes < MIN_BYTES || problems.is_open(&call.call_id) {
             continue;
         }
-        let Some((later, why)) = calls[i + 1..].iter().find_map(|later| supersedes(call, later)) else {
+        let why = match calls[i + 1..].iter().find_map(|later| supersedes(call, later)) {
+            Some((later, why)) => format!("superseded by {why} ({})", call_line_naming(later, 0)),
+            None if calls.len() - 1 - i >= OLD_AFTER && summarised(call) => {
+                format!("{OLD_AFTER} or more calls old, and the runner's summary is here")
+            }
+            None => continue,
+        };
+        let Some(said) = said(call) else {
             continue;
         };
         masked.push(MaskedOutput {
             call_id: call.call_id.clone(),
             bytes,
-            stub: stub(call, later, why, bytes),
+            stub: stub(call, &why, &said, bytes),
         });
     }
     masked
+}
+
+/// Whether what `call` said is a runner's or checker's summary the HUD
+/// read, so the stub holds its facts: the counts and what failed.
+fn summarised(call: &ToolCall) -> bool {
+    call.kind == ToolKind::Shell
+        && call.timed_out().is_none()
+        && call.unsettled().is_none()
+        && call.report.as_ref().is_some_and(|r| r.settles())
+}
+
+/// What `call`'s output said, for its stub: the HUD's line for it, and where
+/// that names fewer failures than there are, the output's lines that say
+/// what failed. None where they do not all fit, or the output was clipped
+/// so that some may be missing: then the output stays.
+fn said(call: &ToolCall) -> Option<String> {
+    let line = call_line_naming(call, STUB_FAILURES);
+    if !call.failed() {
+        return Some(line);
+    }
+    let named_all = call
+        .report
+        .as_ref()
+        .is_some_and(|r| r.failures.len() >= r.failed.min(STUB_FAILURES) && r.failed > 0);
+    if named_all {
+        return Some(line);
+    }
+    let output = call.output.as_ref()?;
+    if output.kept_lines().count() < output.lines {
+        return None;
+    }
+    let failing: Vec<&str> = output
+        .kept_lines()
+        .map(str::trim)
+        .filter(|l| {
+            let says = crate::hud::text::LineSays::of(l);
+            (says.failed() || says.error_word()) && !crate::hud::text::explains_nothing(l)
+        })
+        .collect();
+    if failing.len() > STUB_FAILURES {
+        return None;
+    }
+    let quoted: Vec<String> = failing
+        .iter()
+        .filter(|l| !line.contains(**l))
+        .map(|l| format!("`{}`", crate::clean::clean_line(l, STUB_LINE_CHARS)))
+        .collect();
+    Some(if quoted.is_empty() {
+        line
+    } else {
+        format!("{line}; the lines that say what failed: {}", quoted.join(", "))
+    })
 }
 
 /// Whether `later` supersedes `call`'s output, and how it is said.
@@ -94,9 +166,9 @@ fn supersedes<'a>(call: &ToolCall, later: &'a ToolCall) -> Option<(&'a ToolCall,
     }
 }
 
-/// `[evolve-hud: output masked …]`: what it said, what superseded it, and
-/// how to get it back.
-fn stub(call: &ToolCall, later: &ToolCall, why: &str, bytes: usize) -> String {
+/// `[evolve-hud: output masked …]`: why, what it said, and how to get it
+/// back.
+fn stub(call: &ToolCall, why: &str, said: &str, bytes: usize) -> String {
     let lines = call.output.as_ref().map_or(0, |o| o.lines);
     let size = if bytes >= 10 * 1024 {
         format!("{} KB", bytes / 1024)
@@ -105,9 +177,7 @@ fn stub(call: &ToolCall, later: &ToolCall, why: &str, bytes: usize) -> String {
     };
     let range = call.range.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
     format!(
-        "[evolve-hud: this output ({size}, {lines} lines){range} is masked in this request: superseded by {why} ({}). It said: {}. The full text: the {RECOVER_TOOL} tool with id \"{}\" (optionally a line range).]",
-        call_line_naming(later, 0),
-        call_line_naming(call, STUB_FAILURES),
+        "[evolve-hud: this output ({size}, {lines} lines){range} is masked in this request: {why}. It said: {said}. The full text: the {RECOVER_TOOL} tool with id \"{}\" (optionally a line range).]",
         call.call_id,
     )
 }
@@ -334,6 +404,91 @@ mod tests {
             masks[0].stub
         );
         assert!(masks[1].stub.contains("(offset 10, limit 300)"), "{}", masks[1].stub);
+    }
+
+    #[test]
+    fn a_runners_summary_stands_for_its_output_once_old() {
+        let mut calls = vec![
+            (
+                "t1",
+                "bash",
+                json!({ "command": "cargo test -p parser" }),
+                failing_tests(2),
+                Some(101),
+            ),
+            (
+                "log",
+                "bash",
+                json!({ "command": "cat build.log" }),
+                "compiled\n".repeat(400),
+                Some(0),
+            ),
+            (
+                "t2",
+                "bash",
+                json!({ "command": "cargo test -p parser" }),
+                failing_tests(0),
+                Some(0),
+            ),
+        ];
+        calls.extend((0..OLD_AFTER - 2).map(|i| filler(["f0", "f1", "f2", "f3", "f4", "f5", "f6", "f7", "f8"][i])));
+        // t2 is OLD_AFTER - 2 calls old: kept; t1 is superseded by t2.
+        let ids = |state: &SessionState| masked(state).into_iter().map(|m| m.call_id).collect::<Vec<_>>();
+        assert_eq!(ids(&session(&calls)), ["t1"]);
+        calls.push(filler("f9"));
+        calls.push(filler("fa"));
+        // Now OLD_AFTER calls came after t2: its summary stands for it. A
+        // plain log is never masked by age.
+        let state = session(&calls);
+        assert_eq!(ids(&state), ["t1", "t2"]);
+        let stub = &masked(&state)[1].stub;
+        assert!(
+            stub.contains("10 or more calls old")
+                && stub.contains("✓ bash `cargo test -p parser`: cargo test 200 passed"),
+            "{stub}"
+        );
+    }
+
+    #[test]
+    fn a_stub_quotes_the_failing_lines_a_report_does_not_name() {
+        // A runner whose summary the HUD reads but whose failing lines it
+        // does not name: the stub quotes them. Nine of them do not fit.
+        let output = |failing: usize| {
+            let mut out = String::new();
+            for i in 0..80 {
+                if i < failing {
+                    out += &format!(
+                        "check pipeline::f{i} ... FAILED: expected {}, got {}\n",
+                        i + 1,
+                        1 - i as i64
+                    );
+                } else {
+                    out += &format!("check pipeline::f{i} ... ok, one plus {i} is {}\n", i + 1);
+                }
+            }
+            out + &format!("\ntest result: FAILED. {} passed; {failing} failed\n", 80 - failing)
+        };
+        let run = |id: &'static str, failing: usize| {
+            (
+                id,
+                "bash",
+                json!({ "command": "node suite.js" }),
+                output(failing),
+                Some(1),
+            )
+        };
+        let fillers = ["f0", "f1", "f2", "f3"].map(filler);
+        let mut calls = vec![run("three", 3), run("nine", 9), run("one", 1)];
+        calls.extend(fillers);
+        let masks = masked(&session(&calls));
+        assert_eq!(masks.iter().map(|m| m.call_id.as_str()).collect::<Vec<_>>(), ["three"]);
+        for i in 0..3 {
+            assert!(
+                masks[0].stub.contains(&format!("pipeline::f{i} ...")),
+                "{}",
+                masks[0].stub
+            );
+        }
     }
 
     #[test]

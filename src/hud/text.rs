@@ -162,7 +162,6 @@ impl Clipped {
     /// runner's stated reason (`Incomplete: fit() or fdescribe() was found`
     /// under `1 spec, 0 failures`).
     pub fn key_line(&self) -> Option<&str> {
-        let lines: Vec<&str> = self.kept_lines().collect();
         let last = |keep: &dyn Fn(&str) -> bool| {
             self.tail
                 .lines()
@@ -170,15 +169,24 @@ impl Clipped {
                 .map(str::trim)
                 .find(|l| !l.is_empty() && keep(l))
         };
+        self.failure_line()
+            .or_else(|| last(&|l| !explains_nothing(l)))
+            .or_else(|| last(&|l| !says_nothing(l) && !fixed_line(l)))
+            .or_else(|| last(&|_| true))
+    }
+
+    /// The line of [`Self::key_line`] that says what failed: a crash
+    /// report's message, a line with an error word, or a stated reason;
+    /// none where no kept line says so (a failing line a pipe's `tail` cut
+    /// off leaves only lines that passed).
+    pub fn failure_line(&self) -> Option<&str> {
+        let lines: Vec<&str> = self.kept_lines().collect();
         crash_line(&lines)
             .or_else(|| {
                 self.kept_lines()
                     .find(|l| LineSays::of(l).error_word() && !explains_nothing(l))
             })
             .or_else(|| self.kept_lines().find(|l| stated_reason(l) && !explains_nothing(l)))
-            .or_else(|| last(&|l| !explains_nothing(l)))
-            .or_else(|| last(&|l| !says_nothing(l) && !fixed_line(l)))
-            .or_else(|| last(&|_| true))
     }
 
     /// Whether OpenCode cut this output and saved the whole elsewhere

@@ -29,6 +29,8 @@ pub enum Detail {
     Hud,
     /// The compaction text: asked for, or the answer.
     Compaction(Option<Result<String, String>>),
+    /// The outputs the facts have superseded, with their stubs.
+    Masks,
 }
 
 pub struct App {
@@ -144,6 +146,14 @@ impl App {
                     self.scroll = 0;
                     return Some(Request::Compaction(id));
                 }
+            }
+            KeyCode::Char('m') => {
+                self.detail = if self.detail == Detail::Masks {
+                    Detail::Hud
+                } else {
+                    Detail::Masks
+                };
+                self.scroll = 0;
             }
             KeyCode::Esc => self.detail = Detail::Hud,
             KeyCode::Enter | KeyCode::Tab | KeyCode::BackTab => {

@@ -1,7 +1,7 @@
 //! The words `watch` and `status` both print: the health line, the model's
 //! recent work, and a session's row.
 
-use crate::api::{Activity, EngineDetails, HealthState, ModelStatus, SessionListing, StatusView};
+use crate::api::{Activity, EngineDetails, HealthState, MaskedOutput, ModelStatus, SessionListing, StatusView};
 
 /// `3s`, `4m`, `2h`: how long ago, coarsely.
 pub fn ago(ms: u64) -> String {
@@ -33,6 +33,44 @@ pub fn health_line(status: &StatusView) -> String {
         n => line.push_str(&format!(" · {n} questions waiting")),
     }
     line
+}
+
+/// ` · 3 superseded (41.0 KB)`: outputs: what the plugin may mask in the
+/// agent's requests; nothing when none is.
+pub fn superseded_words(masks: &[MaskedOutput]) -> String {
+    if masks.is_empty() {
+        return String::new();
+    }
+    let bytes = masks.iter().map(|m| m.bytes).sum();
+    format!(" · {} superseded ({})", masks.len(), kilobytes(bytes))
+}
+
+fn kilobytes(bytes: usize) -> String {
+    format!("{:.1} KB", bytes as f64 / 1024.0)
+}
+
+/// The superseded outputs, each with the stub that stands for it where the
+/// plugin masks (its setting `mask`); the tokens its last request saved are
+/// in the HUD's context line.
+pub fn mask_lines(masks: &[MaskedOutput]) -> Vec<String> {
+    if masks.is_empty() {
+        return vec!["No output is superseded yet: nothing can be masked.".to_owned()];
+    }
+    let total: usize = masks.iter().map(|m| m.bytes).sum();
+    let mut lines = vec![
+        format!(
+            "{} outputs superseded, {} in all, about {} tokens. Where the plugin masks, these stubs stand for them in the agent's requests:",
+            masks.len(),
+            kilobytes(total),
+            total / 4
+        ),
+        String::new(),
+    ];
+    for m in masks {
+        lines.push(format!("{} ({})", m.call_id, kilobytes(m.bytes)));
+        lines.push(format!("  {}", m.stub));
+    }
+    lines
 }
 
 /// `model writes 54.2 tok/s`, over the latest completions; nothing before

@@ -146,13 +146,23 @@ fn details(frame: &mut Frame, app: &mut App, area: Rect) {
         Detail::Hud => {
             let Some(view) = app.huds.get(&id) else { return };
             let title = format!(
-                " HUD {} · version {} · {} tokens · {} ",
+                " HUD {} · version {} · {} tokens · {}{} ",
                 clip(&id, 16),
                 view.version,
                 view.tokens,
-                text::model_words(&view.model_status)
+                text::model_words(&view.model_status),
+                text::superseded_words(&view.masks)
             );
             (title, hud_lines(&view.hud), true)
+        }
+        Detail::Masks => {
+            let Some(view) = app.huds.get(&id) else { return };
+            let title = format!(" superseded outputs {} (m: back to the HUD) ", clip(&id, 16));
+            (
+                title,
+                text::mask_lines(&view.masks).into_iter().map(Line::from).collect(),
+                false,
+            )
         }
         Detail::Compaction(text) => {
             let lines = match text {
@@ -210,8 +220,8 @@ fn hud_lines(hud: &str) -> Vec<Line<'static>> {
 fn status_rows(app: &App, width: usize) -> Vec<Line<'static>> {
     let dim = Style::new().fg(Color::DarkGray);
     let keys = match app.focus {
-        Pane::Sessions => "↑↓ select · ⏎ HUD pane · c compaction text · q quit",
-        Pane::Hud => "↑↓ scroll · ⏎ session list · c compaction text · q quit",
+        Pane::Sessions => "↑↓ select · ⏎ HUD pane · c compaction · m masks · q quit",
+        Pane::Hud => "↑↓ scroll · ⏎ session list · c compaction · m masks · q quit",
     };
     let keys = Span::styled(keys, dim);
     let lines = match (&app.connection, &app.status) {
@@ -312,6 +322,44 @@ mod tests {
             url: "http://127.0.0.1:8377".into(),
             why: "connection refused".into(),
         })
+    }
+
+    #[test]
+    fn the_superseded_outputs_are_counted_in_the_title_and_listed_on_m() {
+        let mut app = App::new("http://127.0.0.1:8377".into());
+        app.apply(Update::Connected);
+        let mut event = crate::watch::app::tests::hud("ses_1", "[evolve-hud] facts");
+        if let Update::Hud(e) = &mut event {
+            e.view.masks = vec![
+                crate::api::MaskedOutput {
+                    call_id: "call_3".into(),
+                    bytes: 3891,
+                    stub: "[evolve-hud: masked. It said: ✗ bash `make test` → exit 2]".into(),
+                },
+                crate::api::MaskedOutput {
+                    call_id: "call_4".into(),
+                    bytes: 34_816,
+                    stub: "[evolve-hud: masked. It said: ✓ read lib.js (406 lines)]".into(),
+                },
+            ];
+        }
+        app.apply(event);
+        let text = screen(&mut app, 160, 30);
+        assert!(text.contains("· 2 superseded (37.8 KB)"), "{text}");
+        app.key(crossterm_key('m'));
+        let text = screen(&mut app, 160, 30);
+        assert!(text.contains("superseded outputs ses_1"), "{text}");
+        assert!(text.contains("call_4 (34.0 KB)"), "{text}");
+        assert!(text.contains("It said: ✗ bash `make test` → exit 2"), "{text}");
+        app.key(crossterm_key('m'));
+        assert_eq!(app.detail, crate::watch::app::Detail::Hud);
+    }
+
+    fn crossterm_key(c: char) -> ratatui::crossterm::event::KeyEvent {
+        ratatui::crossterm::event::KeyEvent::new(
+            ratatui::crossterm::event::KeyCode::Char(c),
+            ratatui::crossterm::event::KeyModifiers::NONE,
+        )
     }
 
     #[test]

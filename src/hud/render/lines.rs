@@ -88,7 +88,7 @@ pub(crate) fn call_line_naming(call: &ToolCall, details: usize) -> String {
                 // Failed with nothing named as failing: the key line says
                 // what (with nothing counted as failing, the stated reason).
                 if call.failed() && report.failures.is_empty() {
-                    let key = call.output.as_ref().and_then(|o| o.key_line());
+                    let key = call.output.as_ref().and_then(|o| o.failure_line());
                     if let Some(key) = key.filter(|k| !crate::hud::text::explains_nothing(k)) {
                         line.push_str(&format!("; {}", clean_line(key, 100)));
                     }

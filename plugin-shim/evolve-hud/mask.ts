@@ -25,6 +25,15 @@ export const RECOVER_TOOL = "evolve_output";
 /** Requests a session is expected to go on for at least, in the batch rule. */
 const MIN_REMAINING_REQUESTS = 8;
 
+/**
+ * How far back from a cache breakpoint a prompt cache looks for a prefix it
+ * wrote, in content blocks (Anthropic's is 20). OpenCode marks the last two
+ * messages: a change further back than this finds no prefix after the
+ * system prompt's, and the whole conversation is written again. Two blocks
+ * are kept in hand for the HUD and the new turn.
+ */
+const CACHE_LOOKBACK_BLOCKS = 20 - 2;
+
 /** The `masks` of a sync answer that are well formed. */
 export function masksOf(reply: unknown): MaskedOutput[] {
   if (!isObject(reply) || !Array.isArray(reply.masks)) return [];
@@ -72,6 +81,19 @@ function size(m: unknown): number {
   return n;
 }
 
+/** The content blocks a message becomes in the provider's request: a text each, a call and its result each tool. */
+function blocks(m: unknown): number {
+  if (!isObject(m) || !Array.isArray(m.parts)) return 0;
+  let n = 0;
+  for (const p of m.parts) {
+    if (!isObject(p)) continue;
+    if (p.type === "tool") n += 2;
+    else if ((p.type === "text" || p.type === "reasoning") && typeof p.text === "string" && p.text !== "") n += 1;
+    else if (p.type === "file") n += 1;
+  }
+  return n;
+}
+
 /** What one transform masked. */
 export interface Applied {
   /** Outputs masked in this request, and the characters that saved. */
@@ -89,6 +111,8 @@ export class Masker {
   private originals = new Map<string, Map<string, string>>();
   /** Session → the characters the last request's masks took out. */
   private lastSaved = new Map<string, number>();
+  /** Session → the messages of the request the last batch went into. */
+  private batchedAt = new Map<string, number>();
   /** Dry run: the call ids already logged. */
   private told = new Set<string>();
 
@@ -102,6 +126,7 @@ export class Masker {
     this.applied.delete(sessionID);
     this.originals.delete(sessionID);
     this.lastSaved.delete(sessionID);
+    this.batchedAt.delete(sessionID);
   }
 
   /** The tokens (about 4 characters each) masking took out of the session's last request. */
@@ -133,17 +158,23 @@ export class Masker {
       }
       return result;
     }
-    if (fresh.length > 0 && this.pays(messages, outputs, fresh, applied)) {
-      for (const m of fresh) {
+    const batch = this.batch(messages, outputs, fresh, applied, this.batchedAt.get(sessionID) ?? 0);
+    if (batch.length > 0) {
+      remember(this.batchedAt, sessionID, messages.length, this.maxSessions);
+      for (const m of batch) {
         applied.set(m.call_id, m.stub);
         result.added.push(m.call_id);
       }
-      this.log("info", `evolve-hud: masking ${fresh.length} superseded output(s) from now on: ${result.added.join(", ")}`);
+      this.log("info", `evolve-hud: masking ${batch.length} superseded output(s) from now on: ${result.added.join(", ")}`);
     }
     const originals = this.session(this.originals, sessionID);
     for (const [callID, stub] of applied) {
       const at = outputs.get(callID);
       if (!at) continue;
+      // Another plugin (DCP, loaded first) cleared or changed it since it
+      // was masked: its text stands; the tool still gives the original.
+      const original = originals.get(callID);
+      if (original !== undefined && at.output !== original) continue;
       originals.set(callID, at.output);
       replaceOutput(messages, at, stub);
       result.masked++;
@@ -154,27 +185,53 @@ export class Masker {
   }
 
   /**
-   * Whether masking `fresh` now pays: the characters it saves, read from the
-   * cache on each of the requests the session is expected to go on for (as
-   * many as it has made, at least MIN_REMAINING_REQUESTS), against the
-   * characters after the first of them, written to the cache again once.
-   * Without a prompt cache (both prices 1) it always pays.
+   * The masks of `fresh` to apply now: the newest ones, from the cut that
+   * pays best, or none where no cut pays. A cut pays when the characters its
+   * masks save, read from the cache on each of the requests the session is
+   * expected to go on for (as many as it has made, at least
+   * MIN_REMAINING_REQUESTS), outweigh the characters written to the cache
+   * again once: those after the cut where the cache holds a prefix that
+   * ends before it, else the whole conversation. It does where the cut
+   * lies within the cache's lookback of the end (CACHE_LOOKBACK_BLOCKS) and
+   * after the request of the last batch (`batchedAt` messages), whose
+   * change made every prefix written before it stale. So a superseded
+   * output is masked cheaply while it is recent, or later in one batch
+   * that is worth a rewrite of everything.
+   * Without a prompt cache (both prices 1) every mask pays.
    */
-  private pays(messages: unknown[], outputs: Map<string, Found>, fresh: MaskedOutput[], applied: Map<string, string>): boolean {
-    const saved = fresh.reduce((n, m) => n + outputs.get(m.call_id)!.output.length - m.stub.length, 0);
-    const first = Math.min(...fresh.map((m) => outputs.get(m.call_id)!.message));
-    let suffix = 0;
-    for (let i = first; i < messages.length; i++) suffix += size(messages[i]);
-    // Outputs already masked after the first are written as their stubs.
+  private batch(messages: unknown[], outputs: Map<string, Found>, fresh: MaskedOutput[], applied: Map<string, string>, batchedAt: number): MaskedOutput[] {
+    // The characters each message sends, its outputs already masked as their stubs.
+    const sizes = messages.map(size);
     for (const [callID, stub] of applied) {
       const at = outputs.get(callID);
-      if (at && at.message >= first) suffix -= at.output.length - stub.length;
+      if (at) sizes[at.message] -= at.output.length - stub.length;
     }
     const requests = messages.filter((m) => isObject(m) && isObject(m.info) && m.info.role === "assistant").length;
     const remaining = Math.max(requests, MIN_REMAINING_REQUESTS);
     const { cacheReadPrice: read, cacheWritePrice: write } = this.config;
-    // What is written again: the rest of the request from the first new stub on, masked.
-    return saved * remaining * read >= (suffix - saved) * Math.max(write - read, 0);
+    const newestFirst = fresh
+      .map((m) => ({ m, at: outputs.get(m.call_id)!, saves: outputs.get(m.call_id)!.output.length - m.stub.length }))
+      .sort((a, b) => b.at.message - a.at.message);
+    const whole = sizes.reduce((a, b) => a + b, 0);
+    let best = { gain: 0, take: 0 };
+    let saved = 0;
+    let suffix = 0;
+    let suffixBlocks = 0;
+    let from = messages.length;
+    newestFirst.forEach(({ at, saves }, i) => {
+      for (; from > at.message; ) {
+        suffix += sizes[--from];
+        suffixBlocks += blocks(messages[from]);
+      }
+      saved += saves;
+      // What is written again, masked: the rest of the request from the cut
+      // on, or all of it where the cut is beyond the cache's lookback.
+      const cached = suffixBlocks <= CACHE_LOOKBACK_BLOCKS && at.message >= batchedAt;
+      const rewritten = (cached ? suffix : whole) - saved;
+      const gain = saved * remaining * read - rewritten * Math.max(write - read, 0);
+      if (gain >= best.gain) best = { gain, take: i + 1 };
+    });
+    return newestFirst.slice(0, best.take).map(({ m }) => m);
   }
 
   private session<V>(map: Map<string, Map<string, V>>, sessionID: string): Map<string, V> {

@@ -50,6 +50,18 @@ test("a batch goes only when what it saves outweighs the cache it invalidates", 
   assert.deepEqual(uncached.apply("t", session(4_000, 40_000), masks).added, ["c1"]);
 });
 
+test("a batch starts at the cut that pays best: the newest outputs go, an old one whose cut costs more waits", () => {
+  // c1 (4 KB) before 40 KB of work, then d3 (the last, 10 KB): masking d3
+  // alone pays; taking c1 too would write the 40 KB again.
+  const masker = new Masker(config({}), () => {});
+  const messages = session(4_000, 40_000) as any[];
+  messages[messages.length - 1].parts[0].state.output = "z".repeat(10_000);
+  const both: MaskedOutput[] = [...masks, { call_id: "d3", bytes: 0, stub: stub("d3") }];
+  assert.deepEqual(masker.apply("s", messages, both).added, ["d3"]);
+  assert.equal(outputOf(messages, "c1"), "x".repeat(4_000));
+  assert.equal(outputOf(messages, "d3"), stub("d3"));
+});
+
 test("a mask stays in the same words, goes into copies, and keeps the original for the tool", () => {
   const masker = new Masker(config({ cacheReadPrice: 1, cacheWritePrice: 1 }), () => {});
   const messages = session(10_000, 1_000);
@@ -73,6 +85,22 @@ test("a mask stays in the same words, goes into copies, and keeps the original f
   const pruned = session(10_000, 1_000) as any[];
   pruned[1].parts[0].state.time = { compacted: 1 };
   assert.equal(masker.apply("u", pruned, masks).masked, 0);
+});
+
+test("what another plugin cleared stays as it cleared it, before and after a mask", () => {
+  const masker = new Masker(config({ cacheReadPrice: 1, cacheWritePrice: 1 }), () => {});
+  // Cleared before: shorter than the stub, never masked.
+  const cleared = session(10, 1_000);
+  assert.deepEqual(masker.apply("s", cleared, masks).added, []);
+  assert.equal(outputOf(cleared as any[], "c1"), "x".repeat(10));
+  // Cleared after the mask: its text stands, the tool still has the original.
+  const t = new Masker(config({ cacheReadPrice: 1, cacheWritePrice: 1 }), () => {});
+  assert.deepEqual(t.apply("t", session(10_000, 1_000), masks).added, ["c1"]);
+  const later = session(10_000, 1_000) as any[];
+  later[1].parts[0].state.output = "[Output removed to save context]";
+  t.apply("t", later, masks);
+  assert.equal(outputOf(later, "c1"), "[Output removed to save context]");
+  assert.equal(t.original("t", "c1"), "x".repeat(10_000));
 });
 
 test("dry run logs what it would mask and masks nothing; off does nothing", () => {

@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -278,9 +278,26 @@ export async function opencodeRun(
 export function exportSession({ env }: Prepared, output: string, projectAs = project): any {
   const id = output.match(/"sessionID":"(ses_[A-Za-z0-9]+)"/)?.[1];
   if (!id) throw new Error(`no session id in the run's output\n${output.slice(-2000)}`);
-  const exported = spawnSync(opencode, ["export", id], { cwd: project, env, encoding: "utf8", maxBuffer: 1 << 28 });
-  if (exported.status !== 0) throw new Error(`opencode export failed\n${exported.stderr}`);
-  return JSON.parse(exported.stdout.slice(exported.stdout.indexOf("{")).split(project).join(projectAs));
+  return JSON.parse(JSON.stringify(exportById(env, project, id)).split(project).join(projectAs));
+}
+
+/**
+ * Session `id` as `opencode export` writes it, run in `cwd`. Into a file:
+ * through a pipe, OpenCode exits before a long export is all written.
+ */
+export function exportById(env: Record<string, string>, cwd: string, id: string): any {
+  const dir = mkdtempSync(join(tmpdir(), "evolve-hud-export-"));
+  try {
+    const file = join(dir, "session.json");
+    const fd = openSync(file, "w");
+    const exported = spawnSync(opencode, ["export", id], { cwd, env, encoding: "utf8", stdio: ["ignore", fd, "pipe"] });
+    closeSync(fd);
+    if (exported.status !== 0) throw new Error(`opencode export failed\n${exported.stderr}`);
+    const text = readFileSync(file, "utf8");
+    return JSON.parse(text.slice(text.indexOf("{")));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 export interface OpencodeServer {

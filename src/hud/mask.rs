@@ -42,7 +42,7 @@ pub const MIN_BYTES: usize = 2048;
 const STUB_FAILURES: usize = 8;
 /// Calls after a runner's or checker's output before its stub, which holds
 /// what it said, stands for it.
-pub const OLD_AFTER: usize = 10;
+pub const OLD_AFTER: usize = 6;
 /// Characters of one failing line a stub quotes.
 const STUB_LINE_CHARS: usize = 160;
 
@@ -331,7 +331,7 @@ mod tests {
             (
                 "subset",
                 "bash",
-                json!({ "command": "cargo test broken_0" }),
+                json!({ "command": "cargo test case_1" }),
                 pass.clone(),
                 Some(0),
             ),
@@ -443,7 +443,7 @@ mod tests {
         assert_eq!(ids(&state), ["t1", "t2"]);
         let stub = &masked(&state)[1].stub;
         assert!(
-            stub.contains("10 or more calls old")
+            stub.contains(&format!("{OLD_AFTER} or more calls old"))
                 && stub.contains("✓ bash `cargo test -p parser`: cargo test 200 passed"),
             "{stub}"
         );

@@ -184,9 +184,57 @@ pub fn check_key(command: &str) -> String {
         .rev()
         .find(|s| !s.starts_with("cd ") && !always_succeeds(s))
     {
-        Some(last) => format!("{}\u{1f}{}", check_dirs(command), step_key(last)),
+        Some(last) => format!("{}\u{1f}{}", check_dirs(command), step_key(&program_dir(last).1)),
         None => command.trim().to_owned(),
     }
+}
+
+/// The directory a step's program is told to run in, in place of a `cd`
+/// (`make -C dir`, `make --directory=dir`, `ninja -C dir`, `git -C dir`,
+/// `npm --prefix dir`, `yarn --cwd dir`, `pnpm -C dir`), and the step
+/// without that option: `make -C csrc test` checks what `cd csrc && make
+/// test` does. Only the words before a pipe are the program's.
+fn program_dir(step: &str) -> (Option<String>, std::borrow::Cow<'_, str>) {
+    let own = split_outside_quotes(step, &["|"]).first().copied().unwrap_or(step);
+    let words: Vec<&str> = own.split_whitespace().collect();
+    let Some(at) = words.iter().position(|w| {
+        !w.split_once('=')
+            .is_some_and(|(var, _)| !var.is_empty() && !var.starts_with('-'))
+    }) else {
+        return (None, step.into());
+    };
+    let options: &[&str] = match basename(words[at]) {
+        "make" | "gmake" => &["-C", "--directory"],
+        "ninja" | "git" => &["-C"],
+        "pnpm" => &["-C", "--dir"],
+        "npm" => &["--prefix"],
+        "yarn" => &["--cwd"],
+        _ => return (None, step.into()),
+    };
+    for i in at + 1..words.len() {
+        let w = words[i];
+        let (dir, taken) = if options.contains(&w) {
+            match words.get(i + 1) {
+                Some(dir) => (*dir, 2),
+                None => break,
+            }
+        } else if let Some(dir) = options.iter().find_map(|o| w.strip_prefix(&format!("{o}="))) {
+            (dir, 1)
+        } else if let Some(dir) = w
+            .strip_prefix("-C")
+            .filter(|d| !d.is_empty() && options.contains(&"-C"))
+        {
+            (dir, 1)
+        } else {
+            continue;
+        };
+        let dir = dir.trim_matches(|c| c == '"' || c == '\'').trim_end_matches('/');
+        let mut kept: Vec<&str> = words[..i].to_vec();
+        kept.extend(&words[i + taken..]);
+        let rest = &step[own.len()..];
+        return (Some(dir.to_owned()), format!("{}{rest}", kept.join(" ")).into());
+    }
+    (None, step.into())
 }
 
 /// Whether `step` always succeeds and checks nothing: `true`, `:`, an
@@ -200,14 +248,22 @@ pub(super) fn always_succeeds(step: &str) -> bool {
     }
 }
 
-/// The directories a command changes to, as [`check_key`] records them.
+/// The directories a command changes to, as [`check_key`] records them:
+/// each `cd`, then the one its checked step's program is told to run in
+/// (see [`program_dir`]).
 pub fn check_dirs(command: &str) -> String {
-    steps(command)
+    let steps = steps(command);
+    let mut dirs: Vec<String> = steps
         .iter()
         .filter_map(|s| s.strip_prefix("cd "))
-        .map(str::trim)
-        .collect::<Vec<_>>()
-        .join("/")
+        .map(|d| d.trim().to_owned())
+        .collect();
+    let checked = steps
+        .iter()
+        .rev()
+        .find(|s| !s.starts_with("cd ") && !always_succeeds(s));
+    dirs.extend(checked.and_then(|s| program_dir(s).0));
+    dirs.join("/")
 }
 
 /// What a command that exited 0 passed: the check of its last step and of
@@ -225,7 +281,7 @@ pub fn checks_passed(command: &str) -> Vec<String> {
         if let Some(dir) = step.strip_prefix("cd ") {
             dirs.push(dir.trim());
         } else {
-            keys.push(format!("{}\u{1f}{}", dirs.join("/"), step_key(step)));
+            keys.push(located_key(&dirs, step));
         }
     }
     keys.push(check_key(command));
@@ -248,7 +304,7 @@ pub fn checks_passed_before(command: &str, tool: &str) -> Vec<String> {
             dirs.push(dir.trim());
             continue;
         }
-        let key = step_key(step);
+        let key = step_key(&program_dir(step).1);
         let program = key.split(' ').next().unwrap_or_default();
         let reports = key == tool
             || key.starts_with(&format!("{tool} "))
@@ -259,9 +315,18 @@ pub fn checks_passed_before(command: &str, tool: &str) -> Vec<String> {
         if reports {
             return keys;
         }
-        keys.push(format!("{}\u{1f}{key}", dirs.join("/")));
+        keys.push(located_key(&dirs, step));
     }
     Vec::new()
+}
+
+/// The check of `step` run after `cd`s into `dirs`: those and the directory
+/// its program is told to run in, and its [`step_key`].
+fn located_key(dirs: &[&str], step: &str) -> String {
+    let (dir, step) = program_dir(step);
+    let mut all = dirs.to_vec();
+    all.extend(dir.as_deref());
+    format!("{}\u{1f}{}", all.join("/"), step_key(&step))
 }
 
 /// Whether the check of `wider` runs at least what that of `narrower`

@@ -219,6 +219,13 @@ mod tests {
             ("./node_modules/.bin/jest --verbose", "jest"),
             ("sleep 3; tail -n 4 pytest.log", "tail -n 20 ./pytest.log"),
             ("cat pytest.log", "sleep 5 && tail -20 pytest.log"),
+            // A program told where to run is run there.
+            ("make -C csrc test 2>&1 | tail -30", "cd csrc && make test"),
+            ("make -s --directory=csrc/ test", "cd csrc && make test"),
+            ("make -Ccsrc test", "cd csrc; make test"),
+            ("npm --prefix web test", "cd web && npm test"),
+            ("yarn --cwd web test", "cd web && yarn test"),
+            ("cd app && git -C sub status", "cd app/sub && git status"),
         ];
         for (a, b) in same {
             assert_eq!(check_key(a), check_key(b), "{a} / {b}");
@@ -232,6 +239,10 @@ mod tests {
             ("python a.py", "python b.py"),
             ("echo 'a | b'", "echo a"),
             ("tail -n 4 pytest.log", "tail -n 4 build.log"),
+            ("make -C csrc test", "make test"),
+            ("make -C csrc test", "make -C web test"),
+            // grep's -C after the pipe is not make's.
+            ("make test | grep -C 3 error", "cd 3 && make test"),
         ];
         for (a, b) in different {
             assert_ne!(check_key(a), check_key(b), "{a} / {b}");

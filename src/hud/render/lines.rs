@@ -143,7 +143,8 @@ fn call_report_line(call: &ToolCall, report: &Report, details: usize) -> String 
     match call.command.as_deref().and_then(command::partial_run) {
         Some(partial) => {
             let counts = report.label();
-            clean_line(&line.replacen(&counts, &format!("{counts} ({partial})"), 1), 260)
+            let room = 260 + 150 * (details.max(3) - 3);
+            clean_line(&line.replacen(&counts, &format!("{counts} ({partial})"), 1), room)
         }
         None => line,
     }
@@ -151,11 +152,13 @@ fn call_report_line(call: &ToolCall, report: &Report, details: usize) -> String 
 
 /// `unittest 2 of 4 failed: test_average (AssertionError: 1.5 != 2); test_div (…)`;
 /// the first `details` failures shown with their key line, the rest by
-/// name. Failures are shown in [`display_order`].
+/// name, up to `details` named where that is more than three (a masked
+/// output's stub), else three. Failures are shown in [`display_order`].
 pub(super) fn report_line(report: &Report, details: usize) -> String {
+    let names = details.max(3);
     let mut line = report.label();
     let shown = display_order(&report.failures);
-    let mut failures = shown.iter().take(3).enumerate().map(|(i, f)| match &f.detail {
+    let mut failures = shown.iter().take(names).enumerate().map(|(i, f)| match &f.detail {
         Some(d) if i < details => format!("{} ({})", clean_line(&f.name, 60), clean_line(d, 80)),
         _ => clean_line(&f.name, 60),
     });
@@ -167,11 +170,12 @@ pub(super) fn report_line(report: &Report, details: usize) -> String {
             line.push_str(&more);
         }
         // More failed than are named here.
-        if report.failures.len() > 3 || report.failed > report.failures.len().min(3) {
+        if report.failures.len() > names || report.failed > report.failures.len().min(names) {
             line.push_str("; …");
         }
     }
-    clean_line(&line, 240)
+    // Room for each named failure beyond three: its name and key line.
+    clean_line(&line, 240 + 150 * (names - 3))
 }
 
 /// The order in which a report's failures are shown when not all fit:

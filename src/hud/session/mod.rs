@@ -327,10 +327,16 @@ impl SessionState {
             .output
             .as_deref()
             .map(|o| Clipped::from_client(o, state.clipped.as_ref(), limits.output_head, limits.output_tail));
-        let mut report = output
-            .as_ref()
-            .filter(|_| command.is_some())
-            .and_then(|o| super::checks::read(&o.kept_text()));
+        // The runner's summary and failures from the whole output where the
+        // sidecar has it (a long failing run names its failures in the
+        // middle); from what the plugin kept where it clipped the output.
+        let mut report = match (&output, state.output.as_deref()) {
+            (Some(kept), Some(whole)) if command.is_some() => match state.clipped {
+                Some(_) => super::checks::read(&kept.kept_text()),
+                None => super::checks::read(whole),
+            },
+            _ => None,
+        };
         if let Some(report) = &mut report {
             self.relative_names(report);
         }

@@ -66,7 +66,9 @@ function createShim(options: Source = {}, deps: ShimDeps = {}, client?: PluginIn
           execute: async (args: { id?: unknown; lines?: unknown }, context: { sessionID?: string }) => {
             const id = typeof args?.id === "string" ? args.id : "";
             const sessionID = typeof context?.sessionID === "string" ? context.sessionID : "";
-            const text = core.masker.original(sessionID, id) ?? (await storedOutput(client, sessionID, id));
+            // OpenCode's stored copy first: what the masker saw may carry
+            // another plugin's marks (DCP tags each output with its id).
+            const text = (await storedOutput(client, sessionID, id)) ?? core.masker.original(sessionID, id);
             if (text === undefined) return `No tool output with id "${id}" in this session.`;
             return lineRange(text, typeof args?.lines === "string" ? args.lines : "all");
           },

@@ -17,7 +17,9 @@
 // Tokens are approximated as ceil(bytes / 4) of each block's canonical JSON
 // (keys sorted, `cache_control` removed, the message role included). Not
 // modelled: the minimum cacheable prefix (1,024 tokens on Sonnet), the
-// 5-minute TTL (runs are short), and the cost of output tokens.
+// 5-minute TTL (runs are short), and the cost of output tokens. Each answer
+// reports those three numbers as its usage, as Anthropic does, so OpenCode
+// counts the context as it would for a user (`Scenario.smallUsage` aside).
 
 import { createHash } from "node:crypto";
 import { createServer, type Server } from "node:http";
@@ -34,8 +36,21 @@ export type Step = ToolStep | null | ((body: any) => ToolStep | null);
 export interface Scenario {
   script: Step[];
   answer?: string;
+  /**
+   * Report 100 input tokens on every request, so that OpenCode compacts only
+   * when told (`bigUsageAt`). Otherwise each answer reports the request's
+   * billed tokens (input, cache write, cache read), as Anthropic would, and
+   * OpenCode's own prune and auto-compaction act as they do for users.
+   */
+  smallUsage?: boolean;
   /** Main request at which to report a near-full context once (auto-compaction). */
   bigUsageAt?: number;
+  /**
+   * Steps after the script, made only to check the run (e.g. get every
+   * masked output back); their requests are billed as `check`. The answer
+   * comes once it returns null.
+   */
+  tail?: (body: any, index: number) => ToolStep | null;
 }
 
 export type Kind = "main" | "title" | "summary";
@@ -54,6 +69,8 @@ export interface BlockSig {
 export interface Billed {
   kind: Kind;
   index: number;
+  /** A request after the script, made by `tail` to check the run. */
+  check: boolean;
   input: number;
   write: number;
   read: number;
@@ -66,6 +83,21 @@ export interface Billed {
   blocks: BlockSig[];
   /** Index of the last block read from the cache (-1: none). */
   readTo: number;
+  /** Tool results that are evolve-hud stubs, by tool_use id. */
+  stubs: { id: string; text: string }[];
+  /** The text of the HUD in the last message, if any. */
+  hudText: string;
+}
+
+const resultText = (b: any): string =>
+  typeof b.content === "string" ? b.content : Array.isArray(b.content) ? b.content.map((c: any) => c?.text ?? "").join("") : "";
+
+/** The tool results of a request, by tool_use id, in order. */
+export function toolResults(body: any): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const m of body.messages ?? [])
+    for (const b of Array.isArray(m.content) ? m.content : []) if (b?.type === "tool_result") out.set(b.tool_use_id, resultText(b));
+  return out;
 }
 
 export const tokensOf = (s: string) => Math.ceil(Buffer.byteLength(s, "utf8") / 4);
@@ -109,7 +141,7 @@ export function blocksOf(body: any): { json: string; label: string; bp: boolean;
 export class PromptCache {
   private written = new Set<string>();
 
-  bill(body: any): Omit<Billed, "kind" | "index"> {
+  bill(body: any): Omit<Billed, "kind" | "index" | "check"> {
     const blocks = blocksOf(body);
     const hashes: string[] = [];
     let h = "";
@@ -146,6 +178,8 @@ export class PromptCache {
       breakpoints: bps.length,
       blocks: blocks.map((b, i) => ({ h: hashes[i].slice(0, 10), label: b.label, tokens: tokens[i], bp: b.bp })),
       readTo,
+      stubs: [...toolResults(body)].filter(([, text]) => text.startsWith("[evolve-hud:")).map(([id, text]) => ({ id, text })),
+      hudText: blocks.filter((b) => b.hud && b.msg === lastMsg).map((b) => JSON.parse(b.json).block.text as string).join("\n"),
     };
   }
 }
@@ -182,16 +216,19 @@ export class FakeAnthropic {
         const kind: Kind = main ? "main" : /title generator/i.test(system) ? "title" : "summary";
         const index = kind === "main" ? this.mainCount++ : this.billed.filter((b) => b.kind === kind).length;
         const usage = this.cache.bill(body);
-        this.billed.push({ kind, index, ...usage });
+        const { script, answer = "done", bigUsageAt, smallUsage, tail } = this.scenario;
+        this.billed.push({ kind, index, check: kind === "main" && index > script.length, ...usage });
         if (this.keepBody(kind, index)) this.bodies.push({ kind, index, body });
-        const { script, answer = "done", bigUsageAt } = this.scenario;
         let step: ToolStep | null | undefined;
         if (kind === "main" && index < script.length) {
           const s = script[index];
           step = typeof s === "function" ? s(body) : s;
-        }
+        } else if (kind === "main" && tail) step = tail(body, index);
         const text = { main: answer, summary: "## Goal\nThe summary.", title: "Fake session title" }[kind];
-        const reported = kind === "main" && index === bigUsageAt ? 7900 : 100;
+        const small = kind === "main" && index === bigUsageAt ? 7900 : 100;
+        const reported = smallUsage
+          ? { input_tokens: small, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }
+          : { input_tokens: usage.input, cache_creation_input_tokens: usage.write, cache_read_input_tokens: usage.read };
         res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
         const ev = (type: string, data: object) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
         ev("message_start", {
@@ -203,9 +240,7 @@ export class FakeAnthropic {
             model: body.model ?? "claude-sonnet-4-5",
             stop_reason: null,
             stop_sequence: null,
-            // What OpenCode sees is kept small (bigUsageAt aside) so that it
-            // compacts only when asked; the billed numbers are in `billed`.
-            usage: { input_tokens: reported, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+            usage: { ...reported, output_tokens: 1 },
           },
         });
         if (step) {

@@ -5,19 +5,26 @@
 // Drives the real OpenCode (npm opencode-ai@1.18.33) offline, through its
 // bundled @ai-sdk/anthropic provider, against the fake Anthropic API in
 // fake-anthropic.ts, which bills each request as Anthropic's prompt cache
-// would. Five configurations: no plugin, evolve-hud (with a real sidecar),
-// evolve-hud masking superseded outputs, DCP (@tarquinen/opencode-dcp from
-// cost/node_modules), both. Prints the
-// table and the goal checks; request bodies go to $COST_OUT (default
-// /tmp/evolve-hud-cost).
+// would, and reports that usage to OpenCode (so its prune and auto-compaction
+// act as they do for users). Six configurations: no plugin, evolve-hud (with
+// a real sidecar), evolve-hud masking superseded outputs, DCP
+// (@tarquinen/opencode-dcp from cost/node_modules), DCP and evolve-hud, and
+// all three. Where evolve-hud masks, the run then asks for every masked
+// output back through its tool (requests billed apart, as checks), and the
+// harness checks each against OpenCode's stored copy, and that the facts
+// each held (facts.ts) were in its stub or the HUD on every request that
+// masked it. Prints the table and the goal checks; request bodies go to
+// $COST_OUT (default /tmp/evolve-hud-cost).
 
 import { spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { FakeAnthropic, type Billed, type Kind, type Scenario, type Step } from "./fake-anthropic.ts";
-import { freshHome, opencode, opencodeEnv, startSidecar, type Sidecar } from "../test/opencode.ts";
+import { FakeAnthropic, toolResults, type Billed, type Kind, type Scenario, type Step, type ToolStep } from "./fake-anthropic.ts";
+import { lostFacts, type Original } from "./facts.ts";
+import { marathon } from "./marathon.ts";
+import { exportById, freshHome, opencode, opencodeEnv, startSidecar, type Sidecar } from "../test/opencode.ts";
 import { repoRoot } from "../test/helpers.ts";
 
 const MODEL = "claude-sonnet-4-5";
@@ -26,8 +33,11 @@ const dcp = pathToFileURL(join(repoRoot, "plugin-shim/cost/node_modules/@tarquin
 const OUT = process.env.COST_OUT ?? "/tmp/evolve-hud-cost";
 const SUMMARY_MARK = "COST-RUN-SUMMARY";
 
-type Config = "none" | "hud" | "mask" | "dcp" | "both";
-const CONFIGS: Config[] = ["none", "hud", "mask", "dcp", "both"];
+type Config = "none" | "hud" | "mask" | "dcp" | "both" | "all";
+const CONFIGS: Config[] = ["none", "hud", "mask", "dcp", "both", "all"];
+const hasDcp = (c: Config) => c === "dcp" || c === "both" || c === "all";
+const hasHud = (c: Config) => c !== "none" && c !== "dcp";
+const masks = (c: Config) => c === "mask" || c === "all";
 
 interface Session {
   name: string;
@@ -137,6 +147,16 @@ const sessions: Session[] = [
     timeoutMs: 600_000,
   },
   {
+    name: "marathon",
+    // 100+ steps of real runs of real tools (marathon.ts): two test suites
+    // failing and fixed one failure at a time, large files read and read
+    // again, a build log rebuilt, searches, git, a lint that stays failing.
+    scenario: marathon,
+    limit: { context: 200_000, output: 8192 },
+    keepBody: (kind, i) => kind !== "main" || i % 10 === 0,
+    timeoutMs: 1_200_000,
+  },
+  {
     name: "compaction",
     // Six calls; OpenCode is told at request 2 that the context is full, and compacts.
     scenario: (p) => ({
@@ -149,6 +169,7 @@ const sessions: Session[] = [
         read(join(p, "notes.txt")),
       ],
       bigUsageAt: 2,
+      smallUsage: true,
     }),
     limit: { context: 8000, output: 1000 },
     keepBody: () => true,
@@ -163,6 +184,60 @@ interface Outcome {
   seconds: number;
   billed: Billed[];
   output: string;
+  /** Where evolve-hud masked: outputs masked, and what the checks found. */
+  masking?: Masking;
+}
+
+interface Masking {
+  masked: number;
+  /** Masked outputs the tool gave back exactly as OpenCode stores them. */
+  whole: number;
+  /** Facts (facts.ts) a stub and its request's HUD did not hold: `call: fact (request)`. */
+  lost: string[];
+  /** Outputs the tool gave back different, or not at all. */
+  notWhole: string[];
+}
+
+/**
+ * After the script, asks for every output masked in the last request back
+ * through the recover tool, one per request.
+ */
+function recoverAll(): (body: any, index: number) => ToolStep | null {
+  let pending: string[] | undefined;
+  return (body) => {
+    pending ??= [...toolResults(body).values()].filter((t) => t.startsWith("[evolve-hud:")).map((t) => /with id "([^"]+)"/.exec(t)?.[1] ?? "").filter(Boolean);
+    const id = pending.shift();
+    return id ? { tool: "evolve_output", args: { id } } : null;
+  };
+}
+
+/** The completed tool calls of an exported session, by call id. */
+function toolCalls(exported: any): Map<string, Original & { input: any }> {
+  const out = new Map<string, Original & { input: any }>();
+  for (const m of exported.messages ?? [])
+    for (const p of m.parts ?? [])
+      if (p.type === "tool" && p.state?.status === "completed")
+        out.set(p.callID, { tool: p.tool, input: p.state.input, output: p.state.output, exit: p.state.metadata?.exit });
+  return out;
+}
+
+/** What the recover tool gave back, as OpenCode stored it, by the id asked for. */
+function recovered(calls: Map<string, Original & { input: any }>): Map<string, string> {
+  return new Map([...calls.values()].filter((c) => c.tool === "evolve_output").map((c) => [String(c.input?.id), c.output]));
+}
+
+function checkMasking(billed: Billed[], calls: Map<string, Original>, got: Map<string, string>): Masking {
+  const lost = new Map<string, string>();
+  const ids = new Set<string>();
+  for (const b of billed.filter((b) => b.kind === "main" && !b.check))
+    for (const { id, text } of b.stubs) {
+      ids.add(id);
+      const o = calls.get(id);
+      if (!o) continue;
+      for (const f of lostFacts(o, text, b.hudText)) if (!lost.has(`${id}: ${f.what}`)) lost.set(`${id}: ${f.what}`, `${id}: ${f.what} (request ${b.index})`);
+    }
+  const notWhole = [...ids].filter((id) => got.get(id) !== calls.get(id)?.output);
+  return { masked: ids.size, whole: ids.size - notWhole.length, lost: [...lost.values()], notWhole };
 }
 
 async function runOne(session: Session, config: Config, sidecar: Sidecar | undefined): Promise<Outcome> {
@@ -174,9 +249,11 @@ async function runOne(session: Session, config: Config, sidecar: Sidecar | undef
   mkdirSync(project, { recursive: true });
   const xdg = freshHome(home, project);
   const global = join(xdg.XDG_CONFIG_HOME, "opencode");
-  const fake = await FakeAnthropic.start(session.scenario(project), session.keepBody);
-  const withDcp = config === "dcp" || config === "both";
-  const withHud = config === "hud" || config === "mask" || config === "both";
+  const scenario = session.scenario(project);
+  const recovery = masks(config) && !scenario.smallUsage;
+  const fake = await FakeAnthropic.start({ ...scenario, tail: recovery ? recoverAll() : undefined }, session.keepBody);
+  const withDcp = hasDcp(config);
+  const withHud = hasHud(config);
   // DCP as its README installs it: in the global config (so it loads
   // first); evolve-hud in the project's. DCP's own config: no auto-update.
   writeFileSync(join(global, "opencode.json"), JSON.stringify({ plugin: withDcp ? [dcp] : [] }));
@@ -198,12 +275,12 @@ async function runOne(session: Session, config: Config, sidecar: Sidecar | undef
         models: { [MODEL]: { name: "Claude Sonnet 4.5", tool_call: true, limit: session.limit } },
       },
     },
-    plugin: withHud ? [[shim, { url: sidecar!.url, autostart: false, ...(config === "mask" && { mask: "on" }) }]] : [],
+    plugin: withHud ? [[shim, { url: sidecar!.url, autostart: false, ...(masks(config) && { mask: "on" }) }]] : [],
   };
   writeFileSync(join(project, "opencode.json"), JSON.stringify(config_, null, 2));
   const env = opencodeEnv(home, xdg);
   const started = performance.now();
-  const child = spawn(opencode, ["run", "--model", `anthropic/${MODEL}`], { cwd: project, env, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(opencode, ["run", "--format", "json", "--model", `anthropic/${MODEL}`], { cwd: project, env, stdio: ["pipe", "pipe", "pipe"] });
   let output = "";
   child.stdout.on("data", (d) => (output += d));
   child.stderr.on("data", (d) => (output += d));
@@ -218,13 +295,24 @@ async function runOne(session: Session, config: Config, sidecar: Sidecar | undef
   for (const { kind, index, body } of fake.bodies) writeFileSync(join(dir, `${kind}-${String(index).padStart(3, "0")}.json`), JSON.stringify(body, null, 1));
   writeFileSync(join(dir, "billed.json"), JSON.stringify(fake.billed));
   writeFileSync(join(dir, "output.txt"), output);
+  let masking: Masking | undefined;
+  if (recovery) {
+    const id = output.match(/"sessionID":"(ses_[A-Za-z0-9]+)"/)?.[1];
+    const exported = id ? exportById(env, project, id) : undefined;
+    const calls = toolCalls(exported ?? {});
+    masking = exported ? checkMasking(fake.billed, calls, recovered(calls)) : { masked: 0, whole: 0, lost: ["no session id in the output"], notWhole: [] };
+    writeFileSync(join(dir, "masking.json"), JSON.stringify(masking, null, 1));
+    writeFileSync(join(dir, "session.json"), JSON.stringify(exported));
+  }
   rmSync(base, { recursive: true, force: true });
-  return { session: session.name, config, code, seconds: (performance.now() - started) / 1000, billed: fake.billed, output };
+  return { session: session.name, config, code, seconds: (performance.now() - started) / 1000, billed: fake.billed, output, masking };
 }
 
 // --- Reporting ------------------------------------------------------------------
 
-const counted = (o: Outcome) => o.billed.filter((b) => b.kind !== "title");
+/** The requests billed to the session: not the title's, not the checks after the script. */
+const counted = (o: Outcome) => o.billed.filter((b) => b.kind !== "title" && !b.check);
+const contextOf = (b: Billed) => b.input + b.write + b.read;
 const units = (b: { input: number; write: number; read: number }) => b.input + 1.25 * b.write + 0.1 * b.read;
 
 function row(o: Outcome) {
@@ -236,6 +324,8 @@ function row(o: Outcome) {
     ...t,
     units: units(t),
     share: t.read / Math.max(1, t.input + t.write + t.read),
+    peak: Math.max(0, ...main.map(contextOf)),
+    compactions: bs.filter((b) => b.kind === "summary").length,
     hudMean,
     requests: `${main.length}+${bs.length - main.length}`,
     hudded: main.filter((b) => b.hud > 0).length,
@@ -281,7 +371,7 @@ async function main() {
     return report(all.sort((a, b) => order(a) - order(b)));
   }
   const chosen = names.length ? sessions.filter((s) => names.includes(s.name)) : sessions;
-  const sidecar = configs.some((c) => c === "hud" || c === "mask" || c === "both") ? await startSidecar() : undefined;
+  const sidecar = configs.some(hasHud) ? await startSidecar() : undefined;
   const outcomes: Outcome[] = [];
   try {
     for (const s of chosen)
@@ -299,15 +389,34 @@ async function main() {
 }
 
 export function report(outcomes: Outcome[]) {
-  console.log(`| session | config | billed input (units) | input | cache write | cache read | read share | HUD tokens/request | requests (main+summary) | with HUD |`);
-  console.log(`|---|---|---:|---:|---:|---:|---:|---:|---:|---:|`);
+  console.log(`| session | config | billed input (units) | input | cache write | cache read | read share | peak context | compactions | HUD tokens/request | requests (main+summary) | with HUD | masked (given back whole) | facts lost |`);
+  console.log(`|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|`);
   for (const o of outcomes) {
     const r = row(o);
-    console.log(`| ${o.session} | ${o.config} | ${Math.round(r.units)} | ${r.input} | ${r.write} | ${r.read} | ${(100 * r.share).toFixed(1)}% | ${r.hudMean.toFixed(0)} | ${r.requests} | ${r.hudded} |`);
+    const m = o.masking;
+    console.log(
+      `| ${o.session} | ${o.config} | ${Math.round(r.units)} | ${r.input} | ${r.write} | ${r.read} | ${(100 * r.share).toFixed(1)}% | ${r.peak} | ${r.compactions} | ${r.hudMean.toFixed(0)} | ${r.requests} | ${r.hudded} | ${m ? `${m.masked} (${m.whole})` : ""} | ${m ? m.lost.length : ""} |`,
+    );
   }
   console.log("");
   for (const s of [...new Set(outcomes.map((o) => o.session))]) {
     const by = (c: Config) => outcomes.find((o) => o.session === s && o.config === c);
+    const none = by("none");
+    for (const c of ["mask", "all"] as Config[]) {
+      const o = by(c);
+      if (!o) continue;
+      const r = row(o);
+      const vs = (x: Config, f: (r: ReturnType<typeof row>) => number) => {
+        const b = by(x);
+        return b ? (f(r) / Math.max(1, f(row(b)))).toFixed(3) : "-";
+      };
+      console.log(
+        `masking ${s}/${c}: bills ${vs("none", (r) => r.units)} of none, ${vs("hud", (r) => r.units)} of hud, ${vs("dcp", (r) => r.units)} of dcp; peak context ${vs("none", (r) => r.peak)} of none; read share ${(100 * r.share).toFixed(1)}%` +
+          (none ? "" : " (no none run)"),
+      );
+      for (const l of o.masking?.lost.slice(0, 8) ?? []) console.log(`  fact lost: ${l}`);
+      for (const l of o.masking?.notWhole.slice(0, 8) ?? []) console.log(`  not given back whole: ${l}`);
+    }
     for (const [b, h] of [["none", "hud"], ["dcp", "both"]] as [Config, Config][]) {
       const [x, y] = [by(b), by(h)];
       if (!x || !y) continue;

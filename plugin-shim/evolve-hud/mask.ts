@@ -107,7 +107,7 @@ export interface Applied {
 export class Masker {
   /** Session → call id → the stub it got, in the order masked (most recently used session last). */
   private applied = new Map<string, Map<string, string>>();
-  /** Session → call id → the output as OpenCode holds it. */
+  /** Session → call id → the output as the request held it (after any plugin loaded before this one). */
   private originals = new Map<string, Map<string, string>>();
   /** Session → the characters the last request's masks took out. */
   private lastSaved = new Map<string, number>();
@@ -134,7 +134,7 @@ export class Masker {
     return Math.round((this.lastSaved.get(sessionID) ?? 0) / 4);
   }
 
-  /** The output a masked call had, as OpenCode holds it. */
+  /** The output a masked call had in the request, for the recover tool where OpenCode's stored copy cannot be had. */
   original(sessionID: string, callID: string): string | undefined {
     return this.originals.get(sessionID)?.get(callID);
   }

@@ -204,30 +204,33 @@ mod base_tests {
     use super::Base;
     use std::ffi::OsString;
 
+    /// The rule's cases, shared with the plugin's test of `baseDir`.
+    const CASES: &str = include_str!("../tests/fixtures/xdg-bases.json");
+
     #[test]
     fn each_base_is_its_variable_else_its_folder_under_home_else_an_error() {
-        let env = |pairs: &'static [(&'static str, &'static str)]| {
-            move |name: &str| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| OsString::from(v))
-        };
-        let home = env(&[("HOME", "/h"), ("XDG_CONFIG_HOME", "")]);
-        assert_eq!(
-            Base::Config.dir_in("x", home).unwrap(),
-            std::path::Path::new("/h/.config")
-        );
-        assert_eq!(
-            Base::State.dir_in("x", home).unwrap(),
-            std::path::Path::new("/h/.local/state")
-        );
-        assert_eq!(
-            Base::Cache.dir_in("x", home).unwrap(),
-            std::path::Path::new("/h/.cache")
-        );
-        let moved = env(&[("HOME", "/h"), ("XDG_STATE_HOME", "/s")]);
-        assert_eq!(Base::State.dir_in("x", moved).unwrap(), std::path::Path::new("/s"));
-        let why = Base::State.dir_in("lock files", env(&[])).unwrap_err().to_string();
-        assert!(
-            why.contains("XDG_STATE_HOME") && why.contains("HOME") && why.contains("lock files"),
-            "{why}"
-        );
+        let table: serde_json::Value = serde_json::from_str(CASES).expect("the cases are JSON");
+        let cases = table["cases"].as_array().expect("a list of cases");
+        assert!(cases.len() >= 10, "the shared table is there");
+        for case in cases {
+            let env = case["env"].as_object().expect("an environment");
+            let lookup = |name: &str| env.get(name).and_then(|v| v.as_str()).map(OsString::from);
+            let base = match case["base"].as_str() {
+                Some("config") => Base::Config,
+                Some("state") => Base::State,
+                Some("cache") => Base::Cache,
+                other => panic!("no base {other:?}"),
+            };
+            match case["dir"].as_str() {
+                Some(dir) => assert_eq!(base.dir_in("x", lookup).unwrap(), std::path::Path::new(dir), "{case}"),
+                None => {
+                    let why = base.dir_in("lock files", lookup).unwrap_err().to_string();
+                    assert!(
+                        why.contains(base.var()) && why.contains("HOME") && why.contains("lock files"),
+                        "{case}: {why}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -13,7 +13,7 @@ import { Masker, type MaskedOutput } from "./mask.ts";
 import { remember } from "./sessions.ts";
 import { appLog, FailOpen, type Log } from "./log.ts";
 import { tellTheUser, toastVia } from "./notify.ts";
-import { Sidecar, sessionPath } from "./sidecar.ts";
+import { Sidecar, SidecarError, sessionPath } from "./sidecar.ts";
 import { slimToolEvent } from "./slim.ts";
 import { HudSync, type ContextUse } from "./sync.ts";
 
@@ -80,7 +80,7 @@ export function createCore(options: Source = {}, deps: ShimDeps = {}, client?: P
   const sync = new HudSync(config, sidecar);
   const masker = new Masker(config, log);
   const limits = new Map<string, number>();
-  const failOpen = new FailOpen(log);
+  const failOpen = new FailOpen(log, (e) => e instanceof SidecarError);
   const stateFile = config.heartbeatStateFile ?? join(deps.directory ?? process.cwd(), ".opencode", "evolve-hud-heartbeat.json");
   const heartbeat = client ? new Heartbeat(config, sidecar, client, stateFile, log) : undefined;
   heartbeat?.start();

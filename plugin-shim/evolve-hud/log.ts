@@ -1,7 +1,6 @@
 // Logging through OpenCode, and the fail-open guard every hook runs in.
 
 import type { PluginInput } from "@opencode-ai/plugin";
-import { SidecarError } from "./sidecar.ts";
 
 export type Log = (level: "info" | "warn" | "error", message: string) => void;
 
@@ -20,13 +19,17 @@ export function appLog(client?: PluginInput["client"]): Log {
 /**
  * Fail open: a hook's failure never escapes to OpenCode (the hook's output
  * is left as the body left it). Each kind of failure in each hook is logged
- * once. The sidecar client's own failures are not: its circuit breaker
- * already logs one line when the HUD goes off and one when it is back.
+ * once. Failures `toldElsewhere` accepts are not: the sidecar client's
+ * circuit breaker already logs one line when the HUD goes off and one when
+ * it is back.
  */
 export class FailOpen {
   private seen = new Set<string>();
 
-  constructor(private log: Log) {}
+  constructor(
+    private log: Log,
+    private toldElsewhere: (e: unknown) => boolean = () => false,
+  ) {}
 
   /** `body` as a hook that never throws; `name` names it in the log. */
   hook<A extends unknown[]>(name: string, body: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
@@ -41,7 +44,7 @@ export class FailOpen {
 
   /** Records a failure of `where` (a hook, or fire-and-forget work it started). */
   failed(where: string, e: unknown): void {
-    if (e instanceof SidecarError) return;
+    if (this.toldElsewhere(e)) return;
     const kind = (e as Error)?.name ?? typeof e;
     const key = `${where}: ${kind}`;
     if (this.seen.has(key)) return;

@@ -8,14 +8,23 @@
 import { accessSync, chmodSync, closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, realpathSync, statSync, type Stats } from "node:fs";
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 
+/** Each base folder's variable and its place under HOME. */
+const BASES = {
+  config: ["XDG_CONFIG_HOME", ".config"],
+  state: ["XDG_STATE_HOME", ".local/state"],
+  cache: ["XDG_CACHE_HOME", ".cache"],
+} as const;
+
 /**
  * The user's base folder of `kind` by the XDG rule the sidecar shares
- * (src/private.rs, `Base`): `$XDG_CONFIG_HOME` else `~/.config`,
- * `$XDG_STATE_HOME` else `~/.local/state`, an empty value counting as unset;
- * undefined when neither it nor HOME is set.
+ * (src/private.rs, `Base`; both run the cases of
+ * tests/fixtures/xdg-bases.json): `$XDG_CONFIG_HOME` else `~/.config`,
+ * `$XDG_STATE_HOME` else `~/.local/state`, `$XDG_CACHE_HOME` else
+ * `~/.cache`, an empty value counting as unset; undefined when neither it
+ * nor HOME is set.
  */
-export function baseDir(env: Record<string, string | undefined>, kind: "config" | "state"): string | undefined {
-  const [variable, underHome] = kind === "config" ? ["XDG_CONFIG_HOME", ".config"] : ["XDG_STATE_HOME", ".local/state"];
+export function baseDir(env: Record<string, string | undefined>, kind: keyof typeof BASES): string | undefined {
+  const [variable, underHome] = BASES[kind];
   return env[variable] || (env.HOME ? join(env.HOME, underHome) : undefined);
 }
 

@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { EvolveHudPlugin } from "../evolve-hud.ts";
 import { isHud } from "../evolve-hud/hud.ts";
-import type { Log } from "../evolve-hud/log.ts";
+import { FailOpen, type Log } from "../evolve-hud/log.ts";
+import { SidecarError } from "../evolve-hud/sidecar.ts";
 import { clone, deadPort, FakeSidecar, TEST_SECRET, timeSteps, transforms, type Behaviour } from "./helpers.ts";
 
 const { createShim } = EvolveHudPlugin.internals;
@@ -326,4 +327,17 @@ test("the port `service install` recorded is where the plugin looks; a corrupt r
   const logs: string[] = [];
   createShim({ autostart: false }, { log: (_, m) => logs.push(m), env: fake.env });
   assert.match(logs.join("\n"), /ignoring the launch record: .*launch\.json is not JSON/);
+});
+
+test("a failure told elsewhere (the sidecar client's) is not logged again; each other kind once per place", async () => {
+  const logs: string[] = [];
+  const guard = new FailOpen((_, m) => logs.push(m), (e) => e instanceof SidecarError);
+  const hook = guard.hook("transform", async (e: Error) => {
+    throw e;
+  });
+  await hook(new SidecarError("no sidecar answers", "refused"));
+  await hook(new TypeError("one"));
+  await hook(new TypeError("two"));
+  assert.deepEqual(logs.length, 1);
+  assert.match(logs[0], /^evolve-hud: transform failed open \(TypeError: one\)/);
 });

@@ -13,8 +13,8 @@ import { join } from "node:path";
 import { test, type TestContext } from "node:test";
 import { DEFAULTS } from "../evolve-hud/config.ts";
 import { Launcher, readLaunchRecord, type LaunchRecord } from "../evolve-hud/launcher.ts";
-import { openPrivateLog, ownFolder, trustedBinary } from "../evolve-hud/private.ts";
-import { deadPort } from "./helpers.ts";
+import { baseDir, openPrivateLog, ownFolder, trustedBinary } from "../evolve-hud/private.ts";
+import { deadPort, repoRoot } from "./helpers.ts";
 
 const isRoot = process.getuid?.() === 0;
 const mode = (path: string) => statSync(path).mode & 0o7777;
@@ -50,6 +50,14 @@ async function launch(env: Record<string, string>, record: LaunchRecord, marker:
   for (let waited = 0; waited < waitMs && !existsSync(marker); waited += 20) await new Promise((r) => setTimeout(r, 20));
   return { logs, notices, ran: existsSync(marker) ? readFileSync(marker, "utf8") : undefined };
 }
+
+test("the base folders follow the XDG rule the sidecar runs: the same table of cases", () => {
+  const { cases } = JSON.parse(readFileSync(join(repoRoot, "tests/fixtures/xdg-bases.json"), "utf8")) as {
+    cases: { env: Record<string, string>; base: "config" | "state" | "cache"; dir: string | null }[];
+  };
+  assert.ok(cases.length >= 10, "the shared table is there");
+  for (const c of cases) assert.equal(baseDir(c.env, c.base) ?? null, c.dir, JSON.stringify(c));
+});
 
 test("a binary of the user's that no one else can write is run: the file checked, links resolved", async (t) => {
   const s = scratch(t);

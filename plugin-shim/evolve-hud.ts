@@ -154,7 +154,9 @@ interface Loaded {
  */
 function secondCopy(directory: string, client: PluginInput["client"] | undefined, self = import.meta.url): { notice?: string } | undefined {
   try {
-    const loaded: Loaded = ((globalThis as Record<symbol, unknown>)[LOADED] ??= { copies: new Map(), told: new Set() }) as Loaded;
+    const global = globalThis as Record<symbol, unknown>;
+    global[LOADED] ??= { copies: new Map(), told: new Set() };
+    const loaded = global[LOADED] as Loaded;
     const first = loaded.copies.get(directory);
     if (first === undefined || first === self) {
       loaded.copies.set(directory, self);
@@ -185,7 +187,7 @@ const plugin: Plugin = async (input, options) => {
     let toast = notice && loadConfig(options ?? {}, process.env).config.notify ? toastVia(input?.client) : undefined;
     return {
       event: async () => {
-        toast?.(notice!, "warning");
+        if (notice) toast?.(notice, "warning");
         toast = undefined;
       },
     };

@@ -100,9 +100,11 @@ export class Heartbeat {
     // Writing the text took a while: a session may have started meanwhile.
     if (await this.othersBusy(state)) return "busy";
     await this.cleanup(state, model);
-    if (!state.sessionID) {
+    let sessionID = state.sessionID;
+    if (!sessionID) {
       const created = await call<{ id: string }>(this.client.session.create({ body: { title: "[heartbeat]" } }));
-      Object.assign(state, { sessionID: created.id, count: 0, tokens: 0 });
+      sessionID = created.id;
+      Object.assign(state, { sessionID, count: 0, tokens: 0 });
       await this.save(state);
     }
     // And the clean-up may have taken a while too: the last look right
@@ -111,7 +113,7 @@ export class Heartbeat {
     try {
       const answer = await call<{ info?: { tokens?: { input?: number; output?: number } } }>(
         this.client.session.prompt({
-          path: { id: state.sessionID! },
+          path: { id: sessionID },
           body: {
             model,
             ...(this.config.heartbeatAgent ? { agent: this.config.heartbeatAgent } : {}),

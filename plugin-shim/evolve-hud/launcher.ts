@@ -33,7 +33,8 @@ export interface LaunchRecord {
 
 /** evolve-hud's folder of `kind` (config or state) of this user (see `baseDir`), with the OS's home where HOME is unset. */
 function userDir(env: NodeJS.ProcessEnv, kind: "config" | "state"): string {
-  return join(baseDir({ ...env, HOME: env.HOME || homedir() }, kind)!, "evolve-hud");
+  // With HOME set to the OS's home there always is one.
+  return join(baseDir({ ...env, HOME: env.HOME || homedir() }, kind) ?? homedir(), "evolve-hud");
 }
 
 /**
@@ -336,7 +337,7 @@ export class Launcher {
     try {
       // The IP address, as every exchange: `localhost` might lead to another account's server.
       const { base } = await dialTarget(this.config.url);
-      const response = await fetch(base + "/health", { signal: AbortSignal.timeout(1000) });
+      const response = await fetch(`${base}/health`, { signal: AbortSignal.timeout(1000) });
       const body: unknown = await response.json().catch(() => undefined);
       if (response.ok) return { kind: "ready" };
       if (isObject(body) && body.status === "loading") {

@@ -210,7 +210,10 @@ export class Masker {
     const remaining = Math.max(requests, MIN_REMAINING_REQUESTS);
     const { cacheReadPrice: read, cacheWritePrice: write } = this.config;
     const newestFirst = fresh
-      .map((m) => ({ m, at: outputs.get(m.call_id)!, saves: outputs.get(m.call_id)!.output.length - m.stub.length }))
+      .flatMap((m) => {
+        const at = outputs.get(m.call_id);
+        return at ? [{ m, at, saves: at.output.length - m.stub.length }] : [];
+      })
       .sort((a, b) => b.at.message - a.at.message);
     const whole = sizes.reduce((a, b) => a + b, 0);
     let best = { gain: 0, take: 0 };

@@ -151,7 +151,7 @@ export function toastVia(client: Client | undefined): Toast | undefined {
   if (!client) return undefined;
   return (message, variant) => {
     try {
-      const shown = (client as any)?.tui?.showToast?.({ body: { title: "evolve-hud", message, variant, duration: 8000 } });
+      const shown = (client as { tui?: { showToast?: (request: unknown) => unknown } } | undefined)?.tui?.showToast?.({ body: { title: "evolve-hud", message, variant, duration: 8000 } });
       (shown as Promise<unknown> | undefined)?.catch?.(() => {});
     } catch {
       // No UI to tell: the log line says it.

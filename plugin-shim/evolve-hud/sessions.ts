@@ -8,11 +8,15 @@ export const MAX_SESSIONS = 256;
 export function remember<V>(map: Map<string, V>, key: string, value: V, max = MAX_SESSIONS): V {
   map.delete(key);
   map.set(key, value);
-  while (map.size > max) map.delete(map.keys().next().value!);
+  for (const oldest of map.keys()) {
+    if (map.size <= max) break;
+    map.delete(oldest);
+  }
   return value;
 }
 
 /** `key`'s value (made by `make` when there is none), now the most recently used. */
 export function recent<V>(map: Map<string, V>, key: string, make: () => V, max = MAX_SESSIONS): V {
-  return remember(map, key, map.has(key) ? map.get(key)! : make(), max);
+  const known = map.get(key);
+  return remember(map, key, known !== undefined || map.has(key) ? (known as V) : make(), max);
 }

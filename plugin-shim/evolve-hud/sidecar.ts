@@ -15,7 +15,7 @@ import type { Log } from "./log.ts";
  * `!*'()` as they are.
  */
 export function sessionPath(id: string, rest = ""): string {
-  const segment = encodeURIComponent(id).replace(/[.!*'()]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase());
+  const segment = encodeURIComponent(id).replace(/[.!*'()]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `/v1/hud/${segment}${rest}`;
 }
 
@@ -164,7 +164,7 @@ export class Sidecar {
       // A sidecar started again (a 409: it lost the sessions) may be another version: ask its rule anew.
       if (error.kind === "refused" || error.kind === "unreachable" || error.kind === "foreign" || error.status === 409) this.ruleKnown = false;
       if (error.kind === "status") this.onAnswered?.();
-      if (error.kind === "status" && expected.includes(error.status!)) this.breaker.success();
+      if (error.kind === "status" && error.status !== undefined && expected.includes(error.status)) this.breaker.success();
       else if (!(modelBound && error.kind === "timeout" && this.breaker.state === "closed")) {
         this.breaker.failure(error);
         this.onFailed?.(error);

@@ -109,7 +109,7 @@ export function middleLines(between: string, headEndsLine: boolean, tailStartsLi
     if (kept.length >= maxLines) break;
     const line = raw.replace(/\r$/, "").trim();
     const n = byteLength(line);
-    // eslint-disable-next-line no-control-regex
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses.
     if (n > maxLineBytes || /[\u0000-\u001f\u007f-\u009f]/.test(line)) continue;
     const lower = line.toLowerCase();
     if (!words.some((w) => lower.includes(w))) continue;

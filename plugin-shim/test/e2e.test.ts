@@ -14,7 +14,7 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { EvolveHudPlugin } from "../evolve-hud.ts";
 import { isHud } from "../evolve-hud/hud.ts";
-import { parseClipRule } from "../evolve-hud/slim.ts";
+import { FALLBACK_CLIP, parseClipRule } from "../evolve-hud/slim.ts";
 import type { Scenario, ToolStep } from "./fake-model.ts";
 import { AUTH, clone, deadPort, TEST_SECRET, timeSteps, Tmux, transforms } from "./helpers.ts";
 import * as harness from "./opencode.ts";
@@ -63,6 +63,9 @@ test("the real sidecar publishes its clipping rule in a shape the plugin takes",
   const rule = parseClipRule(health.hud_clip);
   assert.ok(rule, JSON.stringify(health.hud_clip));
   assert.ok(rule.head > 0 && rule.tail > 0 && rule.middle.words.includes("error"), JSON.stringify(rule));
+  // The rule the plugin clips by before it has proven a sidecar is this
+  // one: its sizes and failure words are the sidecar's constants.
+  assert.deepEqual(FALLBACK_CLIP, rule);
 });
 
 test("with the shim: one HUD, last, reflecting the tool calls; otherwise identical requests", async (t) => {

@@ -6,6 +6,7 @@
 //!   remote OpenAI-compatible engine, behind one seam.
 //! - [`hud`]: per-session facts from OpenCode's messages, rendered into the HUD.
 //! - [`gguf`]: a pre-check of GGUF files before they reach llama.cpp.
+//! - [`cpu`]: CPU-bound work of async code, on a few blocking threads.
 //! - [`clean`]: the one cleaner of outside text (one line, no escapes, no
 //!   forged HUD tags).
 //! - [`json`]: request bodies from JavaScript, lone surrogates tolerated.
@@ -39,6 +40,7 @@ pub mod bench;
 pub mod clean;
 pub mod cli;
 pub mod client;
+pub mod cpu;
 pub mod doctor;
 pub mod engine;
 pub mod gguf;

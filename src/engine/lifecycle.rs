@@ -359,8 +359,15 @@ impl Backend for Lifecycle {
         let span = tracing::Span::current();
         tokio::spawn(tracing::Instrument::instrument(
             async move {
+                // The prompt is tokenized off the async workers, as in
+                // `Engine::submit`.
                 let generated = match this.loaded().await {
-                    Ok(engine) => engine.generate(request),
+                    Ok(engine) => {
+                        let span = tracing::Span::current();
+                        crate::cpu::run(move || span.in_scope(|| engine.generate(request)))
+                            .await
+                            .unwrap_or_else(|e| Err(EngineError::Backend(format!("preparing the prompt: {e}"))))
+                    }
                     Err(e) => Err(e),
                 };
                 match generated {

@@ -304,13 +304,13 @@ impl Engine {
     }
 
     /// [`Backend::generate`] from async code: the prompt's template is
-    /// rendered and its text tokenized on a blocking thread, in the caller's
-    /// span, so that a long prompt never holds up the async workers (the
-    /// agent's HUD syncs).
+    /// rendered and its text tokenized on a blocking thread ([`crate::cpu`]),
+    /// in the caller's span, so that a long prompt never holds up the async
+    /// workers (the agent's HUD syncs).
     pub async fn submit(&self, request: GenerateRequest) -> Result<mpsc::UnboundedReceiver<Event>, EngineError> {
         let engine = self.clone();
         let span = tracing::Span::current();
-        tokio::task::spawn_blocking(move || span.in_scope(|| engine.generate(request)))
+        crate::cpu::run(move || span.in_scope(|| engine.generate(request)))
             .await
             .map_err(|e| EngineError::Backend(format!("preparing the prompt: {e}")))?
     }

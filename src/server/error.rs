@@ -34,6 +34,9 @@ pub enum ApiError {
     Engine(#[from] EngineError),
     #[error(transparent)]
     Hud(#[from] crate::hud::HudError),
+    /// A bug: work that panicked, said in words.
+    #[error("{0}")]
+    Internal(String),
 }
 
 impl ApiError {
@@ -51,6 +54,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"),
             ApiError::Hud(HudError::ResyncRequired(_)) => (StatusCode::CONFLICT, "resync_required"),
             ApiError::Hud(HudError::NotFound(_)) => (StatusCode::NOT_FOUND, "not_found"),
+            ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "server_error"),
             ApiError::Engine(e) => match e {
                 EngineError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
                 EngineError::QueueTimeout(_) => (StatusCode::SERVICE_UNAVAILABLE, "queue_timeout"),

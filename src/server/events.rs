@@ -52,7 +52,7 @@ pub async fn stream(State(state): State<AppState>) -> Sse<impl Stream<Item = Res
         queue: VecDeque::new(),
         tick: tokio::time::interval(STATUS_EVERY),
     };
-    watcher.resync();
+    watcher.resync().await;
     metrics::gauge!("evolve_hud_event_streams").increment(1.0);
     let shutdown = state_shutdown;
     let events = futures_util::stream::unfold(watcher, |mut w| async move {
@@ -98,9 +98,9 @@ impl Watcher {
                     Err(_) => self.health_told = false,
                 },
                 change = self.changes.recv() => match change {
-                    Ok(Change::Updated(id)) => self.updated(&id),
+                    Ok(Change::Updated(id)) => self.updated(&id).await,
                     Ok(Change::Removed(id)) => self.removed(&id),
-                    Err(RecvError::Lagged(_)) => self.resync(),
+                    Err(RecvError::Lagged(_)) => self.resync().await,
                     Err(RecvError::Closed) => std::future::pending::<()>().await,
                 },
             }
@@ -113,8 +113,8 @@ impl Watcher {
     }
 
     /// Queues the session's HUD if it differs from what this client has.
-    fn updated(&mut self, id: &str) {
-        let (Ok(view), Some(session)) = (self.state.hud.get(id), self.state.hud.listed(id)) else {
+    async fn updated(&mut self, id: &str) {
+        let (Ok(view), Some(session)) = (super::hud::view_of(&self.state, id).await, self.state.hud.listed(id)) else {
             return self.removed(id);
         };
         let seen = (view.hud.clone(), view.model_status.to_string());
@@ -135,11 +135,13 @@ impl Watcher {
     }
 
     /// Every session as it is now, and the removal of those gone.
-    fn resync(&mut self) {
+    async fn resync(&mut self) {
         let held: Vec<String> = self.state.hud.list().into_iter().map(|s| s.session_id).collect();
         let gone: Vec<String> = self.sent.keys().filter(|id| !held.contains(id)).cloned().collect();
         gone.iter().for_each(|id| self.removed(id));
-        held.iter().for_each(|id| self.updated(id));
+        for id in &held {
+            self.updated(id).await;
+        }
     }
 }
 

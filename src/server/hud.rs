@@ -49,7 +49,16 @@ pub async fn sync(
         // A session not held yet shows it from the next sync on.
         state.hud.note_context(&request.session_id, context);
     }
-    let view = state.hud.sync(&request.session_id, request.messages, request.full)?;
+    // Merged, rendered and counted off the async workers.
+    let (hud, session, messages, full) = (
+        state.hud.clone(),
+        request.session_id.clone(),
+        request.messages,
+        request.full,
+    );
+    let view = crate::cpu::run(move || hud.sync(&session, messages, full))
+        .await
+        .map_err(|e| ApiError::Internal(format!("merging the session failed: {e}")))??;
     // Only for the failure the agent has just seen, so one slow question
     // holds one request, not every one after it.
     let waits = request.wait_ms > 0
@@ -89,7 +98,7 @@ async fn held_view(
             Ok(Ok(Change::Updated(_)) | Err(RecvError::Lagged(_))) => {}
             Ok(Err(RecvError::Closed)) => break,
         }
-        match state.hud.get(session) {
+        match view_of(state, session).await {
             Ok(latest) => view = latest,
             Err(_) => break,
         }
@@ -108,7 +117,16 @@ pub async fn event(
 }
 
 pub async fn get(State(state): State<AppState>, Path(session): Path<String>) -> Result<Json<HudView>, ApiError> {
-    Ok(Json(state.hud.get(&session)?))
+    Ok(Json(view_of(&state, &session).await?))
+}
+
+/// The session's HUD, rendered off the async workers where its version is new.
+pub(super) async fn view_of(state: &AppState, session: &str) -> Result<HudView, ApiError> {
+    let (hud, session) = (state.hud.clone(), session.to_owned());
+    let view = crate::cpu::run(move || hud.get(&session))
+        .await
+        .map_err(|e| ApiError::Internal(format!("rendering the HUD failed: {e}")))??;
+    Ok(view)
 }
 
 pub async fn list(State(state): State<AppState>) -> Json<SessionList> {

@@ -6,16 +6,17 @@ use evolve_hud::cli::{Cli, Command};
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse_from(evolve_hud::cli::with_llama_flags(std::env::args_os()));
     match cli.command {
-        Command::Serve(mut config) => {
+        Command::Serve(config) => {
             evolve_hud::logging::init(config.server.log_format);
-            if let Err(err) = config.resolve() {
-                return fail(&err);
-            }
+            let serve = match config.resolve() {
+                Ok(serve) => serve,
+                Err(err) => return fail(&err),
+            };
             let runtime = match tokio::runtime::Runtime::new() {
                 Ok(rt) => rt,
                 Err(err) => return fail(&anyhow::Error::new(err).context("starting the async runtime")),
             };
-            match runtime.block_on(evolve_hud::server::run(*config)) {
+            match runtime.block_on(evolve_hud::server::run(serve)) {
                 Ok(()) => std::process::ExitCode::SUCCESS,
                 Err(err) => fail(&err),
             }

@@ -5,7 +5,10 @@ mod serve;
 
 pub use crate::engine::local::FlashAttn;
 pub use crate::secret::Secret;
-pub use serve::{EngineArgs, HudArgs, LogFormat, ModelConfig, ServeConfig, ServerConfig};
+pub use serve::{
+    ApiSettings, Credentials, EngineArgs, HudArgs, LogFormat, Missing, ModelConfig, Serve, ServeConfig, ServeEngine,
+    ServerConfig,
+};
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;

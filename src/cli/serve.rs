@@ -48,11 +48,6 @@ pub struct EngineArgs {
     #[arg(long, env = "EVOLVE_HUD_FACTS_WITHOUT_MODEL", value_parser = clap::builder::BoolishValueParser::new())]
     pub facts_without_model: bool,
 
-    /// Why there is no model, once [`ServeConfig::resolve`] has found none
-    /// with `--facts-without-model`.
-    #[arg(skip)]
-    pub missing: Option<crate::api::EngineDetails>,
-
     /// The engine's model to use. Default: the first the engine lists.
     #[arg(long, env = "EVOLVE_HUD_ENGINE_MODEL", requires = "engine")]
     pub engine_model: Option<String>,
@@ -245,34 +240,146 @@ pub struct ServingConfig {
     pub keep_alive: KeepAlive,
 }
 
+/// `serve`'s flags resolved into plain values before anything runs: the
+/// model found (or fetched) on disk, the token and tokenizer files read, the
+/// port taken from the launch record. Errors are reported here;
+/// [`crate::server::run`] takes these values and resolves nothing itself.
+pub struct Serve {
+    pub engine: ServeEngine,
+    pub api: ApiSettings,
+}
+
+/// Where model work goes.
+pub enum ServeEngine {
+    /// The local model, which the server loads.
+    Local { config: LocalConfig, keep_alive: KeepAlive },
+    /// A running OpenAI-compatible engine.
+    Remote(RemoteConfig),
+    /// No model: the HUD's facts only, model work refused (`--no-model`, or
+    /// `--facts-without-model` with the model not to be had).
+    Facts { missing: Option<Missing> },
+}
+
+/// The model `--facts-without-model` could not have: why, and how the
+/// server looks for it on disk to restart once it is there.
+pub struct Missing {
+    pub details: crate::api::EngineDetails,
+    pub model: ModelConfig,
+}
+
+/// The HTTP API's settings.
+pub struct ApiSettings {
+    pub host: IpAddr,
+    pub port: u16,
+    pub allow_remote: bool,
+    pub credentials: Credentials,
+    pub allowed_origins: Vec<String>,
+    /// `--model-name`, or the local model's file name; `None`: the remote
+    /// engine's model id.
+    pub model_name: Option<String>,
+    pub queue_timeout: std::time::Duration,
+    pub max_body: usize,
+    pub hud: HudConfig,
+    /// Counts the HUD's budget (`--hud-tokenizer`); `None`: the engine's
+    /// vocabulary.
+    pub tokenizer: Option<crate::hud::TokenCounter>,
+}
+
+/// The secrets requests are checked against.
+#[derive(Debug, Clone, Default)]
+pub struct Credentials {
+    /// What every request but `/health` and `/v1/identity` must send;
+    /// `None` with `--no-auth`.
+    pub token: Option<Secret>,
+    /// The secret `/v1/identity` proves knowledge of: the token, or with
+    /// `--no-auth` the user's secret if there is one.
+    pub identity: Option<Secret>,
+}
+
 impl ServeConfig {
-    /// Resolves the model before anything runs. With
-    /// `--facts-without-model`, a model that cannot be had leaves the
-    /// sidecar serving the HUD's facts ([`EngineArgs::missing`] says why).
-    pub fn resolve(&mut self) -> anyhow::Result<()> {
-        if self.engine.engine.is_some() || self.engine.no_model {
-            return Ok(());
-        }
-        if !self.engine.facts_without_model {
-            return self.model.resolve_model();
-        }
-        // Nothing is downloaded for a sidecar nobody asked to download.
-        self.model.offline = true;
-        if let Err(e) = self.model.resolve_on_disk() {
-            self.engine.no_model = true;
-            // A name not on disk says just that; the fix says how to get it.
-            let missing = match (&self.model.model, self.model.default_name().as_ref()) {
-                (Some(ModelArg::Name(name)), _) | (None, Some(name)) if self.model.file.is_none() => {
-                    format!("the model `{name}` is not on disk")
+    /// Resolves the flags. With `--facts-without-model`, a model that cannot
+    /// be had leaves the sidecar serving the HUD's facts
+    /// ([`ServeEngine::Facts`] says why).
+    pub fn resolve(mut self) -> anyhow::Result<Serve> {
+        let engine = if let Some(remote) = self.engine.remote()? {
+            ServeEngine::Remote(remote)
+        } else if self.engine.no_model {
+            ServeEngine::Facts { missing: None }
+        } else if !self.engine.facts_without_model {
+            self.model.resolve_model()?;
+            self.local_engine()?
+        } else {
+            // Nothing is downloaded for a sidecar nobody asked to download.
+            self.model.offline = true;
+            match self.model.resolve_on_disk() {
+                Ok(()) => self.local_engine()?,
+                Err(e) => {
+                    // A name not on disk says just that; the fix says how to get it.
+                    let missing = match (&self.model.model, self.model.default_name().as_ref()) {
+                        (Some(ModelArg::Name(name)), _) | (None, Some(name)) if self.model.file.is_none() => {
+                            format!("the model `{name}` is not on disk")
+                        }
+                        _ => format!("{e:#}"),
+                    };
+                    let details = crate::api::EngineDetails::Missing {
+                        missing,
+                        fix: self.model.fix(),
+                    };
+                    ServeEngine::Facts {
+                        missing: Some(Missing {
+                            details,
+                            model: self.model.clone(),
+                        }),
+                    }
                 }
-                _ => format!("{e:#}"),
-            };
-            self.engine.missing = Some(crate::api::EngineDetails::Missing {
-                missing,
-                fix: self.model.fix(),
-            });
+            }
+        };
+        let local = match &engine {
+            ServeEngine::Local { config, .. } => Some(config.path.as_path()),
+            _ => None,
+        };
+        let mut api = self.api(local)?;
+        if matches!(engine, ServeEngine::Facts { .. }) {
+            api.hud.extract = false;
         }
-        Ok(())
+        Ok(Serve { engine, api })
+    }
+
+    fn local_engine(&self) -> anyhow::Result<ServeEngine> {
+        Ok(ServeEngine::Local {
+            config: self.local()?,
+            keep_alive: self.serving.keep_alive,
+        })
+    }
+
+    /// The API's settings, with `local` the local model's file where one
+    /// is loaded (it names the model without `--model-name`).
+    pub fn api(&self, local: Option<&std::path::Path>) -> anyhow::Result<ApiSettings> {
+        let server = &self.server;
+        let model_name = server.model_name.clone().or_else(|| {
+            Some(local?.file_stem().map_or_else(
+                || "model".into(),
+                |s| s.to_string_lossy().trim_end_matches(".gguf").to_owned(),
+            ))
+        });
+        let tokenizer = self
+            .hud
+            .hud_tokenizer
+            .as_deref()
+            .map(crate::hud::TokenCounter::from_file)
+            .transpose()?;
+        Ok(ApiSettings {
+            host: server.host,
+            port: server.port(),
+            allow_remote: server.allow_remote,
+            credentials: server.credentials()?,
+            allowed_origins: server.allowed_origins.clone(),
+            model_name,
+            queue_timeout: std::time::Duration::from_millis(server.queue_timeout_ms),
+            max_body: server.max_body,
+            hud: self.hud.config(),
+            tokenizer,
+        })
     }
 
     /// The local engine's configuration: the model's, with the serving flags.
@@ -469,6 +576,35 @@ pub struct ServerConfig {
 }
 
 impl ServerConfig {
+    /// The secrets the flags ask requests to be checked against: the token
+    /// given, else the user's secret (made on first use); with `--no-auth`
+    /// none.
+    pub fn credentials(&self) -> anyhow::Result<Credentials> {
+        match (self.token()?, self.no_auth) {
+            (Some(_), true) => anyhow::bail!("--no-auth and a token contradict each other; pass one of them"),
+            (Some(token), false) => Ok(Credentials {
+                token: Some(token.clone()),
+                identity: Some(token),
+            }),
+            (None, false) => {
+                let secret = Secret::of_user()?;
+                Ok(Credentials {
+                    token: Some(secret.clone()),
+                    identity: Some(secret),
+                })
+            }
+            (None, true) => {
+                tracing::warn!(
+                    "--no-auth: any local user or process can read the sessions and write the HUD, which steers the agent; leave it out unless every user of this machine is you"
+                );
+                Ok(Credentials {
+                    token: None,
+                    identity: Secret::of_user().ok(),
+                })
+            }
+        }
+    }
+
     /// The token from `--auth-token-file` or `--auth-token`/`EVOLVE_HUD_AUTH_TOKEN`.
     pub fn token(&self) -> anyhow::Result<Option<Secret>> {
         match (&self.auth_token_file, &self.auth_token) {

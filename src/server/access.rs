@@ -37,29 +37,14 @@ pub struct Access {
 }
 
 impl Access {
-    /// The rules the server's flags ask for.
-    pub fn of(server: &crate::cli::ServerConfig) -> anyhow::Result<Access> {
-        let explicit = server.token()?;
-        let (token, identity) = match (explicit, server.no_auth) {
-            (Some(_), true) => anyhow::bail!("--no-auth and a token contradict each other; pass one of them"),
-            (Some(token), false) => (Some(token.clone()), Some(token)),
-            (None, false) => {
-                let secret = Secret::of_user()?;
-                (Some(secret.clone()), Some(secret))
-            }
-            (None, true) => {
-                tracing::warn!(
-                    "--no-auth: any local user or process can read the sessions and write the HUD, which steers the agent; leave it out unless every user of this machine is you"
-                );
-                (None, Secret::of_user().ok())
-            }
-        };
-        Ok(Access {
-            token,
-            identity,
-            any_host: !server.host.is_loopback(),
-            origins: Origins::new(&server.allowed_origins),
-        })
+    /// The rules of a server on `host` with these credentials and allowed origins.
+    pub fn new(credentials: crate::cli::Credentials, host: std::net::IpAddr, origins: &[String]) -> Access {
+        Access {
+            token: credentials.token,
+            identity: credentials.identity,
+            any_host: !host.is_loopback(),
+            origins: Origins::new(origins),
+        }
     }
 }
 

@@ -13,7 +13,7 @@ pub(crate) mod metrics;
 
 pub use error::ApiError;
 
-use crate::cli::ServeConfig;
+use crate::cli::{ApiSettings, Missing, Serve, ServeEngine};
 use crate::engine::lifecycle::Lifecycle;
 use crate::engine::Engine;
 use anyhow::Context;
@@ -44,124 +44,124 @@ pub struct AppState {
     pub shutdown: CancellationToken,
 }
 
-/// Runs `evolve-hud serve` until SIGINT or SIGTERM.
-pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
+/// Runs `evolve-hud serve` until SIGINT or SIGTERM, with its flags
+/// resolved ([`ServeConfig::resolve`](crate::cli::ServeConfig::resolve)).
+pub async fn run(resolved: Serve) -> anyhow::Result<()> {
+    let Serve { engine, api } = resolved;
     // Signals are taken over before anything else: a SIGTERM that arrives
     // any time after this, even before the port is bound, stops in order.
     let signals = Signals::install()?;
-    // Access rules first: refuse a bad binding before loading anything.
-    let access = access::Access::of(&config.server)?;
-    if !config.server.host.is_loopback() {
-        if !config.server.allow_remote {
+    // Refuse a bad binding before loading anything.
+    if !api.host.is_loopback() {
+        if !api.allow_remote {
             anyhow::bail!(
                 "refusing to listen on {}, which other machines can reach; pass --allow-remote to do it anyway (and set a token)",
-                config.server.host
+                api.host
             );
         }
         tracing::warn!(
-            host = %config.server.host,
-            token = access.token.is_some(),
+            host = %api.host,
+            token = api.credentials.token.is_some(),
             "listening beyond loopback: other machines can reach the API and read session contents"
         );
     }
     // One server per port: a second one leaves before loading anything.
-    let instance = instance::claim(config.server.port())?;
+    let instance = instance::claim(api.port)?;
     let metrics = metrics::install().context("installing the metrics recorder")?;
-    let address = std::net::SocketAddr::new(config.server.host, config.server.port());
+    let address = std::net::SocketAddr::new(api.host, api.port);
     let shutdown = CancellationToken::new();
-    if config.engine.no_model {
-        let missing = config.engine.missing.clone();
-        match &missing {
-            Some(crate::api::EngineDetails::Missing { missing, fix }) => tracing::warn!(
-                "no model ({missing}): serving the HUD's facts only, and restarting once the model is on disk; `{fix}` gets it"
-            ),
-            _ => tracing::info!("--no-model: serving the HUD's facts only; model work is refused"),
-        }
-        let mut config = config;
-        config.hud.hud_extract = false;
-        let listener = listen::Listeners::bind(address).await?;
-        let port = listener.local_addr()?.port();
-        let kept = listener.hand_over();
-        let arrived = missing
-            .is_some()
-            .then(|| tokio::spawn(model_arrives(config.model.clone(), shutdown.clone())));
-        serve(
-            config,
-            access,
-            metrics,
-            crate::engine::none::NoModel::engine(missing),
-            listener,
-            shutdown,
-            signals,
-        )
-        .await?;
-        if let Some(arrived) = arrived {
-            if arrived.await.unwrap_or(false) {
-                drop(instance);
-                return restart_in_place(port, &kept);
+    match engine {
+        ServeEngine::Facts { missing } => {
+            match &missing {
+                Some(Missing {
+                    details: crate::api::EngineDetails::Missing { missing, fix },
+                    ..
+                }) => tracing::warn!(
+                    "no model ({missing}): serving the HUD's facts only, and restarting once the model is on disk; `{fix}` gets it"
+                ),
+                _ => tracing::info!("--no-model: serving the HUD's facts only; model work is refused"),
             }
-        }
-    } else if let Some(remote) = config.engine.remote()? {
-        tracing::info!(engine = %crate::redact::url(&remote.url), "using a remote engine; no model is loaded here");
-        let engine = crate::engine::remote::RemoteEngine::start(remote)?;
-        let listener = listen::Listeners::bind(address).await?;
-        serve(
-            config,
-            access,
-            metrics,
-            Engine::new(engine),
-            listener,
-            shutdown,
-            signals,
-        )
-        .await?;
-    } else {
-        let local = config.local()?;
-        // Bound before the model loads: the port answers at once, `/health`
-        // says "loading" with the progress, and HUD facts are served.
-        let listener = listen::Listeners::bind(address).await?;
-        let name = local
-            .path
-            .file_stem()
-            .map_or_else(|| "model".into(), |s| s.to_string_lossy().into_owned());
-        let path = local.path.clone();
-        let lifecycle = Lifecycle::new(name, local, config.serving.keep_alive);
-        let server = tokio::spawn(serve(
-            config,
-            access,
-            metrics,
-            Engine::new(lifecycle.clone()),
-            listener,
-            shutdown.clone(),
-            signals,
-        ));
-        tracing::info!(model = %path.display(), "loading model");
-        match lifecycle.load().await {
-            Ok(()) => {
-                let served = server.await.context("the HTTP server task")?;
-                // Whatever ended the server, the model thread is stopped
-                // before returning: a process exiting under a running
-                // llama.cpp thread crashes. It stops between tokens; a long
-                // prompt being decoded does not, so the wait is bounded.
-                if !lifecycle.stop(DRAIN).await {
-                    if let Err(e) = &served {
-                        tracing::error!("{e:#}");
-                    }
+            let listener = listen::Listeners::bind(address).await?;
+            let port = listener.local_addr()?.port();
+            let kept = listener.hand_over();
+            let (details, arrived) = match missing {
+                Some(Missing { details, model }) => (
+                    Some(details),
+                    Some(tokio::spawn(model_arrives(model, shutdown.clone()))),
+                ),
+                None => (None, None),
+            };
+            serve(
+                api,
+                metrics,
+                crate::engine::none::NoModel::engine(details),
+                listener,
+                shutdown,
+                signals,
+            )
+            .await?;
+            if let Some(arrived) = arrived {
+                if arrived.await.unwrap_or(false) {
                     drop(instance);
-                    exit_now("the model thread is still decoding", i32::from(served.is_err()));
+                    return restart_in_place(port, &kept);
                 }
-                served?;
             }
-            // A signal during the load: an orderly stop.
-            Err(crate::engine::local::LoadError::Cancelled) => {
-                server.await.context("the HTTP server task")??;
-            }
-            Err(e) => {
-                let error = anyhow::Error::new(e).context(format!("cannot serve {}", path.display()));
-                lifecycle.failed(format!("{error:#}"));
-                shutdown.cancel();
-                let _ = server.await;
-                return Err(error);
+        }
+        ServeEngine::Remote(remote) => {
+            tracing::info!(engine = %crate::redact::url(&remote.url), "using a remote engine; no model is loaded here");
+            let engine = crate::engine::remote::RemoteEngine::start(remote)?;
+            let listener = listen::Listeners::bind(address).await?;
+            serve(api, metrics, Engine::new(engine), listener, shutdown, signals).await?;
+        }
+        ServeEngine::Local {
+            config: local,
+            keep_alive,
+        } => {
+            // Bound before the model loads: the port answers at once, `/health`
+            // says "loading" with the progress, and HUD facts are served.
+            let listener = listen::Listeners::bind(address).await?;
+            let name = local
+                .path
+                .file_stem()
+                .map_or_else(|| "model".into(), |s| s.to_string_lossy().into_owned());
+            let path = local.path.clone();
+            let lifecycle = Lifecycle::new(name, local, keep_alive);
+            let server = tokio::spawn(serve(
+                api,
+                metrics,
+                Engine::new(lifecycle.clone()),
+                listener,
+                shutdown.clone(),
+                signals,
+            ));
+            tracing::info!(model = %path.display(), "loading model");
+            match lifecycle.load().await {
+                Ok(()) => {
+                    let served = server.await.context("the HTTP server task")?;
+                    // Whatever ended the server, the model thread is stopped
+                    // before returning: a process exiting under a running
+                    // llama.cpp thread crashes. It stops between tokens; a long
+                    // prompt being decoded does not, so the wait is bounded.
+                    if !lifecycle.stop(DRAIN).await {
+                        if let Err(e) = &served {
+                            tracing::error!("{e:#}");
+                        }
+                        drop(instance);
+                        exit_now("the model thread is still decoding", i32::from(served.is_err()));
+                    }
+                    served?;
+                }
+                // A signal during the load: an orderly stop.
+                Err(crate::engine::local::LoadError::Cancelled) => {
+                    server.await.context("the HTTP server task")??;
+                }
+                Err(e) => {
+                    let error = anyhow::Error::new(e).context(format!("cannot serve {}", path.display()));
+                    lifecycle.failed(format!("{error:#}"));
+                    shutdown.cancel();
+                    let _ = server.await;
+                    return Err(error);
+                }
             }
         }
     }
@@ -173,46 +173,33 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
 /// The whole API as `serve` serves it, on `engine`: the router, and the
 /// token whose cancelling ends its event streams. Tests serve it in-process
 /// on a scripted engine, built from the same flags.
-pub fn app(
-    config: &ServeConfig,
-    access: access::Access,
-    metrics: PrometheusHandle,
-    engine: Engine,
-) -> anyhow::Result<(Router, CancellationToken)> {
-    let model_name = config.server.model_name.clone().or_else(|| {
-        let path = config.model.file.as_ref().filter(|_| config.engine.engine.is_none())?;
-        Some(path.file_stem().map_or_else(
-            || "model".into(),
-            |s| s.to_string_lossy().trim_end_matches(".gguf").to_owned(),
-        ))
-    });
-    let counter = match &config.hud.hud_tokenizer {
-        Some(path) => crate::hud::TokenCounter::from_file(path)?,
-        None => crate::hud::TokenCounter::Engine(engine.clone()),
-    };
-    let hud = crate::hud::Hud::new(config.hud.config(), counter, Some(engine.clone()));
+pub fn app(api: ApiSettings, metrics: PrometheusHandle, engine: Engine) -> (Router, CancellationToken) {
+    let access = access::Access::new(api.credentials, api.host, &api.allowed_origins);
+    let counter = api
+        .tokenizer
+        .unwrap_or_else(|| crate::hud::TokenCounter::Engine(engine.clone()));
+    let hud = crate::hud::Hud::new(api.hud, counter, Some(engine.clone()));
     hud.warm_questions();
     let state = AppState {
         engine: engine.clone(),
         access: std::sync::Arc::new(access),
         hud,
-        model_name,
+        model_name: api.model_name,
         metrics,
-        queue_timeout: std::time::Duration::from_millis(config.server.queue_timeout_ms),
+        queue_timeout: api.queue_timeout,
         shutdown: CancellationToken::new(),
         started: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
     };
     let shutdown = state.shutdown.clone();
-    Ok((router(state, config.server.max_body), shutdown))
+    (router(state, api.max_body), shutdown)
 }
 
 /// Builds the API and serves it on `listener` until the shutdown signal
 /// (SIGINT, SIGTERM, or `shutdown` cancelled).
 async fn serve(
-    config: ServeConfig,
-    access: access::Access,
+    api: ApiSettings,
     metrics: PrometheusHandle,
     engine: Engine,
     listeners: listen::Listeners,
@@ -220,8 +207,8 @@ async fn serve(
     signals: Signals,
 ) -> anyhow::Result<()> {
     let local = listeners.local_addr()?;
-    let token_required = access.token.is_some();
-    let (app, streams) = app(&config, access, metrics, engine.clone())?;
+    let token_required = api.credentials.token.is_some();
+    let (app, streams) = app(api, metrics, engine.clone());
     // Clients (the plugin's launcher, tests) read the URL from this line's end.
     tracing::info!("listening on http://{local}");
     for also in listeners.addresses().iter().skip(1) {

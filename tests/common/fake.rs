@@ -147,12 +147,12 @@ impl InProcess {
         let evolve_hud::cli::Command::Serve(config) = cli.command else {
             unreachable!("serve was given")
         };
-        let access = evolve_hud::server::access::Access::of(&config.server).expect("access rules");
+        let api = config.api(None).expect("the API's settings");
         let metrics = metrics_exporter_prometheus::PrometheusBuilder::new()
             .build_recorder()
             .handle();
         let engine = Engine::new(Fake(script.clone()));
-        let (app, shutdown) = evolve_hud::server::app(&config, access, metrics, engine).expect("the app");
+        let (app, shutdown) = evolve_hud::server::app(api, metrics, engine);
         let base = format!("http://{}", listener.local_addr().expect("bound"));
         let ended = shutdown.clone();
         let token_required = !flags.contains(&"--no-auth");

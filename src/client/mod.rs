@@ -2,17 +2,20 @@
 //! typed API ([`crate::api`]) for the hook adapter, `doctor`, `status`,
 //! `watch` and `bench`.
 //!
+//! - `args`: the flags that name the sidecar ([`SidecarArgs`]);
 //! - `conn`: connections dialled to an IP address, each proven before it
 //!   carries the token;
 //! - `identity`: the check that the server at the other end of a
 //!   connection is the user's sidecar, made before anything is sent to it;
 //! - `trouble`: why the sidecar gave nothing, in words that say what to do.
 
+mod args;
 mod conn;
 mod identity;
 mod trouble;
 
 pub use crate::holder::listener_of;
+pub use args::SidecarArgs;
 pub use identity::{Challenge, Foreign};
 pub use trouble::Trouble;
 

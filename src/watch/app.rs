@@ -3,8 +3,8 @@
 
 use super::feed::{Request, Update};
 use crate::api::StatusView;
+use crate::api::{HudView, SessionListing};
 use crate::client::Trouble;
-use crate::hud::{HudView, SessionListing};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::collections::HashMap;
 use std::time::Instant;
@@ -205,7 +205,7 @@ impl App {
 pub(crate) mod tests {
     use super::*;
     use crate::api::HudEvent;
-    use crate::hud::ModelStatus;
+    use crate::api::ModelStatus;
     use ratatui::crossterm::event::KeyEventKind;
 
     pub(crate) fn hud(id: &str, text: &str) -> Update {

@@ -6,17 +6,20 @@
 //!   and `GET /v1/status` for `status`;
 //! - `app`: the screen's state, changed by updates and keys;
 //! - `ui`: drawing it, `fit`: text in a pane of fixed size;
-//! - `text`: the words shared with `status`.
+//! - `text`: the words shared with `status`;
+//! - `args`: `watch`'s and `status`'s flags.
 
 mod app;
+mod args;
 mod feed;
 mod fit;
 mod text;
 mod ui;
 
 use crate::api::{EngineDetails, StatusView};
-use crate::cli::{SidecarArgs, StatusArgs, WatchArgs};
-use crate::client::Trouble;
+pub use args::{StatusArgs, WatchArgs};
+
+use crate::client::{SidecarArgs, Trouble};
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
 use serde::Serialize;
 use std::process::ExitCode;

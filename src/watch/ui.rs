@@ -554,14 +554,14 @@ mod tests {
         let Some(view) = app.huds.get_mut("ses_1") else {
             panic!("hud")
         };
-        view.model_status = crate::hud::ModelStatus::None;
+        view.model_status = crate::api::ModelStatus::None;
         let text = screen(&mut app, 80, 24);
         assert!(text.contains("· no questions for the model "), "{text}");
         assert!(!text.contains("model none"), "{text}");
         let Some(view) = app.huds.get_mut("ses_1") else {
             panic!("hud")
         };
-        view.model_status = crate::hud::ModelStatus::Rejected {
+        view.model_status = crate::api::ModelStatus::Rejected {
             reason: "the line \"x\" is not in the output at all, or anywhere".into(),
         };
         let text = screen(&mut app, 80, 24);

@@ -174,6 +174,8 @@ fn no_two_files_of_src_depend_on_each_other() {
     for (module, never) in [
         ("api", &["server", "hud", "engine", "client", "cli", "watch"][..]),
         ("client", &["server", "hud", "engine", "cli", "watch"][..]),
+        // `watch` is a client: it reads the API's types through the client.
+        ("watch", &["server", "hud", "engine", "cli"][..]),
     ] {
         let reached = reaches_layer(&module.to_owned());
         let wrong: Vec<&&str> = never.iter().filter(|m| reached.contains(**m)).collect();

@@ -7,13 +7,17 @@
 //! compaction loads it again and then runs. The cached prompts (a few MiB
 //! of KV state) stay across the release, so the HUD's first question after
 //! it decodes only what is new.
+//!
+//! Those are one state, [`Phase`] (loading, ready, released, failed),
+//! behind one lock and changed in one place; `/health`, `status`, `watch`,
+//! the metrics and model work read it, and watchers are told each change.
 
 use super::local::{KeptCache, LoadError, LoadProgress, LocalConfig, ModelHandle, ModelThread};
 use super::{
     Backend, Details, Engine, EngineDetails, EngineError, EngineInfo, Event, GenerateRequest, HealthCell, HealthState,
 };
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
@@ -83,17 +87,15 @@ struct Inner {
     /// The model's name until the loaded engine tells its own.
     name: String,
     keep_alive: KeepAlive,
-    /// The loaded engine, for the readers that must not wait.
-    current: RwLock<Option<Engine>>,
-    /// What the last loaded engine said of itself (kept while released).
-    info: RwLock<Option<EngineInfo>>,
-    /// The model thread while loaded; loads and releases hold it, one at a time.
-    slot: tokio::sync::Mutex<Slot>,
-    /// The load in progress, or the last.
-    progress: Mutex<Arc<LoadProgress>>,
-    /// While released: the cached prompts the next load puts back.
-    kept: Mutex<Option<KeptCache>>,
-    health: HealthCell,
+    /// Where the model is: the one state `/health`, `status`, `watch`, the
+    /// metrics and model work read. Changed only by [`Inner::enter`].
+    phase: Mutex<Phase>,
+    /// The model thread while loaded. Loads, releases and the stop hold it,
+    /// one at a time, while they change the phase.
+    thread: tokio::sync::Mutex<Option<ModelThread>>,
+    /// The phase's health told to watchers (and the loaded engine's own
+    /// changes, passed on while it is the current one).
+    told: HealthCell,
     stopping: AtomicBool,
     /// Model work taken and not yet ended.
     in_flight: AtomicUsize,
@@ -102,12 +104,63 @@ struct Inner {
     started: Instant,
 }
 
-enum Slot {
-    /// Not loaded: before the first load, or released.
-    Empty,
-    Loaded(ModelThread),
+/// Where the local model is in its life.
+enum Phase {
+    /// Being loaded: the first time (`known` is `None`: model work is
+    /// refused), or again after a release (model work waits for it).
+    Loading {
+        progress: Arc<LoadProgress>,
+        known: Option<EngineInfo>,
+    },
+    /// Loaded: model work goes to it.
+    Ready(Engine),
+    /// Released after the keep-alive with no model work; the cached prompts
+    /// wait for the next load.
+    Released { known: EngineInfo, kept: Option<KeptCache> },
     /// A load failed: model work is refused with the reason.
-    Failed(String),
+    Failed { reason: String, known: Option<EngineInfo> },
+}
+
+impl Phase {
+    fn health(&self) -> HealthState {
+        match self {
+            Phase::Loading { .. } => HealthState::Loading,
+            // The loaded engine's own, not the copy told to watchers,
+            // which may lag it by a moment.
+            Phase::Ready(engine) => engine.health(),
+            Phase::Released { .. } => HealthState::Released,
+            Phase::Failed { reason, .. } => HealthState::Failed { reason: reason.clone() },
+        }
+    }
+
+    /// What the last loaded engine said of itself.
+    fn known(&self) -> Option<EngineInfo> {
+        match self {
+            Phase::Ready(engine) => Some(engine.info()),
+            Phase::Released { known, .. } => Some(known.clone()),
+            Phase::Loading { known, .. } | Phase::Failed { known, .. } => known.clone(),
+        }
+    }
+}
+
+impl Inner {
+    fn phase(&self) -> std::sync::MutexGuard<'_, Phase> {
+        self.phase.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The one transition: the new phase, told to watchers.
+    fn enter(&self, phase: Phase) {
+        let health = phase.health();
+        *self.phase() = phase;
+        self.told.set(health);
+    }
+
+    fn current(&self) -> Option<Engine> {
+        match &*self.phase() {
+            Phase::Ready(engine) => Some(engine.clone()),
+            _ => None,
+        }
+    }
 }
 
 impl Lifecycle {
@@ -116,12 +169,12 @@ impl Lifecycle {
             config,
             name,
             keep_alive,
-            current: RwLock::new(None),
-            info: RwLock::new(None),
-            slot: tokio::sync::Mutex::new(Slot::Empty),
-            progress: Mutex::new(Arc::new(LoadProgress::default())),
-            kept: Mutex::new(None),
-            health: HealthCell::default(),
+            phase: Mutex::new(Phase::Loading {
+                progress: Arc::default(),
+                known: None,
+            }),
+            thread: tokio::sync::Mutex::new(None),
+            told: HealthCell::default(),
             stopping: AtomicBool::new(false),
             in_flight: AtomicUsize::new(0),
             last_work: AtomicU64::new(0),
@@ -137,34 +190,36 @@ impl Lifecycle {
 
     /// Loads the model: the first load, whose failure the server reports.
     pub async fn load(&self) -> Result<(), LoadError> {
-        let mut slot = self.0.slot.lock().await;
-        self.load_into(&mut slot).await.map(drop)
+        let mut thread = self.0.thread.lock().await;
+        self.load_into(&mut thread).await.map(drop)
     }
 
     /// The first load failed: `/health` says why until the server stops.
     pub fn failed(&self, reason: String) {
-        self.0.health.set(HealthState::Failed { reason });
+        self.0.enter(Phase::Failed { reason, known: None });
     }
 
     /// Stops the model thread, within `limit`; `false` when it is still
     /// decoding then (a long prompt stops only between its batches).
     pub async fn stop(&self, limit: Duration) -> bool {
         self.begin_shutdown();
-        let thread = match tokio::time::timeout(limit, self.0.slot.lock()).await {
-            Ok(mut slot) => std::mem::replace(&mut *slot, Slot::Empty),
+        let thread = match tokio::time::timeout(limit, self.0.thread.lock()).await {
+            Ok(mut thread) => thread.take(),
             Err(_) => return false,
         };
         match thread {
-            Slot::Loaded(thread) => tokio::time::timeout(limit, thread.shutdown()).await.is_ok(),
-            _ => true,
+            Some(thread) => tokio::time::timeout(limit, thread.shutdown()).await.is_ok(),
+            None => true,
         }
     }
 
     fn current(&self) -> Option<Engine> {
-        self.0.current.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.0.current()
     }
 
-    async fn load_into(&self, slot: &mut Slot) -> Result<Engine, LoadError> {
+    /// Loading, then ready: the model thread started into `thread`, with
+    /// the cached prompts a release kept.
+    async fn load_into(&self, thread: &mut Option<ModelThread>) -> Result<Engine, LoadError> {
         if let Some(engine) = self.current() {
             return Ok(engine);
         }
@@ -172,35 +227,38 @@ impl Lifecycle {
             return Err(LoadError::Cancelled);
         }
         let progress = Arc::new(LoadProgress::default());
-        *self.0.progress.lock().unwrap_or_else(|p| p.into_inner()) = progress.clone();
-        self.0.health.set(HealthState::Loading);
+        let (known, kept) = match &mut *self.0.phase() {
+            Phase::Released { known, kept } => (Some(known.clone()), kept.take()),
+            other => (other.known(), None),
+        };
+        self.0.enter(Phase::Loading {
+            progress: progress.clone(),
+            known,
+        });
         let started = Instant::now();
-        let kept = self.0.kept.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let (model, thread) = ModelHandle::start_with(&self.0.config, progress.clone(), kept).await?;
+        let (model, started_thread) = ModelHandle::start_with(&self.0.config, progress.clone(), kept).await?;
         let engine = Engine::new(model);
         if progress.is_cancelled() {
             engine.begin_shutdown();
         }
-        *self.0.info.write().unwrap_or_else(|p| p.into_inner()) = Some(engine.info());
-        *self.0.current.write().unwrap_or_else(|p| p.into_inner()) = Some(engine.clone());
-        *slot = Slot::Loaded(thread);
+        *thread = Some(started_thread);
+        self.0.enter(Phase::Ready(engine.clone()));
         self.0.last_work.store(self.now_ms(), Ordering::Release);
         tracing::debug!(ms = started.elapsed().as_millis() as u64, "model in memory");
         // The loaded engine's health changes (a panic, a model file changed
-        // on disk) are passed on while it is the current one.
+        // on disk) are told while it is the current one.
         let mut changes = engine.watch_health();
-        self.0.health.set(changes.borrow_and_update().clone());
+        self.0.told.set(changes.borrow_and_update().clone());
         let weak = Arc::downgrade(&self.0);
         let watched = engine.clone();
         tokio::spawn(async move {
             while changes.changed().await.is_ok() {
                 let state = changes.borrow_and_update().clone();
                 let Some(inner) = weak.upgrade() else { return };
-                let current = inner.current.read().unwrap_or_else(|p| p.into_inner()).clone();
-                if !current.is_some_and(|c| c.same(&watched)) {
+                if !inner.current().is_some_and(|c| c.same(&watched)) {
                     return;
                 }
-                inner.health.set(state);
+                inner.told.set(state);
             }
         });
         Ok(engine)
@@ -208,21 +266,23 @@ impl Lifecycle {
 
     /// The loaded engine, loading it again if it was released.
     async fn loaded(&self) -> Result<Engine, EngineError> {
-        let mut slot = self.0.slot.lock().await;
-        if let Slot::Failed(reason) = &*slot {
-            return Err(EngineError::Unavailable(reason.clone()));
-        }
-        if self.current().is_none() {
-            tracing::info!("loading the model again for model work");
-        }
-        match self.load_into(&mut slot).await {
+        let mut thread = self.0.thread.lock().await;
+        let known = match &*self.0.phase() {
+            Phase::Failed { reason, .. } => return Err(EngineError::Unavailable(reason.clone())),
+            Phase::Ready(engine) => return Ok(engine.clone()),
+            other => other.known(),
+        };
+        tracing::info!("loading the model again for model work");
+        match self.load_into(&mut thread).await {
             Ok(engine) => Ok(engine),
             Err(LoadError::Cancelled) => Err(EngineError::Unavailable("the server is shutting down".into())),
             Err(e) => {
                 let reason = format!("loading the model again failed: {e}");
                 tracing::error!("{reason}");
-                self.0.health.set(HealthState::Failed { reason: reason.clone() });
-                *slot = Slot::Failed(reason.clone());
+                self.0.enter(Phase::Failed {
+                    reason: reason.clone(),
+                    known,
+                });
                 Err(EngineError::Unavailable(reason))
             }
         }
@@ -243,23 +303,23 @@ impl Lifecycle {
         }
     }
 
-    /// Releases the model when it has had no work for `idle` and none is
-    /// running.
+    /// Ready, then released, when the model has had no work for `idle` and
+    /// none is running: the thread and its buffers go, the cached prompts
+    /// stay for the next load.
     async fn release(&self, idle: Duration) {
-        let mut slot = self.0.slot.lock().await;
+        let mut thread = self.0.thread.lock().await;
         let quiet = self.now_ms().saturating_sub(self.0.last_work.load(Ordering::Acquire));
         if self.0.in_flight.load(Ordering::Acquire) > 0 || Duration::from_millis(quiet) < idle {
             return;
         }
-        let Slot::Loaded(thread) = std::mem::replace(&mut *slot, Slot::Empty) else {
-            return;
-        };
-        let engine = self.0.current.write().unwrap_or_else(|p| p.into_inner()).take();
-        self.0.health.set(HealthState::Released);
-        if let Some(engine) = &engine {
-            engine.begin_shutdown();
-        }
-        let kept = thread.release().await;
+        let Some(engine) = self.current() else { return };
+        let Some(model_thread) = thread.take() else { return };
+        self.0.enter(Phase::Released {
+            known: engine.info(),
+            kept: None,
+        });
+        engine.begin_shutdown();
+        let kept = model_thread.release().await;
         drop(engine);
         // The allocator keeps freed heap for reuse; give it back.
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -274,7 +334,10 @@ impl Lifecycle {
             "model released after no model work for the keep-alive; HUD facts go on, the next question loads it again \
              (its cached prompts kept)"
         );
-        *self.0.kept.lock().unwrap_or_else(|p| p.into_inner()) = kept;
+        // Nothing else changes the phase while the thread's lock is held.
+        if let Phase::Released { kept: slot, .. } = &mut *self.0.phase() {
+            *slot = kept;
+        }
     }
 
     /// Passes `inner` on to `tx` until either ends, then marks the work ended.
@@ -328,22 +391,25 @@ impl Backend for Lifecycle {
         if self.0.stopping.load(Ordering::Acquire) {
             return Err(EngineError::Unavailable("the server is shutting down".into()));
         }
-        let first_load = self.0.info.read().unwrap_or_else(|p| p.into_inner()).is_none();
-        match (self.current(), self.health()) {
-            (_, HealthState::Failed { reason }) => return Err(EngineError::Unavailable(reason)),
-            // Before the first load is in, model work is refused (the
-            // server is starting); after a release, it waits for the reload.
-            (None, HealthState::Loading) if first_load => {
+        // Before the first load is in, model work is refused (the server is
+        // starting); after a release, it waits for the load.
+        let ready = match &*self.0.phase() {
+            Phase::Failed { reason, .. } => return Err(EngineError::Unavailable(reason.clone())),
+            Phase::Loading { progress, known: None } => {
                 return Err(EngineError::Unavailable(format!(
                     "the model is loading ({:.0} %)",
-                    self.0.progress.lock().unwrap_or_else(|p| p.into_inner()).fraction() * 100.0
+                    progress.fraction() * 100.0
                 )))
             }
-            _ => {}
-        }
+            Phase::Ready(engine) => match engine.health() {
+                HealthState::Failed { reason } => return Err(EngineError::Unavailable(reason)),
+                _ => Some(engine.clone()),
+            },
+            Phase::Loading { .. } | Phase::Released { .. } => None,
+        };
         self.0.in_flight.fetch_add(1, Ordering::AcqRel);
         let (tx, rx) = mpsc::unbounded_channel();
-        if let Some(engine) = self.current() {
+        if let Some(engine) = ready {
             match engine.generate(request) {
                 Ok(inner) => {
                     self.forward(inner, tx);
@@ -384,24 +450,15 @@ impl Backend for Lifecycle {
     }
 
     fn health(&self) -> HealthState {
-        // The loaded engine's own, not the copy passed on to watchers,
-        // which may lag it by a moment.
-        match self.current() {
-            Some(engine) => engine.health(),
-            None => self.0.health.get(),
-        }
+        self.0.phase().health()
     }
 
     fn watch_health(&self) -> tokio::sync::watch::Receiver<HealthState> {
-        self.0.health.watch()
+        self.0.told.watch()
     }
 
     fn info(&self) -> EngineInfo {
-        if let Some(engine) = self.current() {
-            return engine.info();
-        }
-        let known = self.0.info.read().unwrap_or_else(|p| p.into_inner()).clone();
-        known.unwrap_or_else(|| EngineInfo {
+        self.0.phase().known().unwrap_or_else(|| EngineInfo {
             kind: "local",
             model: self.0.name.clone(),
             ctx: None,
@@ -409,14 +466,16 @@ impl Backend for Lifecycle {
     }
 
     fn details(&self) -> Details {
-        match self.current() {
-            Some(engine) => engine.details(),
-            None => Details {
-                kind: (self.0.health.get() == HealthState::Loading).then(|| EngineDetails::Loading {
-                    progress: self.0.progress.lock().unwrap_or_else(|p| p.into_inner()).fraction(),
-                }),
-                model_meta: None,
-            },
+        let loading = match &*self.0.phase() {
+            Phase::Ready(engine) => return engine.details(),
+            Phase::Loading { progress, .. } => Some(EngineDetails::Loading {
+                progress: progress.fraction(),
+            }),
+            Phase::Released { .. } | Phase::Failed { .. } => None,
+        };
+        Details {
+            kind: loading,
+            model_meta: None,
         }
     }
 
@@ -430,9 +489,10 @@ impl Backend for Lifecycle {
 
     fn begin_shutdown(&self) {
         self.0.stopping.store(true, Ordering::Release);
-        self.0.progress.lock().unwrap_or_else(|p| p.into_inner()).cancel();
-        if let Some(engine) = self.current() {
-            engine.begin_shutdown();
+        match &*self.0.phase() {
+            Phase::Loading { progress, .. } => progress.cancel(),
+            Phase::Ready(engine) => engine.begin_shutdown(),
+            Phase::Released { .. } | Phase::Failed { .. } => {}
         }
     }
 }

@@ -8,7 +8,7 @@
 //! of KV state) stay across the release, so the HUD's first question after
 //! it decodes only what is new.
 //!
-//! Those are one state, [`Phase`] (loading, ready, released, failed),
+//! Those are one state, `Phase` (loading, ready, released, failed),
 //! behind one lock and changed in one place; `/health`, `status`, `watch`,
 //! the metrics and model work read it, and watchers are told each change.
 

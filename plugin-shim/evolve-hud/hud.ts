@@ -1,12 +1,25 @@
 // The HUD message: found by marker, removed, appended last.
 
+import type { TextPart, UserMessage } from "@opencode-ai/sdk";
+
 export const HUD_TAG = "<evolve-hud";
 export const HUD_ID_PREFIX = "msg_evolvehud_";
 
 export type Json = Record<string, unknown>;
+/** A message as a hook gets it, checked field by field before use (other plugins may have changed it). */
 export interface Entry {
   info: Json;
   parts: Json[];
+}
+
+/**
+ * The HUD message, in OpenCode's own types (its SDK's user message and text
+ * part), so that a change of their shape fails the type check. Its model is
+ * the session's where one is known, and left out where none is.
+ */
+export interface HudMessage {
+  info: Omit<UserMessage, "model"> & Partial<Pick<UserMessage, "model">>;
+  parts: TextPart[];
 }
 
 export const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -38,7 +51,7 @@ export function sessionOf(messages: unknown[]): string | undefined {
 }
 
 /** Builds the HUD entry: a user message with one synthetic text part. */
-export function hudEntry(messages: unknown[], sessionID: string, text: string, now = Date.now()): Entry {
+export function hudEntry(messages: unknown[], sessionID: string, text: string, now = Date.now()): HudMessage {
   let user: Json | undefined;
   let assistant: Json | undefined;
   for (let i = messages.length - 1; i >= 0 && !user; i--) {
@@ -47,11 +60,7 @@ export function hudEntry(messages: unknown[], sessionID: string, text: string, n
     if (m.info.role === "user") user = m.info;
     else if (m.info.role === "assistant" && !assistant) assistant = m.info;
   }
-  const model = isObject(user?.model)
-    ? { ...(user.model as Json) }
-    : typeof assistant?.providerID === "string"
-      ? { providerID: assistant.providerID, modelID: assistant.modelID }
-      : undefined;
+  const model = modelOf(user?.model) ?? modelOf(assistant);
   const agent = typeof user?.agent === "string" ? user.agent : typeof assistant?.agent === "string" ? assistant.agent : "build";
   const id = `${HUD_ID_PREFIX}${sessionID}`;
   return {
@@ -60,11 +69,17 @@ export function hudEntry(messages: unknown[], sessionID: string, text: string, n
   };
 }
 
+/** `{providerID, modelID}` where `v` names both. */
+function modelOf(v: unknown): UserMessage["model"] | undefined {
+  if (!isObject(v) || typeof v.providerID !== "string" || typeof v.modelID !== "string") return undefined;
+  return { providerID: v.providerID, modelID: v.modelID };
+}
+
 /**
  * Removes every HUD entry from `messages` in place and appends `hud` last.
  * Nothing else is changed, moved or dropped.
  */
-export function swapHud(messages: unknown[], hud: Entry): void {
+export function swapHud(messages: unknown[], hud: HudMessage): void {
   removeHuds(messages);
   messages.push(hud);
 }

@@ -41,25 +41,48 @@ mod tests {
     async fn at_most_the_slots_run_at_once_and_the_async_worker_stays_free() {
         let running = Arc::new(AtomicUsize::new(0));
         let most = Arc::new(AtomicUsize::new(0));
-        let jobs: Vec<_> = (0..3 * slots())
+        let started = Arc::new(AtomicUsize::new(0));
+        let total = 3 * slots();
+        // Set by the async side while the first job blocks for it: on the
+        // one async worker, that only happens if the job is not on it.
+        let ticked = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let saw_tick = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let jobs: Vec<_> = (0..total)
             .map(|i| {
-                let (running, most) = (running.clone(), most.clone());
+                let (running, most, started) = (running.clone(), most.clone(), started.clone());
+                let (ticked, saw_tick) = (ticked.clone(), saw_tick.clone());
                 tokio::spawn(run(move || {
+                    if i == 0 {
+                        while !ticked.load(Ordering::SeqCst) && std::time::Instant::now() < deadline {
+                            std::thread::sleep(Duration::from_millis(1));
+                        }
+                        saw_tick.store(ticked.load(Ordering::SeqCst), Ordering::SeqCst);
+                    }
+                    started.fetch_add(1, Ordering::SeqCst);
                     let now = running.fetch_add(1, Ordering::SeqCst) + 1;
                     most.fetch_max(now, Ordering::SeqCst);
-                    std::thread::sleep(Duration::from_millis(30));
+                    // Each waits until every slot is taken (or no work is
+                    // left to start), so the count shows the bound however
+                    // slowly threads start.
+                    while running.load(Ordering::SeqCst) < slots()
+                        && started.load(Ordering::SeqCst) < total
+                        && std::time::Instant::now() < deadline
+                    {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    std::thread::sleep(Duration::from_millis(2));
                     running.fetch_sub(1, Ordering::SeqCst);
                     i
                 }))
             })
             .collect();
-        // The one async worker is not held by the work: a timer fires
-        // while every slot is taken.
-        tokio::time::sleep(Duration::from_millis(5)).await;
-        assert!(running.load(Ordering::SeqCst) >= 1);
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        ticked.store(true, Ordering::SeqCst);
         for (i, job) in jobs.into_iter().enumerate() {
             assert_eq!(job.await.unwrap(), Ok(i));
         }
+        assert!(saw_tick.load(Ordering::SeqCst), "the work held the async worker");
         assert_eq!(most.load(Ordering::SeqCst), slots());
     }
 

@@ -161,8 +161,10 @@ async fn end_to_end(
     // A secret of this run's own: the server proves it and takes it.
     let secret = crate::secret::Secret::parse(&crate::secret::nonce()).map_err(anyhow::Error::msg)?;
     let access = crate::server::access::Access {
-        token: Some(secret.clone()),
-        identity: Some(secret.clone()),
+        credentials: crate::cli::Credentials {
+            token: Some(secret.clone()),
+            identity: Some(secret.clone()),
+        },
         ..Default::default()
     };
     let state = crate::server::AppState {

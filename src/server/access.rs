@@ -15,7 +15,7 @@
 //! plugin, `evolve-hud watch`, `status`, `hook` and curl send neither header.
 
 use super::error::ApiError;
-use crate::secret::Secret;
+use crate::cli::Credentials;
 use axum::extract::{Request, State};
 use axum::http::header;
 use axum::middleware::Next;
@@ -25,12 +25,8 @@ use std::sync::Arc;
 /// The access rules of a running server.
 #[derive(Debug, Clone, Default)]
 pub struct Access {
-    /// What every request but `/health` and `/v1/identity` must send;
-    /// `None` with `--no-auth`.
-    pub token: Option<Secret>,
-    /// The secret `/v1/identity` proves knowledge of: the token, or with
-    /// `--no-auth` the user's secret if there is one.
-    pub identity: Option<Secret>,
+    /// What requests and `/v1/identity` are checked against.
+    pub credentials: Credentials,
     /// Bound to a non-loopback address on purpose: any Host is accepted.
     pub any_host: bool,
     pub origins: Origins,
@@ -38,10 +34,9 @@ pub struct Access {
 
 impl Access {
     /// The rules of a server on `host` with these credentials and allowed origins.
-    pub fn new(credentials: crate::cli::Credentials, host: std::net::IpAddr, origins: &[String]) -> Access {
+    pub fn new(credentials: Credentials, host: std::net::IpAddr, origins: &[String]) -> Access {
         Access {
-            token: credentials.token,
-            identity: credentials.identity,
+            credentials,
             any_host: !host.is_loopback(),
             origins: Origins::new(origins),
         }
@@ -100,7 +95,7 @@ pub async fn identity(
     if !crate::secret::valid_nonce(&query.nonce) {
         return Err(bad());
     }
-    let secret = access.identity.as_ref().ok_or_else(|| {
+    let secret = access.credentials.identity.as_ref().ok_or_else(|| {
         ApiError::NotFound("this sidecar runs with --no-auth and has no secret to prove it is yours".into())
     })?;
     // The proof names the address this connection came in on: a relay on
@@ -141,7 +136,7 @@ pub async fn guard(State(access): State<Arc<Access>>, request: Request, next: Ne
     if let Some(why) = from_a_page(&access.origins, request.headers()) {
         return ApiError::Forbidden(why).into_response();
     }
-    if let Some(token) = &access.token {
+    if let Some(token) = &access.credentials.token {
         if !matches!(request.uri().path(), "/health" | "/v1/identity") {
             let sent = request
                 .headers()

@@ -1,7 +1,7 @@
 //! The HUD quality evaluation (`cargo bench --bench hud_quality`): every
 //! captured session of `tests/fixtures/sessions/` replayed step by step into
 //! the real server, facts only and with each model, against the
-//! hand-written expectations of `tests/common/eval.rs`. Prints one table
+//! hand-written expectations of its `<name>.toml`. Prints one table
 //! row per configuration: expected facts found, false or stale statements,
 //! questions asked of the model and how they ended, and the time from the
 //! sync that raised a question to the answer's first verified item in the
@@ -20,11 +20,12 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use common::eval::{quantile, run_all, warm_up, CASES, HELD_OUT};
+use common::eval::{cases, quantile, run_all, warm_up};
 use common::{realistic_model, test_model, LlamaServer, Server};
 
 #[tokio::main]
 async fn main() {
+    let cases = cases();
     // (label, model, flags, whether llama-server serves the model)
     let configs: [(&str, std::path::PathBuf, &[&str], bool); 4] = [
         ("facts only", test_model(), &["--hud-extract", "false"], false),
@@ -34,8 +35,8 @@ async fn main() {
     ];
     println!(
         "{} sessions ({} of them held out: tools no rule was written for), replayed one assistant message at a time; model threads at --nice 0, default debounce\n",
-        CASES.len(),
-        HELD_OUT.len()
+        cases.len(),
+        cases.iter().filter(|c| c.held_out).count()
     );
     println!("| HUD | facts found | details only the model can add | false or stale statements | questions | shown | rejected | sync to shown p50 / p90 | each (s) |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
@@ -64,7 +65,7 @@ async fn main() {
             let warmup = warm_up(&server).await.expect("the HUD decoded its questions' start");
             warmups.push((label, warmup));
         }
-        let (known, held_out) = run_all(&server).await;
+        let (known, held_out) = run_all(&server, &cases).await;
         for (part, out) in [("", &known), (", held out", &held_out)] {
             let latency = match (quantile(&out.latencies, 0.5), quantile(&out.latencies, 0.9)) {
                 (Some(p50), Some(p90)) => format!("{p50:.1} s / {p90:.1} s"),

@@ -1,5 +1,6 @@
 // Captures the HUD quality evaluation's sessions from the real OpenCode
-// 1.18.33: each scenario is a scripted main model whose tool calls the real
+// 1.18.33: each session's script (tests/fixtures/sessions/<name>.toml, read
+// by sessions.ts) is a scripted main model whose tool calls the real
 // tools run (python3, cargo, node, cc/make, cmake/ctest, go) in a fresh
 // project, and the session is saved with `opencode export`, the project
 // path rewritten to /home/dev/project.
@@ -15,7 +16,7 @@ import { join } from "node:path";
 import type { ToolStep } from "../test/fake-model.ts";
 import { exportSession, opencodeRun, prepare, project } from "../test/opencode.ts";
 import { repoRoot } from "../test/helpers.ts";
-import { scenarios, toolEnv } from "./scenarios.ts";
+import { scenarios, toolEnv } from "./sessions.ts";
 
 const out = join(repoRoot, "tests/fixtures/sessions");
 mkdirSync(out, { recursive: true });

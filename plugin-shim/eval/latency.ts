@@ -20,7 +20,7 @@
 // against a second sidecar whose engine is llama.cpp's llama-server serving
 // the same model (default: EVOLVE_HUD_LLAMA_SERVER, when set), alternating
 // with the local engine scenario by scenario, so both see the same hour.
-// Names pick scenarios (default: all of eval/scenarios.ts; the ones that
+// Names pick scenarios (default: all of tests/fixtures/sessions; the ones that
 // raise no question add nothing but time).
 
 import { spawn, type ChildProcess } from "node:child_process";
@@ -29,7 +29,7 @@ import { join } from "node:path";
 import { DEFAULTS } from "../evolve-hud/config.ts";
 import { AUTH, deadPort, quantile } from "../test/helpers.ts";
 import { exportSession, opencodeRun, prepare, project, startServe, textOf, isHudMessage } from "../test/opencode.ts";
-import { scenarios, toolEnv } from "./scenarios.ts";
+import { scenarios, toolEnv } from "./sessions.ts";
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => {

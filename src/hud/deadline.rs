@@ -4,8 +4,9 @@
 
 use super::extract::Findings;
 use super::session::SessionState;
+use super::store::Held;
 use super::{compose, ModelStatus};
-use super::{Held, Hud, HudError};
+use super::{Hud, HudError};
 use crate::api::{CompactionView, HeartbeatView};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,10 +18,10 @@ impl Hud {
     pub async fn compaction(&self, id: &str, deadline: Duration) -> Result<CompactionView, HudError> {
         let started = Instant::now();
         let until = tokio::time::Instant::now() + deadline;
-        if self.held(id).is_none() {
+        if self.store.held(id).is_none() {
             return Err(HudError::NotFound(id.to_owned()));
         }
-        let (state, findings, model_status) = self.answer_now(id, until).await;
+        let (state, findings, model_status) = self.refresher.answer_now(id, until).await;
         let text = compose::compaction(&state, &findings);
         Ok(CompactionView {
             session_id: id.to_owned(),
@@ -43,12 +44,7 @@ impl Hud {
         // active sessions: ranked by a look at each, then only those
         // copied out of their locks.
         let mut recent: Vec<(SessionState, u64, bool, Findings)> = {
-            let held: Vec<Arc<Held>> = self
-                .map()
-                .iter()
-                .filter(|(id, _)| !exclude.contains(id))
-                .map(|(_, h)| h.clone())
-                .collect();
+            let held: Vec<Arc<Held>> = self.store.all_but(exclude);
             let mut ranked: Vec<(Instant, &Arc<Held>)> = held
                 .iter()
                 .map(|h| {
@@ -80,7 +76,7 @@ impl Hud {
         let model_status = match recent.first_mut() {
             None => ModelStatus::None,
             Some(lead) => {
-                let (state, findings, status) = self.answer_now(&lead.0.id, until).await;
+                let (state, findings, status) = self.refresher.answer_now(&lead.0.id, until).await;
                 if state.id == lead.0.id && !state.calls.is_empty() {
                     lead.0 = state;
                     lead.3 = findings;

@@ -2,14 +2,21 @@
 //! facts leaves a question (see [`extract`]), a debounced, coalesced refresh
 //! asks the engine, checks the answer, and records it on the session. The
 //! compaction and heartbeat texts ask at once, within their deadline.
+//!
+//! The [`Refresher`] owns the engine handle and the scheduling (the
+//! warm-up, one background question at a time, retries); it reaches the
+//! sessions only through the store's narrow interface: an entry under its
+//! lock ([`Store::with_entry`]) and the change feed ([`Store::changed`]).
 
 use super::entry::{Entry, Reading, Refresh};
 use super::extract::{self, Findings};
 use super::session::SessionState;
-use super::Hud;
+use super::store::{Change, Store};
 use crate::api::ModelStatus;
-use crate::engine::{EngineError, Event};
+use crate::engine::{Engine, EngineError, Event};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Whether an engine error says the question was not taken (engine busy,
 /// down or stopping) rather than answered badly: such a question is asked
@@ -42,7 +49,7 @@ const WAIT_STEP: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// A call's question marked in flight ([`Entry::asking`]) while this lives.
 struct Asking<'h> {
-    hud: &'h Hud,
+    store: &'h Store,
     session: String,
     epoch: u64,
     call: String,
@@ -50,7 +57,7 @@ struct Asking<'h> {
 
 impl Drop for Asking<'_> {
     fn drop(&mut self) {
-        self.hud.with_entry(&self.session, Some(self.epoch), |entry| {
+        self.store.with_entry(&self.session, Some(self.epoch), |entry| {
             entry.asking.remove(&self.call);
         });
     }
@@ -59,7 +66,43 @@ impl Drop for Asking<'_> {
 /// The KV cache key every question shares (see [`extract::warmup_request`]).
 const QUESTIONS_KEY: &str = "hud:questions";
 
-impl Hud {
+/// When and how long the model is asked.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct RefreshSettings {
+    /// Let the model read failed outputs at all.
+    pub(super) extract: bool,
+    /// Quiet time after a change before the model is asked.
+    pub(super) debounce: Duration,
+    /// Longest one answer of the model may take.
+    pub(super) extract_timeout: Duration,
+}
+
+/// Asks the model about the sessions' failures, in the background or
+/// within a deadline.
+pub(super) struct Refresher {
+    store: Arc<Store>,
+    engine: Option<Engine>,
+    config: RefreshSettings,
+    /// One background question at a time reaches the model's queue, so chat
+    /// completions and compaction texts wait behind at most one of them,
+    /// however many sessions changed.
+    background: tokio::sync::Semaphore,
+    /// Whether the questions' shared start is in the engine's cache (or
+    /// being put there).
+    warmed: AtomicBool,
+}
+
+impl Refresher {
+    pub(super) fn new(store: Arc<Store>, engine: Option<Engine>, config: RefreshSettings) -> Refresher {
+        Refresher {
+            store,
+            engine,
+            config,
+            background: tokio::sync::Semaphore::new(1),
+            warmed: AtomicBool::new(false),
+        }
+    }
+
     /// Before the first question: has the engine decode the start every
     /// question shares, once, in the background (counted in `/metrics` as
     /// `work="warmup"`). The server does it at start-up: a sidecar the
@@ -72,10 +115,10 @@ impl Hud {
         let Some(engine) = self.engine.clone().filter(|_| self.config.extract) else {
             return;
         };
-        if self.warmed.swap(true, std::sync::atomic::Ordering::AcqRel) {
+        if self.warmed.swap(true, Ordering::AcqRel) {
             return;
         }
-        let hud = self.clone();
+        let this = self.clone();
         tokio::spawn(async move {
             // A model still loading is warmed once it is in.
             let mut health = engine.watch_health();
@@ -85,7 +128,7 @@ impl Hud {
                     // A released model loads again for the warm-up.
                     crate::engine::HealthState::Ready | crate::engine::HealthState::Released => break,
                     crate::engine::HealthState::Failed { .. } => {
-                        hud.warmed.store(false, std::sync::atomic::Ordering::Release);
+                        this.warmed.store(false, Ordering::Release);
                         return;
                     }
                     crate::engine::HealthState::Loading => {}
@@ -94,9 +137,9 @@ impl Hud {
                     return;
                 }
             }
-            let deadline = tokio::time::Instant::now() + hud.config.extract_timeout;
+            let deadline = tokio::time::Instant::now() + this.config.extract_timeout;
             let warmed = async {
-                let _turn = hud.background.acquire().await.ok()?;
+                let _turn = this.background.acquire().await.ok()?;
                 let mut rx = engine.submit(extract::warmup_request(QUESTIONS_KEY)).await.ok()?;
                 loop {
                     match tokio::time::timeout_at(deadline, rx.recv()).await.ok()?? {
@@ -110,7 +153,7 @@ impl Hud {
                 }
             };
             if warmed.await.is_none() {
-                hud.warmed.store(false, std::sync::atomic::Ordering::Release);
+                this.warmed.store(false, Ordering::Release);
             }
         });
     }
@@ -125,10 +168,10 @@ impl Hud {
             Refresh::Idle if entry.unasked().is_empty() => {}
             Refresh::Idle => {
                 entry.refresh = Refresh::Busy { dirty: false };
-                let hud = self.clone();
+                let this = self.clone();
                 let id = session_id.to_owned();
                 let epoch = entry.epoch;
-                tokio::spawn(async move { hud.refresh_loop(id, epoch).await });
+                tokio::spawn(async move { this.refresh_loop(id, epoch).await });
             }
             Refresh::Busy { .. } => entry.refresh = Refresh::Busy { dirty: true },
         }
@@ -161,10 +204,13 @@ impl Hud {
             } else {
                 self.config.debounce
             };
-            let Some(done) = self.with_entry(&id, Some(epoch), |entry| entry.finish_refresh(outcome, retry)) else {
+            let Some(done) = self
+                .store
+                .with_entry(&id, Some(epoch), |entry| entry.finish_refresh(outcome, retry))
+            else {
                 return;
             };
-            self.changed(super::Change::Updated(id.clone()));
+            self.store.changed(Change::Updated(id.clone()));
             if done {
                 return;
             }
@@ -176,6 +222,7 @@ impl Hud {
     async fn refresh_once(&self, id: &str, epoch: u64) -> Option<(String, Asked)> {
         let _turn = self.background.acquire().await.ok()?;
         let (question, _asking) = self
+            .store
             .with_entry(id, Some(epoch), |entry| {
                 if matches!(entry.refresh, Refresh::Busy { dirty: true }) {
                     // More is coming; wait for it rather than ask about a
@@ -189,7 +236,11 @@ impl Hud {
         // stale; but once the call's problem is closed (the command passed)
         // or the call is evicted, the answer would never be shown, and the
         // generation is cancelled.
-        let gone = || self.with_entry(id, Some(epoch), |e| e.state.problems().is_open(&question.call_id)) != Some(true);
+        let gone = || {
+            self.store
+                .with_entry(id, Some(epoch), |e| e.state.problems().is_open(&question.call_id))
+                != Some(true)
+        };
         let deadline = tokio::time::Instant::now() + self.config.extract_timeout;
         let asked = self
             .ask(&question, id, epoch, deadline, self.config.extract_timeout, &gone)
@@ -203,7 +254,7 @@ impl Hud {
         let question = extract::question(entry.unasked().first()?)?;
         entry.asking.insert(question.call_id.clone());
         let asking = Asking {
-            hud: self,
+            store: &self.store,
             session: id.to_owned(),
             epoch: entry.epoch,
             call: question.call_id.clone(),
@@ -335,7 +386,7 @@ impl Hud {
         let ask = self.config.extract && self.engine.is_some();
         loop {
             let now = tokio::time::Instant::now();
-            let step = self.with_entry(id, None, |entry| {
+            let step = self.store.with_entry(id, None, |entry| {
                 match (now < until && ask).then(|| self.take_question(entry, id)).flatten() {
                     Some(taken) => (Some((taken, entry.epoch)), false),
                     // Another asker has it: wait for its answer.
@@ -369,14 +420,15 @@ impl Hud {
     /// Records an answer, or its part, on the session `id` (of `epoch`),
     /// and tells the session's watchers.
     fn update(&self, id: &str, epoch: u64, record: impl FnOnce(&mut Entry)) {
-        if self.with_entry(id, Some(epoch), record).is_some() {
-            self.changed(super::Change::Updated(id.to_owned()));
+        if self.store.with_entry(id, Some(epoch), record).is_some() {
+            self.store.changed(Change::Updated(id.to_owned()));
         }
     }
 
     /// The session's facts, findings and model status as they are now.
     fn outcome(&self, id: &str) -> (SessionState, Findings, ModelStatus) {
-        self.with_entry(id, None, |e| (e.state.clone(), e.findings(), e.model_status()))
+        self.store
+            .with_entry(id, None, |e| (e.state.clone(), e.findings(), e.model_status()))
             .unwrap_or_else(|| (SessionState::new(id), Findings::new(), ModelStatus::None))
     }
 }

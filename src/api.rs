@@ -12,13 +12,20 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::net::IpAddr;
 
-/// The API's paths.
+pub mod routes;
+
+/// The API's paths; each route's is in [`routes::ROUTES`].
 pub mod path {
     pub const HEALTH: &str = "/health";
     pub const IDENTITY: &str = "/v1/identity";
+    pub const METRICS: &str = "/metrics";
+    pub const MODELS: &str = "/v1/models";
     pub const SYNC: &str = "/v1/hud/sync";
     pub const EVENT: &str = "/v1/hud/event";
     pub const SESSIONS: &str = "/v1/hud";
+    /// A session, by the server's pattern ([`session`] makes one).
+    pub const SESSION: &str = "/v1/hud/{session}";
+    pub const COMPACTION: &str = "/v1/hud/{session}/compaction";
     pub const HEARTBEAT: &str = "/v1/heartbeat";
     pub const STATUS: &str = "/v1/status";
     pub const EVENTS: &str = "/v1/events";

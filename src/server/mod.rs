@@ -13,6 +13,7 @@ pub(crate) mod metrics;
 
 pub use error::ApiError;
 
+use crate::api::routes::{Method, Route, RouteId, ROUTES};
 use crate::cli::{ApiSettings, Missing, Serve, ServeEngine};
 use crate::engine::lifecycle::Lifecycle;
 use crate::engine::Engine;
@@ -20,7 +21,7 @@ use anyhow::Context;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{on, MethodFilter, MethodRouter};
 use axum::{Extension, Json, Router};
 use error::BodyLimit;
 use metrics_exporter_prometheus::PrometheusHandle;
@@ -322,22 +323,39 @@ pub(crate) fn exit_now(why: &str, code: i32) -> ! {
     unsafe { libc::_exit(code) }
 }
 
+/// The handler of each route ([`crate::api::routes`]). No default arm: a
+/// route declared there without a handler here does not compile.
+fn handler(route: &Route, state: &AppState) -> MethodRouter<AppState> {
+    let method = match route.method {
+        Method::Get => MethodFilter::GET,
+        Method::Post => MethodFilter::POST,
+        Method::Delete => MethodFilter::DELETE,
+    };
+    match route.id {
+        RouteId::Health => on(method, health),
+        RouteId::Identity => on(method, access::identity).with_state(state.access.clone()),
+        RouteId::Metrics => on(method, metrics::render),
+        RouteId::Models => on(method, chat::models),
+        RouteId::ChatCompletions => on(method, chat::chat_completions),
+        RouteId::Sync => on(method, hud::sync),
+        RouteId::Event => on(method, hud::event),
+        RouteId::Sessions => on(method, hud::list),
+        RouteId::Session => on(method, hud::get),
+        RouteId::ForgetSession => on(method, hud::delete),
+        RouteId::Compaction => on(method, hud::compaction),
+        RouteId::Heartbeat => on(method, hud::heartbeat),
+        RouteId::Status => on(method, events::status),
+        RouteId::Events => on(method, events::stream),
+    }
+}
+
 /// All routes, with the body limit and request metrics applied.
 pub fn router(state: AppState, max_body: usize) -> Router {
-    Router::new()
-        .route("/health", get(health))
-        .route("/v1/identity", get(access::identity).with_state(state.access.clone()))
-        .route("/metrics", get(metrics::render))
-        .route("/v1/models", get(chat::models))
-        .route("/v1/chat/completions", post(chat::chat_completions))
-        .route("/v1/hud/sync", post(hud::sync))
-        .route("/v1/hud/event", post(hud::event))
-        .route("/v1/hud", get(hud::list))
-        .route("/v1/hud/{session}", get(hud::get).delete(hud::delete))
-        .route("/v1/hud/{session}/compaction", post(hud::compaction))
-        .route("/v1/heartbeat", post(hud::heartbeat))
-        .route("/v1/status", get(events::status))
-        .route("/v1/events", get(events::stream))
+    ROUTES
+        .iter()
+        .fold(Router::new(), |router, route| {
+            router.route(route.path, handler(route, &state))
+        })
         .fallback(|| async { ApiError::NotFound("no such route; see the README for the API".into()) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(axum::middleware::from_fn_with_state(

@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use std::time::Duration;
 
 const SCHEMA_FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/api.schema.json");
+const OPENAPI_FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/api.openapi.json");
 const API_DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/api.md");
 
 fn checked_in() -> Value {
@@ -40,22 +41,94 @@ fn assert_fits(name: &str, value: &Value) {
     assert!(errors.is_empty(), "{value} does not fit {name}: {errors:#?}");
 }
 
-#[test]
-fn the_checked_in_schemas_are_what_the_types_generate() {
-    let generated = serde_json::to_string_pretty(&api::schemas()).expect("JSON") + "\n";
+/// Fails unless `file` holds `generated` (written there first under
+/// `EVOLVE_HUD_BLESS`); `test` is the test that writes it.
+fn assert_checked_in(file: &str, generated: &Value, test: &str) {
+    let generated = serde_json::to_string_pretty(generated).expect("JSON") + "\n";
     if std::env::var_os("EVOLVE_HUD_BLESS").is_some() {
         // Whole or not at all: other tests read it meanwhile.
-        let dir = std::path::Path::new(SCHEMA_FILE).parent().expect("docs/");
-        let mut file = tempfile::NamedTempFile::new_in(dir).expect("a temporary file");
-        std::io::Write::write_all(&mut file, generated.as_bytes()).expect("writing it");
-        file.persist(SCHEMA_FILE).expect("writing docs/api.schema.json");
+        let dir = std::path::Path::new(file).parent().expect("docs/");
+        let mut temp = tempfile::NamedTempFile::new_in(dir).expect("a temporary file");
+        std::io::Write::write_all(&mut temp, generated.as_bytes()).expect("writing it");
+        temp.persist(file).expect("writing the file");
     }
-    let on_disk = std::fs::read_to_string(SCHEMA_FILE).unwrap_or_default();
+    let on_disk = std::fs::read_to_string(file).unwrap_or_default();
     assert!(
         on_disk == generated,
-        "docs/api.schema.json is not what src/api.rs generates; write it again with \
-`EVOLVE_HUD_BLESS=1 cargo nextest run -E 'test(the_checked_in_schemas)'` and commit it"
+        "{file} is not what src/api generates; write it again with \
+`EVOLVE_HUD_BLESS=1 cargo nextest run -E 'test({test})'` and commit it"
     );
+}
+
+#[test]
+fn the_checked_in_schemas_are_what_the_types_generate() {
+    assert_checked_in(SCHEMA_FILE, &api::schemas(), "the_checked_in_schemas");
+}
+
+#[test]
+fn the_checked_in_openapi_document_is_what_the_routes_generate() {
+    assert_checked_in(OPENAPI_FILE, &api::routes::openapi(), "the_checked_in_openapi");
+}
+
+/// Every declared route is served with its method, answers without the
+/// token exactly when it is declared open, and nothing undeclared is.
+#[tokio::test]
+async fn every_declared_route_is_served_and_no_other() {
+    let server = InProcess::start(&["--hud-extract", "false"]).await;
+    // Only what a client asks before it trusts the server is open.
+    let open: Vec<_> = api::routes::ROUTES.iter().filter(|r| r.open).map(|r| r.id).collect();
+    assert_eq!(open, [api::routes::RouteId::Health, api::routes::RouteId::Identity]);
+    // The common client sends the token; a plain one sends none.
+    let (client, plain) = (common::client(), reqwest::Client::new());
+    for route in api::routes::ROUTES {
+        let path = route.path.replace("{session}", "ses_routes").replace("{", "");
+        let path = if route.query.is_empty() {
+            path
+        } else {
+            format!("{path}?nonce=0123456789abcdef")
+        };
+        let method = reqwest::Method::from_bytes(route.method.as_str().to_uppercase().as_bytes()).expect("a method");
+        let send = |auth: bool| {
+            let mut request =
+                if auth { &client } else { &plain }.request(method.clone(), format!("{}{path}", server.base));
+            if route.request.is_some() {
+                request = request.json(&json!({}));
+            }
+            async move { request.send().await.expect("an answer") }
+        };
+        let answer = send(true).await;
+        let status = answer.status().as_u16();
+        assert_ne!(status, 405, "{} {path}", method);
+        if status == 404 {
+            let body: Value = answer.json().await.expect("an error body");
+            assert!(
+                !body["error"]["message"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains("no such route"),
+                "{method} {path}: {body}"
+            );
+        }
+        let without_token = send(false).await.status().as_u16();
+        assert_eq!(
+            without_token == 401,
+            !route.open,
+            "{method} {path} without the token: {without_token}"
+        );
+    }
+    for (method, path) in [("PUT", "/v1/hud/sync"), ("GET", "/v1/nothing"), ("POST", "/health")] {
+        let status = client
+            .request(
+                reqwest::Method::from_bytes(method.as_bytes()).unwrap(),
+                format!("{}{path}", server.base),
+            )
+            .send()
+            .await
+            .expect("an answer")
+            .status()
+            .as_u16();
+        assert!(matches!(status, 404 | 405), "{method} {path}: {status}");
+    }
 }
 
 /// The `json` blocks of docs/api.md marked `<!-- schema: Name -->`.

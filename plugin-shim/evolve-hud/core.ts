@@ -13,7 +13,8 @@ import { Masker, type MaskedOutput } from "./mask.ts";
 import { remember } from "./sessions.ts";
 import { appLog, FailOpen, type Log } from "./log.ts";
 import { tellTheUser, toastVia } from "./notify.ts";
-import { Sidecar, SidecarError, sessionPath } from "./sidecar.ts";
+import type { SessionEvent } from "./api.ts";
+import { Sidecar, SidecarError } from "./sidecar.ts";
 import { slimToolEvent } from "./slim.ts";
 import { HudSync, type ContextUse } from "./sync.ts";
 
@@ -86,7 +87,7 @@ export function createCore(options: Source = {}, deps: ShimDeps = {}, client?: P
   heartbeat?.start();
 
   /** Fire-and-forget event for the sidecar. */
-  function send(event: Json): void {
+  function send(event: SessionEvent): void {
     if (!config.events) return;
     sidecar.post("/v1/hud/event", event).catch((e) => failOpen.failed("event forwarding", e));
   }
@@ -105,15 +106,17 @@ export function createCore(options: Source = {}, deps: ShimDeps = {}, client?: P
     async compaction(sessionID) {
       if (config.compaction === "off") return undefined;
       const reply = await sidecar.post(
-        sessionPath(sessionID, "/compaction"),
+        "/v1/hud/{session}/compaction",
         { deadline_ms: config.compactionDeadlineMs },
         // The sidecar answers with the facts at the deadline; allow for the trip.
-        { expected: [404], timeoutMs: config.compactionDeadlineMs + config.timeoutMs, modelBound: true },
+        { session: sessionID, expected: [404], timeoutMs: config.compactionDeadlineMs + config.timeoutMs, modelBound: true },
       );
       if (!isObject(reply) || typeof reply.text !== "string" || typeof reply.prompt !== "string") return undefined;
       return { text: reply.text, prompt: reply.prompt };
     },
     toolEnded(sessionID, callID, tool, args, output) {
+      // The sidecar takes a call only by its id and tool's name.
+      if (typeof callID !== "string" || typeof tool !== "string") return;
       send({ type: "tool.execute.after", session_id: sessionID, call_id: callID, tool, ...slimToolEvent(args, output, sidecar.clipRule) });
     },
     sessionEvent(type, sessionID, props = {}) {

@@ -7,17 +7,14 @@
 // from then on; new masks go in batches, only when what they save over the
 // rest of the session outweighs the cache they invalidate.
 
+import type { MaskedOutput } from "./api.ts";
 import type { Config } from "./config.ts";
 import { isObject, type Entry } from "./hud.ts";
 import type { Log } from "./log.ts";
 import { MAX_SESSIONS, recent, remember } from "./sessions.ts";
 
 /** A superseded output, as the sidecar's sync answer lists it. */
-export interface MaskedOutput {
-  call_id: string;
-  bytes: number;
-  stub: string;
-}
+export type { MaskedOutput };
 
 /** The name of the tool that gives a masked output back (the sidecar's stubs name it). */
 export const RECOVER_TOOL = "evolve_output";

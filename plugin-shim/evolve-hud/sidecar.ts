@@ -1,23 +1,12 @@
 // The sidecar client, behind a circuit breaker.
 
+import { routePath, type PostBody, type PostRoute } from "./api.ts";
 import type { Config } from "./config.ts";
 import { isObject } from "./hud.ts";
 import { dialTarget, type DialTarget, type Lookup } from "./address.ts";
 import { describeHolder, listenerOf, nonce, proves, readSecret } from "./identity.ts";
 import { FALLBACK_CLIP, parseClipRule, type ClipRule } from "./slim.ts";
 import type { Log } from "./log.ts";
-
-/**
- * The path of session `id` followed by `rest` (`/v1/hud/{id}{rest}`), the id
- * percent-encoded as the sidecar's `api::path::session` does it: every byte
- * but letters, digits, `-`, `_` and `~`. `encodeURIComponent` alone leaves
- * `.` (so `..` would be a dot segment, which URLs resolve away) and
- * `!*'()` as they are.
- */
-export function sessionPath(id: string, rest = ""): string {
-  const segment = encodeURIComponent(id).replace(/[.!*'()]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-  return `/v1/hud/${segment}${rest}`;
-}
 
 export class SidecarError extends Error {
   constructor(
@@ -100,6 +89,8 @@ interface Proven {
 }
 
 export interface PostOptions {
+  /** The session of a route that names one (`{session}`). */
+  session?: string;
   expected?: number[];
   /** Longest wait for the answer's head (status and headers). */
   timeoutMs?: number;
@@ -147,14 +138,14 @@ export class Sidecar {
    * slow, not that the sidecar is down, so it leaves a closed circuit closed
    * and the HUD keeps flowing.
    */
-  async post(
-    path: string,
-    body: unknown,
-    { expected = [], timeoutMs = this.config.timeoutMs, holdMs = 0, modelBound = false }: PostOptions = {},
+  async post<R extends PostRoute>(
+    route: R,
+    body: PostBody<R>,
+    { session, expected = [], timeoutMs = this.config.timeoutMs, holdMs = 0, modelBound = false }: PostOptions = {},
   ): Promise<unknown> {
     if (!this.breaker.allow()) return undefined;
     try {
-      const result = await this.request(path, body, timeoutMs, holdMs);
+      const result = await this.request(routePath(route, session), body, timeoutMs, holdMs);
       this.breaker.success();
       this.onAnswered?.();
       return result;
@@ -195,7 +186,7 @@ export class Sidecar {
   private async learnClipRule(timeoutMs: number, { target, secret }: Proven): Promise<void> {
     let health: unknown;
     try {
-      health = await this.exchange(target, "GET", "/health", undefined, timeoutMs, secret);
+      health = await this.exchange(target, "GET", routePath("/health"), undefined, timeoutMs, secret);
       this.ruleKnown = true;
     } catch (e) {
       // A sidecar still loading answers 503 with the rule too.
@@ -233,7 +224,7 @@ export class Sidecar {
     let answer: unknown;
     let what: string | undefined;
     try {
-      answer = await this.exchange(target, "GET", `/v1/identity?nonce=${n}`, undefined, timeoutMs);
+      answer = await this.exchange(target, "GET", `${routePath("/v1/identity")}?nonce=${n}`, undefined, timeoutMs);
     } catch (e) {
       // An answer, but not JSON or not 200: not the user's sidecar (timeouts and refusals are what they are).
       if (!(e instanceof SidecarError) || (e.kind !== "status" && e.kind !== "malformed")) throw e;

@@ -3,6 +3,7 @@
 // The sidecar keeps the same head and tail of each output and clips again
 // itself; `clipped` carries the whole output's size and line count.
 
+import type { ClipRule, SessionEvent } from "./api.ts";
 import { isObject, type Entry, type Json } from "./hud.ts";
 
 /** Longest string kept whole in tool inputs, infos and other fields. */
@@ -58,11 +59,7 @@ export function clipBytes(
  * `lines` lines of at most `line_bytes` (longer ones are left out) and
  * `bytes` in all. Sending what the sidecar keeps costs nothing it would use.
  */
-export interface ClipRule {
-  head: number;
-  tail: number;
-  middle: { words: string[]; lines: number; bytes: number; line_bytes: number };
-}
+export type { ClipRule };
 
 /** The rule until the sidecar has told its own: the sidecar's (a test against the real one holds it). */
 export const FALLBACK_CLIP: ClipRule = {
@@ -191,14 +188,21 @@ function slimToolState(state: Json, rule: ClipRule): Json {
   return out;
 }
 
+type ToolEvent = Extract<SessionEvent, { type: "tool.execute.after" }>;
+
 /** The `args`, `output` and `metadata` of a `tool.execute.after` event, slimmed as a part's state is. */
 export function slimToolEvent(
   args: unknown,
   output: { title?: unknown; output?: unknown; metadata?: unknown } | undefined,
   rule: ClipRule = FALLBACK_CLIP,
-): Json {
+): Pick<ToolEvent, "args" | "output" | "metadata" | "clipped"> {
   const state = slimToolState({ status: "completed", input: args, output: output?.output, metadata: output?.metadata }, rule);
-  return { args: state.input, output: state.output, metadata: state.metadata, clipped: state.clipped };
+  return {
+    args: state.input,
+    output: typeof state.output === "string" ? state.output : undefined,
+    metadata: state.metadata,
+    clipped: state.clipped as ToolEvent["clipped"],
+  };
 }
 
 /** A part as the sidecar needs it: tools and texts slimmed, other kinds as their scalars. */

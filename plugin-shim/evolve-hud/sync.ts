@@ -2,6 +2,7 @@
 // a signature per message, so only what is new or changed goes out), the
 // pages it goes out in, and the HUD text that comes back.
 
+import type { ContextUse } from "./api.ts";
 import type { Config } from "./config.ts";
 import { HUD_TAG, isEntry, isHud, isObject, type Entry } from "./hud.ts";
 import { masksOf, type MaskedOutput } from "./mask.ts";
@@ -54,12 +55,8 @@ export function relevant(messages: unknown[]): Entry[] {
   return messages.filter((m): m is Entry => isEntry(m) && !isHud(m));
 }
 
-/** What the agent's last request took of its model's context (the sidecar's `ContextUse`). */
-export interface ContextUse {
-  used: number;
-  limit?: number;
-  masked: number;
-}
+/** What the agent's last request took of its model's context. */
+export type { ContextUse };
 
 /**
  * The context the last request of `messages` used, as OpenCode recorded it

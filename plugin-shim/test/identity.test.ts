@@ -191,7 +191,7 @@ test("a name is looked up once per check, and the token goes only to the address
     address: "::1",
     family: 6,
   }));
-  await assert.rejects(elsewhere.post("/v1/hud/event", {}), (e: Error) => e.message.includes(`http://sidecar.test:${sidecar.port}`));
+  await assert.rejects(elsewhere.post("/v1/hud/event", { type: "session.idle", session_id: "ses_1" }), (e: Error) => e.message.includes(`http://sidecar.test:${sidecar.port}`));
   assert.equal(sidecar.requests.length, 2, "nothing more was sent");
 });
 

@@ -12,7 +12,7 @@ import fc from "fast-check";
 import { EvolveHudPlugin } from "../evolve-hud.ts";
 import { DEFAULTS, loadConfig, MAX_WAIT_MS } from "../evolve-hud/config.ts";
 import { HUD_ID_PREFIX, hudEntry, isHud, sessionOf, swapHud, type Entry } from "../evolve-hud/hud.ts";
-import { sessionPath } from "../evolve-hud/sidecar.ts";
+import { routePath } from "../evolve-hud/api.ts";
 import { clone, FakeSidecar, fixture, TEST_SECRET, transforms } from "./helpers.ts";
 
 const { createShim } = EvolveHudPlugin.internals;
@@ -286,6 +286,8 @@ test("property: over 10,000 random arrays only HUDs go, one HUD is appended last
 });
 
 test("a session's path escapes its id as the sidecar's api::path::session does (pinned to the same string there)", () => {
-  assert.equal(sessionPath("a/b .. c!*'()é", "/compaction"), "/v1/hud/a%2Fb%20%2E%2E%20c%21%2A%27%28%29%C3%A9/compaction");
-  assert.equal(sessionPath("ses_1"), "/v1/hud/ses_1");
+  assert.equal(routePath("/v1/hud/{session}/compaction", "a/b .. c!*'()é"), "/v1/hud/a%2Fb%20%2E%2E%20c%21%2A%27%28%29%C3%A9/compaction");
+  assert.equal(routePath("/v1/hud/{session}", "ses_1"), "/v1/hud/ses_1");
+  assert.equal(routePath("/v1/hud/sync"), "/v1/hud/sync");
+  assert.throws(() => routePath("/v1/hud/{session}"), /needs a session/);
 });

@@ -319,6 +319,16 @@ pub fn openapi() -> Value {
     settings.definitions_path = "/components/schemas".into();
     let mut generator = settings.into_generator();
     let error = schema::<crate::openai::ErrorBody>(&mut generator);
+    // The errors every route may answer, declared once and referred to.
+    let errors: serde_json::Map<String, Value> = ERRORS
+        .iter()
+        .map(|(status, description)| {
+            (
+                format!("Error{status}"),
+                json!({ "description": description, "content": { "application/json": { "schema": error } } }),
+            )
+        })
+        .collect();
     let mut paths = serde_json::Map::new();
     for route in ROUTES {
         let mut parameters: Vec<Value> = route
@@ -343,10 +353,10 @@ pub fn openapi() -> Value {
             }
             responses.insert(answer.status.to_string(), r);
         }
-        for (status, description) in ERRORS {
+        for (status, _) in ERRORS {
             responses
                 .entry(status.to_string())
-                .or_insert_with(|| json!({ "description": description, "content": { "application/json": { "schema": error.clone() } } }));
+                .or_insert_with(|| json!({ "$ref": format!("#/components/responses/Error{status}") }));
         }
         let mut operation = json!({
             "operationId": format!("{:?}", route.id),
@@ -380,6 +390,7 @@ pub fn openapi() -> Value {
         },
         "paths": paths,
         "components": {
+            "responses": errors,
             "schemas": generator.take_definitions(true),
             "securitySchemes": { "token": { "type": "http", "scheme": "bearer" } }
         }

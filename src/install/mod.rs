@@ -34,6 +34,8 @@ macro_rules! module {
 /// The entry file comes last, so an install writes it after its modules.
 pub const FILES: &[(&str, &str)] = &[
     module!("address.ts"),
+    module!("api-generated.ts"),
+    module!("api.ts"),
     module!("config.ts"),
     module!("core.ts"),
     module!("heartbeat.ts"),

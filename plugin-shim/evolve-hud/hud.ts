@@ -1,6 +1,6 @@
 // The HUD message: found by marker, removed, appended last.
 
-import type { TextPart, UserMessage } from "@opencode-ai/sdk";
+import type { TextPart, ToolPart, ToolStateCompleted, UserMessage } from "@opencode-ai/sdk";
 
 export const HUD_TAG = "<evolve-hud";
 export const HUD_ID_PREFIX = "msg_evolvehud_";
@@ -23,6 +23,27 @@ export interface HudMessage {
 }
 
 export const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * A completed tool part as far as it was checked: OpenCode's own types
+ * (its SDK's `ToolPart` and `ToolStateCompleted`), narrowed to the fields
+ * [`completedTool`] looked at. Its other fields are as they came.
+ */
+export type CompletedTool = Pick<ToolPart, "type" | "callID"> & {
+  state: Pick<ToolStateCompleted, "status" | "output"> & { time?: Partial<ToolStateCompleted["time"]> };
+};
+
+/** `p` as a completed tool part with its output, or undefined. */
+export function completedTool(p: unknown): CompletedTool | undefined {
+  if (!isObject(p) || p.type !== "tool" || typeof p.callID !== "string" || !isObject(p.state)) return undefined;
+  const { status, output, time } = p.state;
+  if (status !== "completed" || typeof output !== "string") return undefined;
+  return {
+    type: "tool",
+    callID: p.callID,
+    state: { status, output, ...(isObject(time) ? { time: time as Partial<ToolStateCompleted["time"]> } : {}) },
+  };
+}
 
 /** A well-formed `{info, parts}` entry. */
 export function isEntry(v: unknown): v is Entry {

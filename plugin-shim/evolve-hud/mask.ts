@@ -9,7 +9,7 @@
 
 import type { MaskedOutput } from "./api.ts";
 import type { Config } from "./config.ts";
-import { isObject, type Entry } from "./hud.ts";
+import { completedTool, isObject, type Entry } from "./hud.ts";
 import type { Log } from "./log.ts";
 import { MAX_SESSIONS, recent, remember } from "./sessions.ts";
 
@@ -53,11 +53,9 @@ function toolOutputs(messages: unknown[]): Map<string, Found> {
   messages.forEach((m, message) => {
     if (!isObject(m) || !Array.isArray(m.parts)) return;
     m.parts.forEach((p, part) => {
-      if (!isObject(p) || p.type !== "tool" || typeof p.callID !== "string" || !isObject(p.state)) return;
-      const state = p.state;
-      if (state.status !== "completed" || typeof state.output !== "string") return;
-      if (isObject(state.time) && state.time.compacted !== undefined) return;
-      found.set(p.callID, { message, part, output: state.output });
+      const tool = completedTool(p);
+      if (!tool || tool.state.time?.compacted !== undefined) return;
+      found.set(tool.callID, { message, part, output: tool.state.output });
     });
   });
   return found;

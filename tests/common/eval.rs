@@ -46,7 +46,7 @@ pub struct Case {
 
 /// The folder of the sessions: `<name>.toml` is the script and the
 /// expectations, `<name>.json` the session captured from it.
-fn sessions_dir() -> PathBuf {
+pub fn sessions_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sessions")
 }
 

@@ -10,7 +10,7 @@
 
 use crate::common;
 
-use common::eval::{cases, quantile, run_all, session_file, tool_calls, Outcome};
+use common::eval::{cases, quantile, run_all, session_file, sessions_dir, tool_calls, Outcome};
 use common::{realistic_model, Server};
 
 fn report(part: &str, out: &Outcome) {
@@ -84,7 +84,7 @@ async fn no_false_or_stale_statement_on_the_held_out_sessions_part_2() {
 fn every_session_is_captured_and_each_expectation_is_checked() {
     let cases = cases();
     assert!(cases.len() >= 60, "{} sessions", cases.len());
-    let captured = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sessions"))
+    let captured = std::fs::read_dir(sessions_dir())
         .expect("the sessions folder")
         .filter_map(|entry| {
             let path = entry.expect("an entry").path();

@@ -16,12 +16,15 @@ export EVOLVE_HUD_LLAMA_SERVER
 # The lint gate: formatting, and clippy over every target with warnings as
 # errors (about 40 s on 2 cores once the tests' build is there: it reuses
 # llama.cpp's build).
-cargo fmt --check
-cargo clippy --release --locked --all-targets --features fault-injection -- -D warnings
-# cargo-nextest runs each test in a process of its own under the time limit
-# in .config/nextest.toml. fault-injection: lets tests/it/faults.rs make the
-# model thread panic.
-cargo nextest run --release --locked --features fault-injection
+cargo fmt --all --check
+cargo clippy --release --locked --workspace --all-targets --features evolve-hud/fault-injection -- -D warnings
+# cargo-nextest runs each test of the workspace's crates in a process of its
+# own under the time limit in .config/nextest.toml. fault-injection: lets
+# tests/it/faults.rs make the model thread panic.
+cargo nextest run --release --locked --workspace --features evolve-hud/fault-injection
+# nextest runs no doc tests; those of the lower crates show that a use going
+# up a layer does not compile.
+cargo test --release --locked --doc -p evolve-hud-api -p evolve-hud-core
 # The plugin shim: unit, property and fail-open tests, then end to end in the
 # real OpenCode with the sidecar just built. They run in a copy of the
 # repository as a clone has it (tracked and new files, nothing ignored) in an

@@ -2,9 +2,9 @@
 //! is in place (the binary, the model, the sidecar, the plugin, the port
 //! and token), each with the command that fixes it.
 
-use crate::api::{EngineDetails, HealthState};
 use crate::cli::DoctorArgs;
 use crate::client::{Sidecar, Trouble};
+use evolve_hud_api::{EngineDetails, HealthState};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;

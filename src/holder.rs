@@ -11,7 +11,7 @@ use std::net::IpAddr;
 pub fn listener_of(url: &str) -> Option<String> {
     let uri = reqwest::Url::parse(url).ok()?;
     let host = uri.host_str()?;
-    let loopback = crate::api::loopback_host(host);
+    let loopback = evolve_hud_api::loopback_host(host);
     let port = uri.port()?;
     if !loopback {
         return None;

@@ -9,10 +9,10 @@
 //! non-zero with one line on stderr. Hooks this adapter does not handle
 //! answer nothing and exit 0, as evolve expects.
 
-use crate::api::{CompactionRequest, HeartbeatRequest, HudView, SessionEvent, SyncRequest};
 use crate::cli::HookArgs;
 use crate::client::{Sidecar, Synced, Trouble};
 use anyhow::anyhow;
+use evolve_hud_api::{CompactionRequest, HeartbeatRequest, HudView, SessionEvent, SyncRequest};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::io::{Read, Write};

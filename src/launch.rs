@@ -75,7 +75,7 @@ pub fn sidecar_port() -> u16 {
         .ok()
         .and_then(|p| p.trim().parse().ok())
         .or_else(|| recorded_launch().and_then(|l| l.port))
-        .unwrap_or(crate::api::DEFAULT_PORT)
+        .unwrap_or(evolve_hud_api::DEFAULT_PORT)
 }
 
 /// Takes the port out of the launch record (`service uninstall`): the

@@ -1,19 +1,23 @@
 //! evolve-hud: a local-model sidecar for the OpenCode coding agent.
 //!
-//! Layout:
+//! The workspace's crates are its layers, each using only those below it:
+//! - `evolve-hud-api` ([`api`]): the wire as types, with no I/O: the
+//!   sidecar's HTTP API and its routes, the OpenAI chat protocol
+//!   ([`openai`]), model work as engines take it, and [`clean`], the one
+//!   cleaner of outside text;
+//! - `evolve-hud-core` (re-exported in [`hud`]): the HUD's facts, their
+//!   rendering and the model's checked question, with no I/O;
+//! - this crate: everything that runs.
+//!
+//! Layout of this crate:
 //! - [`cli`]: the command line and the configuration structs it fills.
 //! - [`engine`]: where model work goes: the local llama.cpp thread, or a
 //!   remote OpenAI-compatible engine, behind one seam.
-//! - [`hud`]: per-session facts from OpenCode's messages, rendered into the HUD.
+//! - [`hud`]: sessions kept between syncs and the model asked in the
+//!   background, over evolve-hud-core's facts.
 //! - [`gguf`]: a pre-check of GGUF files before they reach llama.cpp.
 //! - [`cpu`]: CPU-bound work of async code, on a few blocking threads.
-//! - [`clean`]: the one cleaner of outside text (one line, no escapes, no
-//!   forged HUD tags).
 //! - [`json`]: request bodies from JavaScript, lone surrogates tolerated.
-//! - [`api`]: the sidecar's own HTTP API as types, for the server and every
-//!   client; its JSON Schemas are generated from them.
-//! - [`openai`]: the OpenAI chat protocol's wire types, for the server and
-//!   the remote engine.
 //! - [`server`]: the HTTP API (axum).
 //! - [`secret`]: the user's secret, bearer tokens that never show in logs,
 //!   and the proof that a server knows the secret.
@@ -35,9 +39,7 @@
 //! - [`doctor`]: `doctor`, everything a HUD needs, checked with its fix.
 //! - [`service`]: `service`, the sidecar as a systemd or launchd user service.
 
-pub mod api;
 pub mod bench;
-pub mod clean;
 pub mod cli;
 pub mod client;
 pub mod cpu;
@@ -51,7 +53,6 @@ pub mod install;
 pub mod json;
 pub mod launch;
 pub mod logging;
-pub mod openai;
 pub mod private;
 pub mod pull;
 pub mod redact;
@@ -61,3 +62,8 @@ pub mod server;
 pub mod service;
 pub mod telemetry;
 pub mod watch;
+
+// The wire, from the crate below this one, under the names the rest of the
+// code and its tests use.
+pub use evolve_hud_api as api;
+pub use evolve_hud_api::{clean, openai};

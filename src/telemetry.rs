@@ -5,7 +5,7 @@
 //! two servers in one process never mix theirs. Prometheus has the totals,
 //! through the `metrics` facade's recorder.
 
-use crate::api::Activity;
+use evolve_hud_api::Activity;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;

@@ -259,7 +259,7 @@ export interface components {
          *     original had `bytes` bytes in `lines` lines; `middle` holds the lines
          *     of the part left out that say something failed. Checked against the
          *     text and held to this side's rule before use
-         *     ([`crate::hud::text::Clipped::from_client`]).
+         *     (evolve-hud-core's `text::Clipped::from_client`).
          */
         ClipInfo: {
             /** Format: uint */
@@ -274,7 +274,7 @@ export interface components {
         /**
          * @description How clients clip a long tool output before they send it: the first
          *     `head` and last `tail` bytes, and from the part between, the lines that
-         *     hold one of `middle.words` (see [`crate::hud::text`]).
+         *     hold one of `middle.words` (see evolve-hud-core's `text`).
          */
         ClipRule: {
             /** Format: uint */
@@ -478,7 +478,7 @@ export interface components {
         };
         /**
          * @description `GET /v1/identity?nonce=`'s answer: HMAC-SHA256 with the user's secret
-         *     over the port and the nonce ([`crate::secret::Secret::proof`]).
+         *     over the port and the nonce (evolve-hud's `secret::Secret::proof`).
          */
         Identity: {
             proof: string;

@@ -1,6 +1,6 @@
 // The sidecar's API as the plugin speaks it: the types and paths generated
 // from the sidecar's own route table (docs/api.openapi.json, made from
-// src/api/routes.rs) into api-generated.ts by `npm run api-types`. A test fails
+// crates/api/src/routes.rs) into api-generated.ts by `npm run api-types`. A test fails
 // when api-generated.ts is not what the document generates.
 
 import type { components, paths } from "./api-generated.ts";

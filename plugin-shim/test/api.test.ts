@@ -1,5 +1,5 @@
 // The plugin against the sidecar's API as docs/api.schema.json describes it
-// (generated from src/api.rs): every request the plugin's real code sends
+// (generated from crates/api/src/lib.rs): every request the plugin's real code sends
 // to a real sidecar fits its request schema, every answer it gets fits the
 // answer schema, and the plugin reads those answers (the HUD goes last, the
 // clipping rule is the sidecar's).

@@ -86,7 +86,7 @@ pub enum ServiceAction {
         #[arg(long, short = 'm')]
         model: Option<String>,
         /// The port to serve on.
-        #[arg(long, default_value_t = crate::api::DEFAULT_PORT)]
+        #[arg(long, default_value_t = evolve_hud_api::DEFAULT_PORT)]
         port: u16,
     },
     /// Remove the unit (or agent).

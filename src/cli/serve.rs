@@ -263,7 +263,7 @@ pub enum ServeEngine {
 /// The model `--facts-without-model` could not have: why, and how the
 /// server looks for it on disk to restart once it is there.
 pub struct Missing {
-    pub details: crate::api::EngineDetails,
+    pub details: evolve_hud_api::EngineDetails,
     pub model: ModelConfig,
 }
 
@@ -321,7 +321,7 @@ impl ServeConfig {
                         }
                         _ => format!("{e:#}"),
                     };
-                    let details = crate::api::EngineDetails::Missing {
+                    let details = evolve_hud_api::EngineDetails::Missing {
                         missing,
                         fix: self.model.fix(),
                     };

@@ -19,7 +19,7 @@ impl Challenge {
 
     /// The request to send, without a token.
     pub fn path(&self) -> String {
-        crate::api::path::identity(&self.nonce)
+        evolve_hud_api::path::identity(&self.nonce)
     }
 
     /// Whether the answer (`status`, `body`) proves that the server at
@@ -41,7 +41,7 @@ impl Challenge {
 yet (`evolve-hud serve` and `install-shim` make it); nothing was sent to it"
             )));
         };
-        let identity = serde_json::from_slice::<crate::api::Identity>(body).ok();
+        let identity = serde_json::from_slice::<evolve_hud_api::Identity>(body).ok();
         let proof = identity.as_ref().map(|i| i.proof.as_str()).filter(|_| status == 200);
         if proof.is_some_and(|p| secret.proves(peer, &self.nonce, p)) {
             return Ok(());

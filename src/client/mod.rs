@@ -1,5 +1,5 @@
 //! The running sidecar as every client sees it: one [`Sidecar`] over the
-//! typed API ([`crate::api`]) for the hook adapter, `doctor`, `status`,
+//! typed API (evolve-hud-api) for the hook adapter, `doctor`, `status`,
 //! `watch` and `bench`.
 //!
 //! - `args`: the flags that name the sidecar ([`SidecarArgs`]);
@@ -19,12 +19,12 @@ pub use args::SidecarArgs;
 pub use identity::{Challenge, Foreign};
 pub use trouble::Trouble;
 
-use crate::api::{
+use crate::secret::Secret;
+use eventsource_stream::Eventsource;
+use evolve_hud_api::{
     path, CompactionRequest, CompactionView, EventAck, Health, HeartbeatRequest, HeartbeatView, HudView, SessionEvent,
     SessionList, SessionListing, StatusView, StreamEvent, SyncRequest,
 };
-use crate::secret::Secret;
-use eventsource_stream::Eventsource;
 use futures_util::{Stream, StreamExt};
 use http_body_util::BodyExt;
 use hyper::Method;
@@ -176,8 +176,8 @@ impl Sidecar {
     /// come, until `[DONE]`.
     pub async fn chat_stream(
         &self,
-        request: &crate::openai::ChatRequest,
-    ) -> Result<impl Stream<Item = Result<crate::openai::ChatChunk, String>> + use<>, Trouble> {
+        request: &evolve_hud_api::openai::ChatRequest,
+    ) -> Result<impl Stream<Item = Result<evolve_hud_api::openai::ChatChunk, String>> + use<>, Trouble> {
         let events = self.open(Method::POST, path::CHAT, Some(json(request)?)).await?;
         Ok(events
             .take_while(|event| std::future::ready(!matches!(event, Ok(e) if e.data == "[DONE]")))
@@ -330,7 +330,7 @@ fn json<B: Serialize + ?Sized>(body: &B) -> Result<Vec<u8>, Trouble> {
 
 /// How long to wait for an answer whose model part has `deadline_ms`.
 fn deadline_timeout(deadline_ms: Option<u64>) -> Duration {
-    Duration::from_millis(deadline_ms.unwrap_or(crate::api::DEFAULT_DEADLINE_MS)) + DEADLINE_SLACK
+    Duration::from_millis(deadline_ms.unwrap_or(evolve_hud_api::DEFAULT_DEADLINE_MS)) + DEADLINE_SLACK
 }
 
 /// Runs `future` to its end on a runtime of this thread: for the commands

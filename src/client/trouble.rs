@@ -2,9 +2,9 @@
 //! about it: one type for every client, so the screen, the text report,
 //! `status --json`, `doctor` and the hook's log say the same.
 
-use crate::openai::ErrorBody;
+use evolve_hud_api::openai::ErrorBody;
 
-use crate::api::DEFAULT_PORT;
+use evolve_hud_api::DEFAULT_PORT;
 
 /// What went wrong between this client and the sidecar at a URL.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

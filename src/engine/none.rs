@@ -6,10 +6,10 @@ use tokio::sync::mpsc;
 
 /// The engine of a sidecar that serves HUD facts only; with why, when it
 /// has no model because none could be had.
-pub struct NoModel(HealthCell, Option<crate::api::EngineDetails>);
+pub struct NoModel(HealthCell, Option<evolve_hud_api::EngineDetails>);
 
 impl NoModel {
-    pub fn engine(missing: Option<crate::api::EngineDetails>) -> Engine {
+    pub fn engine(missing: Option<evolve_hud_api::EngineDetails>) -> Engine {
         let health = HealthCell::default();
         health.set(HealthState::Ready);
         Engine::new(NoModel(health, missing))
@@ -19,7 +19,7 @@ impl NoModel {
 impl Backend for NoModel {
     fn generate(&self, _: GenerateRequest) -> Result<mpsc::UnboundedReceiver<Event>, EngineError> {
         Err(EngineError::Unavailable(match &self.1 {
-            Some(crate::api::EngineDetails::Missing { missing, fix }) => {
+            Some(evolve_hud_api::EngineDetails::Missing { missing, fix }) => {
                 format!("this sidecar serves HUD facts only: {missing}; `{fix}` gets the model")
             }
             _ => "this sidecar serves HUD facts only (--no-model); start it with --model or --engine for model work"

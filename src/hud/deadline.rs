@@ -2,12 +2,13 @@
 //! heartbeat prompt, with the model's verified findings as far as they can
 //! be had before it.
 
-use super::extract::Findings;
-use super::session::SessionState;
 use super::store::Held;
-use super::{compose, ModelStatus};
+use super::ModelStatus;
 use super::{Hud, HudError};
-use crate::api::{CompactionView, HeartbeatView};
+use evolve_hud_api::{CompactionView, HeartbeatView};
+use evolve_hud_core::compose;
+use evolve_hud_core::extract::Findings;
+use evolve_hud_core::session::SessionState;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -1,10 +1,10 @@
 //! One session as the HUD holds it: its facts, the model's answers about
 //! its calls, and where its refresh stands, as typed states.
 
-use super::extract::{self, Finding, Findings};
-use super::problems::MAX_PROBLEMS;
-use super::session::{self, SessionState};
-use crate::api::ModelStatus;
+use evolve_hud_api::ModelStatus;
+use evolve_hud_core::extract::{self, Finding, Findings};
+use evolve_hud_core::problems::MAX_PROBLEMS;
+use evolve_hud_core::session::{self, SessionState};
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 

@@ -1,49 +1,35 @@
-//! The HUD: per-session facts from OpenCode's messages, rendered at once into
-//! a compact block the agent reads on every step, plus what the local model
-//! found in failed outputs that no parser knows, checked against them.
+//! The HUD's running part: sessions kept between syncs, and the local
+//! model asked about failed outputs in the background. The facts, their
+//! rendering and the model's question and its check are evolve-hud-core's,
+//! re-exported here under their names.
 //!
 //! [`Hud::sync`] merges new messages and renders without waiting for the
 //! model; a change that leaves a new question (see [`extract`]) schedules a
 //! debounced, coalesced refresh through the engine.
 //!
-//! - ingest: [`opencode`] (OpenCode's message and event shapes), [`session`]
-//!   (merging them into one session's facts), [`checks`] (test runs and
-//!   checks read from their outputs), [`text`] (making event text safe);
 //! - the store: `store` (sessions, the render cache, LRU and byte limits,
 //!   the change feed) and `entry` (one session's facts, answers and refresh
 //!   state, as types);
-//! - the model's part: [`extract`] (the question and the check of its
-//!   answer), `refresh` (the refresher: asking in the background or within
-//!   a deadline, through the store's narrow interface) and `deadline` (the
-//!   compaction and heartbeat texts, asked for with one);
+//! - the model's part: `refresh` (the refresher: asking in the background or
+//!   within a deadline, through the store's narrow interface) and `deadline`
+//!   (the compaction and heartbeat texts, asked for with one);
 //! - the API: this module's [`Hud`], which joins the store and the
-//!   refresher;
-//! - output: [`render`] (the HUD), [`compose`] (compaction and heartbeat
-//!   texts), `tokens` (the budget's token count), `view` (what the API
-//!   answers).
+//!   refresher; `tokens` (the budget's token count).
 
-pub mod checks;
-pub mod command;
-pub mod compose;
 mod deadline;
 mod entry;
-pub mod extract;
-pub mod mask;
-pub mod opencode;
-pub mod problems;
 mod refresh;
-pub mod render;
-pub mod session;
 mod store;
-pub mod text;
 mod tokens;
 
-use crate::api::SessionEvent;
-pub use crate::api::{CompactionView, HeartbeatView, HudView, ModelStatus, SessionListing, GOAL_CHARS};
+pub use evolve_hud_core::{checks, command, compose, extract, mask, opencode, problems, render, session, text};
+
 use crate::engine::Engine;
+use evolve_hud_api::SessionEvent;
+pub use evolve_hud_api::{CompactionView, HeartbeatView, HudView, ModelStatus, SessionListing, GOAL_CHARS};
+use evolve_hud_core::render::Budget;
+use evolve_hud_core::session::Limits;
 use refresh::{RefreshSettings, Refresher};
-use render::Budget;
-use session::Limits;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 pub use store::{Change, HudError};
@@ -139,7 +125,7 @@ impl Hud {
 
     /// Notes what the agent's last request took of its context, shown in
     /// the HUD from its next render; whether the session is held.
-    pub fn note_context(&self, session_id: &str, context: crate::api::ContextUse) -> bool {
+    pub fn note_context(&self, session_id: &str, context: evolve_hud_api::ContextUse) -> bool {
         self.store
             .with_entry(session_id, None, |entry| entry.state.set_context(context))
             .is_some()
@@ -254,12 +240,12 @@ impl Hud {
     /// How a client should clip tool outputs before sending them, as this
     /// side keeps them (see [`text::Clipped`]): the bytes of the head and
     /// tail, and the rule for the lines of the middle.
-    pub fn clip_rule(&self) -> crate::api::ClipRule {
+    pub fn clip_rule(&self) -> evolve_hud_api::ClipRule {
         let limits = &self.limits;
-        crate::api::ClipRule {
+        evolve_hud_api::ClipRule {
             head: limits.output_head,
             tail: limits.output_tail,
-            middle: crate::api::MiddleRule {
+            middle: evolve_hud_api::MiddleRule {
                 words: text::ERROR_WORDS
                     .iter()
                     .chain(text::FAILURE_WORDS)
@@ -343,7 +329,7 @@ mod tests {
     #[tokio::test]
     async fn the_context_line_says_what_the_last_request_used() {
         let hud = hud(HudConfig::default());
-        let context = crate::api::ContextUse {
+        let context = evolve_hud_api::ContextUse {
             used: 84_120,
             limit: Some(200_000),
             masked: 12_000,
@@ -363,7 +349,7 @@ mod tests {
         );
         hud.note_context(
             "s",
-            crate::api::ContextUse {
+            evolve_hud_api::ContextUse {
                 used: 999,
                 limit: None,
                 masked: 0,

@@ -9,11 +9,11 @@
 //! lock ([`Store::with_entry`]) and the change feed ([`Store::changed`]).
 
 use super::entry::{Entry, Reading, Refresh};
-use super::extract::{self, Findings};
-use super::session::SessionState;
 use super::store::{Change, Store};
-use crate::api::ModelStatus;
 use crate::engine::{Engine, EngineError, Event};
+use evolve_hud_api::ModelStatus;
+use evolve_hud_core::extract::{self, Findings};
+use evolve_hud_core::session::SessionState;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;

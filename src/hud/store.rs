@@ -5,10 +5,10 @@
 //! tells watchers through [`Store::changed`].
 
 use super::entry::Entry;
-use super::mask;
-use super::render::{self, Budget};
 use super::tokens::TokenCounter;
-use crate::api::{HudView, SessionListing, GOAL_CHARS};
+use evolve_hud_api::{HudView, SessionListing, GOAL_CHARS};
+use evolve_hud_core::mask;
+use evolve_hud_core::render::{self, Budget};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -52,7 +52,7 @@ pub(super) struct Held {
     /// holding it): readers of one version wait for its one render, and
     /// share it, instead of each rendering it again.
     rendered: Mutex<Option<Rendered>>,
-    /// [`super::session::SessionState::bytes`] after the latest change.
+    /// [`evolve_hud_core::session::SessionState::bytes`] after the latest change.
     bytes: AtomicUsize,
     /// Milliseconds since the store started, at the latest sync or event.
     used: AtomicU64,
@@ -73,7 +73,7 @@ struct Rendered {
     hud: Arc<str>,
     tokens: usize,
     /// The outputs this version's facts have superseded ([`mask`]).
-    masks: Arc<[crate::api::MaskedOutput]>,
+    masks: Arc<[evolve_hud_api::MaskedOutput]>,
 }
 
 /// All sessions.
@@ -286,7 +286,7 @@ fn listing(e: &Entry) -> SessionListing {
             .state
             .goal
             .as_ref()
-            .map(|(_, g)| crate::clean::clean_line(g, GOAL_CHARS)),
+            .map(|(_, g)| evolve_hud_api::clean::clean_line(g, GOAL_CHARS)),
         tool_calls: e.state.calls.len(),
         failed_calls: e.state.calls.values().filter(|c| c.failed()).count(),
         open_problems: e.state.problems().open.len(),

@@ -138,7 +138,7 @@ pub fn run(args: &InstallShimArgs) -> anyhow::Result<()> {
     crate::secret::Secret::of_user()?;
     let secret = crate::secret::user_secret_path()?;
     let port = sidecar_port();
-    let serve_port = if port == crate::api::DEFAULT_PORT {
+    let serve_port = if port == evolve_hud_api::DEFAULT_PORT {
         String::new()
     } else {
         format!(" --port {port}")

@@ -89,7 +89,7 @@ pub async fn identity(
     State(access): State<Arc<Access>>,
     conn: Option<axum::Extension<super::listen::Conn>>,
     query: Result<axum::extract::Query<IdentityQuery>, axum::extract::rejection::QueryRejection>,
-) -> Result<axum::Json<crate::api::Identity>, ApiError> {
+) -> Result<axum::Json<evolve_hud_api::Identity>, ApiError> {
     let bad = || ApiError::InvalidRequest("send ?nonce= with 16 to 128 letters, digits, - or _".into());
     let axum::extract::Query(query) = query.map_err(|_| bad())?;
     if !crate::secret::valid_nonce(&query.nonce) {
@@ -103,7 +103,7 @@ pub async fn identity(
     let axum::Extension(conn) = conn.ok_or_else(|| {
         ApiError::NotFound("this server does not know the address of the connection, which the proof names".into())
     })?;
-    Ok(axum::Json(crate::api::Identity {
+    Ok(axum::Json(evolve_hud_api::Identity {
         proof: secret.proof(conn.local, &query.nonce),
     }))
 }
@@ -123,7 +123,7 @@ pub async fn guard(State(access): State<Arc<Access>>, request: Request, next: Ne
             .and_then(|h| h.to_str().ok())
             .or_else(|| request.uri().authority().map(|a| a.as_str()));
         match host {
-            Some(h) if crate::api::loopback_host(h) => {}
+            Some(h) if evolve_hud_api::loopback_host(h) => {}
             Some(_) => {
                 return ApiError::Forbidden(
                     "the Host header must name a loopback address (localhost, 127.0.0.1, [::1])".into(),
@@ -137,7 +137,7 @@ pub async fn guard(State(access): State<Arc<Access>>, request: Request, next: Ne
         return ApiError::Forbidden(why).into_response();
     }
     if let Some(token) = &access.credentials.token {
-        if !crate::api::routes::open(request.uri().path()) {
+        if !evolve_hud_api::routes::open(request.uri().path()) {
             let sent = request
                 .headers()
                 .get(header::AUTHORIZATION)
@@ -173,7 +173,7 @@ mod tests {
             "[::1]:8377",
             "::1",
         ] {
-            assert!(crate::api::loopback_host(ok), "{ok}");
+            assert!(evolve_hud_api::loopback_host(ok), "{ok}");
         }
         for bad in [
             "evil.example",
@@ -185,7 +185,7 @@ mod tests {
             "",
             "127.0.0.1.nip.io",
         ] {
-            assert!(!crate::api::loopback_host(bad), "{bad}");
+            assert!(!evolve_hud_api::loopback_host(bad), "{bad}");
         }
     }
 

@@ -5,14 +5,14 @@ use super::AppState;
 use crate::engine::{
     ChatMessage, Completion, EngineError, Event, FinishReason, GenerateRequest, Prompt, SamplingParams,
 };
-use crate::openai::{
-    self, ChatChunk, ChatCompletion, ChatRequest, Choice, ChunkChoice, Content, Delta, Message, ModelEntry, ModelList,
-    PromptTokensDetails, ResponseFormat, Stop, Timings, Usage,
-};
 use axum::extract::State;
 use axum::response::sse::{Event as SseEvent, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use evolve_hud_api::openai::{
+    self, ChatChunk, ChatCompletion, ChatRequest, Choice, ChunkChoice, Content, Delta, Message, ModelEntry, ModelList,
+    PromptTokensDetails, ResponseFormat, Stop, Timings, Usage,
+};
 use futures_util::stream::{self, Stream, StreamExt};
 use serde_json::{json, Value};
 use std::convert::Infallible;

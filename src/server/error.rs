@@ -4,11 +4,11 @@
 //! so OpenAI's clients show the message.
 
 use crate::engine::EngineError;
-use crate::openai::ErrorBody;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use evolve_hud_api::openai::ErrorBody;
 use serde::de::DeserializeOwned;
 
 #[derive(Debug, thiserror::Error)]

@@ -12,11 +12,11 @@
 //! away is dropped with it. One that falls behind gets every session afresh.
 
 use super::AppState;
-use crate::api::{HudEvent, Removed, StatusView, StreamEvent, STATUS_EVERY};
 use crate::hud::Change;
 use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::Json;
+use evolve_hud_api::{HudEvent, Removed, StatusView, StreamEvent, STATUS_EVERY};
 use futures_util::{Stream, StreamExt};
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;

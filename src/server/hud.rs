@@ -4,15 +4,15 @@
 
 use super::error::{ApiError, JsonBody};
 use super::AppState;
-use crate::api::{
-    CompactionRequest, CompactionView, EventAck, HeartbeatRequest, HeartbeatView, HudView, ModelStatus, SessionEvent,
-    SessionList, SyncRequest, DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS, MAX_SYNC_WAIT_MS,
-};
 use crate::hud::Change;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::Json;
+use evolve_hud_api::{
+    CompactionRequest, CompactionView, EventAck, HeartbeatRequest, HeartbeatView, HudView, ModelStatus, SessionEvent,
+    SessionList, SyncRequest, DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS, MAX_SYNC_WAIT_MS,
+};
 use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 

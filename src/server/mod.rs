@@ -13,7 +13,6 @@ pub(crate) mod metrics;
 
 pub use error::ApiError;
 
-use crate::api::routes::{Method, Route, RouteId, ROUTES};
 use crate::cli::{ApiSettings, Missing, Serve, ServeEngine};
 use crate::engine::lifecycle::Lifecycle;
 use crate::engine::Engine;
@@ -24,6 +23,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{on, MethodFilter, MethodRouter};
 use axum::{Extension, Json, Router};
 use error::BodyLimit;
+use evolve_hud_api::routes::{Method, Route, RouteId, ROUTES};
 use metrics_exporter_prometheus::PrometheusHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -75,7 +75,7 @@ pub async fn run(resolved: Serve) -> anyhow::Result<()> {
         ServeEngine::Facts { missing } => {
             match &missing {
                 Some(Missing {
-                    details: crate::api::EngineDetails::Missing { missing, fix },
+                    details: evolve_hud_api::EngineDetails::Missing { missing, fix },
                     ..
                 }) => tracing::warn!(
                     "no model ({missing}): serving the HUD's facts only, and restarting once the model is on disk; `{fix}` gets it"
@@ -323,7 +323,7 @@ pub(crate) fn exit_now(why: &str, code: i32) -> ! {
     unsafe { libc::_exit(code) }
 }
 
-/// The handler of each route ([`crate::api::routes`]). No default arm: a
+/// The handler of each route ([`evolve_hud_api::routes`]). No default arm: a
 /// route declared there without a handler here does not compile.
 fn handler(route: &Route, state: &AppState) -> MethodRouter<AppState> {
     let method = match route.method {
@@ -414,8 +414,8 @@ async fn health(State(state): State<AppState>) -> Response {
 impl AppState {
     /// `/health`'s body: the engine's state with the reason, the model, the
     /// engine kind and its details.
-    pub fn health(&self) -> crate::api::Health {
-        crate::api::Health {
+    pub fn health(&self) -> evolve_hud_api::Health {
+        evolve_hud_api::Health {
             state: self.engine.health(),
             model: self.model_name(),
             engine: self.engine.info().kind.to_owned(),

@@ -2,9 +2,9 @@
 //! terminal here, so it is tested as plain data.
 
 use super::feed::{Request, Update};
-use crate::api::StatusView;
-use crate::api::{HudView, SessionListing};
 use crate::client::Trouble;
+use evolve_hud_api::StatusView;
+use evolve_hud_api::{HudView, SessionListing};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::collections::HashMap;
 use std::time::Instant;
@@ -204,8 +204,8 @@ impl App {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::api::HudEvent;
-    use crate::api::ModelStatus;
+    use evolve_hud_api::HudEvent;
+    use evolve_hud_api::ModelStatus;
     use ratatui::crossterm::event::KeyEventKind;
 
     pub(crate) fn hud(id: &str, text: &str) -> Update {

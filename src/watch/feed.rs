@@ -2,8 +2,8 @@
 //! screen, reconnecting by itself; the one request `watch` makes besides
 //! (a session's compaction text), and the one `status` makes.
 
-use crate::api::{CompactionRequest, HudEvent, StatusView, StreamEvent, STATUS_EVERY};
 use crate::client::{Sidecar, Trouble};
+use evolve_hud_api::{CompactionRequest, HudEvent, StatusView, StreamEvent, STATUS_EVERY};
 use futures_util::StreamExt;
 use std::time::Duration;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};

@@ -16,8 +16,8 @@ mod fit;
 mod text;
 mod ui;
 
-use crate::api::{EngineDetails, StatusView};
 pub use args::{StatusArgs, WatchArgs};
+use evolve_hud_api::{EngineDetails, StatusView};
 
 use crate::client::{SidecarArgs, Trouble};
 use ratatui::crossterm::event::{self, Event, KeyEventKind};

@@ -1,7 +1,7 @@
 //! The words `watch` and `status` both print: the health line, the model's
 //! recent work, and a session's row.
 
-use crate::api::{Activity, EngineDetails, HealthState, MaskedOutput, ModelStatus, SessionListing, StatusView};
+use evolve_hud_api::{Activity, EngineDetails, HealthState, MaskedOutput, ModelStatus, SessionListing, StatusView};
 
 /// `3s`, `4m`, `2h`: how long ago, coarsely.
 pub fn ago(ms: u64) -> String {

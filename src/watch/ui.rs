@@ -331,12 +331,12 @@ mod tests {
         let mut event = crate::watch::app::tests::hud("ses_1", "[evolve-hud] facts");
         if let Update::Hud(e) = &mut event {
             e.view.masks = vec![
-                crate::api::MaskedOutput {
+                evolve_hud_api::MaskedOutput {
                     call_id: "call_3".into(),
                     bytes: 3891,
                     stub: "[evolve-hud: masked. It said: ✗ bash `make test` → exit 2]".into(),
                 },
-                crate::api::MaskedOutput {
+                evolve_hud_api::MaskedOutput {
                     call_id: "call_4".into(),
                     bytes: 34_816,
                     stub: "[evolve-hud: masked. It said: ✓ read lib.js (406 lines)]".into(),
@@ -554,14 +554,14 @@ mod tests {
         let Some(view) = app.huds.get_mut("ses_1") else {
             panic!("hud")
         };
-        view.model_status = crate::api::ModelStatus::None;
+        view.model_status = evolve_hud_api::ModelStatus::None;
         let text = screen(&mut app, 80, 24);
         assert!(text.contains("· no questions for the model "), "{text}");
         assert!(!text.contains("model none"), "{text}");
         let Some(view) = app.huds.get_mut("ses_1") else {
             panic!("hud")
         };
-        view.model_status = crate::api::ModelStatus::Rejected {
+        view.model_status = evolve_hud_api::ModelStatus::Rejected {
             reason: "the line \"x\" is not in the output at all, or anywhere".into(),
         };
         let text = screen(&mut app, 80, 24);

@@ -1,4 +1,4 @@
-//! The API's JSON Schemas: `docs/api.schema.json` is what `src/api.rs`
+//! The API's JSON Schemas: `docs/api.schema.json` is what `crates/api/src/lib.rs`
 //! generates; every example answer in `docs/api.md` fits its schema; and the
 //! answers a real server gives, read through the one client, fit theirs.
 
@@ -55,7 +55,7 @@ fn assert_checked_in(file: &str, generated: &Value, test: &str) {
     let on_disk = std::fs::read_to_string(file).unwrap_or_default();
     assert!(
         on_disk == generated,
-        "{file} is not what src/api generates; write it again with \
+        "{file} is not what crates/api generates; write it again with \
 `EVOLVE_HUD_BLESS=1 cargo nextest run -E 'test({test})'` and commit it"
     );
 }

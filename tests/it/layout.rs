@@ -1,9 +1,15 @@
-//! The source layout keeps telling the architecture: no two files of `src/`
-//! depend on each other, directly or around a loop, and no two modules of
-//! the crate (`server`, `hud`, `engine`, …) either: layers point down. A file depends on
-//! another when it names a path into it (`crate::a::b`, `super::x`,
-//! `super::{x, y}`, `super::*`, a child module's items); comments and
-//! `#[cfg(test)]` modules do not count.
+//! The source layout keeps telling the architecture. The workspace's crates
+//! are its layers (`evolve-hud-api` <- `evolve-hud-core` <- `evolve-hud`), so
+//! the compiler refuses a use that goes up; what it does not see is checked
+//! here:
+//! - the crates below the top do no I/O: no async runtime, HTTP stack or
+//!   model among their dependencies, however deep;
+//! - no two files of a crate depend on each other, directly or around a
+//!   loop, and no two modules of the top crate (`server`, `hud`, `engine`,
+//!   …) either: layers point down inside it too. A file depends on another
+//!   when it names a path into it (`crate::a::b`, `super::x`,
+//!   `super::{x, y}`, `super::*`, a child module's items); comments and
+//!   `#[cfg(test)]` modules do not count.
 
 use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};
@@ -88,18 +94,18 @@ fn reachable<T: Ord + Clone>(graph: &BTreeMap<T, BTreeSet<T>>, from: &T) -> BTre
     seen
 }
 
-#[test]
-fn no_two_files_of_src_depend_on_each_other() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+/// The files of the crate whose sources are under `src`, and which of them
+/// each one names.
+fn file_edges(src: &Path) -> (Vec<PathBuf>, BTreeMap<PathBuf, BTreeSet<PathBuf>>) {
     let mut files = Vec::new();
-    sources(&src, &mut files);
-    let modules: BTreeMap<Vec<String>, PathBuf> = files.iter().map(|f| (module_of(&src, f), f.clone())).collect();
+    sources(src, &mut files);
+    let modules: BTreeMap<Vec<String>, PathBuf> = files.iter().map(|f| (module_of(src, f), f.clone())).collect();
     let rooted = Regex::new(r"\b((?:crate|super|self)(?:::\w+)+)").expect("a valid pattern");
     let grouped = Regex::new(r"\b((?:crate|super|self)(?:::\w+)*)::(?:\{([^}]*)\}|\*)").expect("a valid pattern");
     let child = Regex::new(r"\buse (\w+)::").expect("a valid pattern");
     let mut edges: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
     for file in &files {
-        let at = module_of(&src, file);
+        let at = module_of(src, file);
         let code = code(&std::fs::read_to_string(file).expect("a readable source"));
         // `super::{a, b::c}` names `super::a` and `super::b::c`; `super::*`
         // and `super::{self}` name `super`.
@@ -135,17 +141,38 @@ fn no_two_files_of_src_depend_on_each_other() {
             }
         }
     }
-    // A file that reaches itself again through the others is in a loop.
-    let reaches = |from: &PathBuf| reachable(&edges, from);
-    let looped: Vec<String> = files
-        .iter()
-        .filter(|f| reaches(f).contains(*f))
-        .map(|f| f.strip_prefix(&src).unwrap_or(f).display().to_string())
-        .collect();
-    assert!(
-        looped.is_empty(),
-        "files of src/ that depend on themselves through others: {looped:?}"
-    );
+    (files, edges)
+}
+
+/// The root of the workspace.
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn no_two_files_of_a_crate_depend_on_each_other() {
+    for src in ["src", "crates/api/src", "crates/core/src"].map(|s| root().join(s)) {
+        let (files, edges) = file_edges(&src);
+        assert!(files.len() > 3, "{} holds the crate's files", src.display());
+        // A file that reaches itself again through the others is in a loop.
+        let reaches = |from: &PathBuf| reachable(&edges, from);
+        let looped: Vec<String> = files
+            .iter()
+            .filter(|f| reaches(f).contains(*f))
+            .map(|f| f.strip_prefix(&src).unwrap_or(f).display().to_string())
+            .collect();
+        assert!(
+            looped.is_empty(),
+            "files of {} that depend on themselves through others: {looped:?}",
+            src.display()
+        );
+    }
+}
+
+#[test]
+fn the_modules_of_the_top_crate_point_down() {
+    let src = root().join("src");
+    let (_, edges) = file_edges(&src);
     // The same between the crate's top modules: a file of `hud` naming one
     // of `server` makes `hud` depend on `server`.
     let top = |file: &PathBuf| module_of(&src, file).first().cloned();
@@ -169,10 +196,8 @@ fn no_two_files_of_src_depend_on_each_other() {
         "modules that depend on themselves through others: {looped:?}"
     );
     assert!(reaches_layer(&"server".to_owned()).contains("hud"), "{layers:?}");
-    // The wire types are a leaf, and clients speak them, never the server's
-    // or the HUD's insides.
+    // Clients speak the wire types, never the server's or the HUD's insides.
     for (module, never) in [
-        ("api", &["server", "hud", "engine", "client", "cli", "watch"][..]),
         ("client", &["server", "hud", "engine", "cli", "watch"][..]),
         // `watch` is a client: it reads the API's types through the client.
         ("watch", &["server", "hud", "engine", "cli"][..]),
@@ -184,8 +209,84 @@ fn no_two_files_of_src_depend_on_each_other() {
     // The check sees dependencies at all: the server uses the engine.
     let server = src.join("server/mod.rs");
     assert!(
-        reaches(&server).contains(&src.join("engine/mod.rs")),
+        reachable(&edges, &server).contains(&src.join("engine/mod.rs")),
         "{:?}",
         edges[&server]
     );
+}
+
+/// Each package of the workspace by name, with every package it builds on,
+/// however deep, as `Cargo.lock` records them: for all platforms, and with
+/// the workspace's dev-dependencies, so never less than what builds.
+fn dependency_closures() -> BTreeMap<String, BTreeSet<String>> {
+    let lock = std::fs::read_to_string(root().join("Cargo.lock")).expect("Cargo.lock");
+    let lock: toml::Table = toml::from_str(&lock).expect("Cargo.lock is TOML");
+    let packages = lock["package"].as_array().expect("the locked packages");
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut members = Vec::new();
+    for package in packages {
+        let name = package["name"].as_str().expect("a name").to_owned();
+        if package.get("source").is_none() {
+            members.push(name.clone());
+        }
+        // "name", "name version" or "name version (source)".
+        let deps = package
+            .get("dependencies")
+            .and_then(|d| d.as_array())
+            .into_iter()
+            .flatten();
+        let deps = deps.map(|d| {
+            d.as_str()
+                .expect("a dependency")
+                .split(' ')
+                .next()
+                .unwrap_or_default()
+                .to_owned()
+        });
+        graph.entry(name).or_default().extend(deps);
+    }
+    members
+        .into_iter()
+        .map(|m| (m.clone(), reachable(&graph, &m)))
+        .collect()
+}
+
+#[test]
+fn the_crates_below_the_top_do_no_io_and_use_only_those_below_them() {
+    let closures = dependency_closures();
+    let workspace: BTreeSet<&str> = closures.keys().map(String::as_str).collect();
+    assert_eq!(
+        workspace,
+        BTreeSet::from(["evolve-hud", "evolve-hud-api", "evolve-hud-core"])
+    );
+    let io = [
+        "tokio",
+        "axum",
+        "hyper",
+        "reqwest",
+        "ureq",
+        "hf-hub",
+        "llama-cpp-2",
+        "llama-cpp-sys-2",
+        "tokenizers",
+        "libc",
+        "tempfile",
+        "tracing",
+        "ratatui",
+    ];
+    for (name, below) in [
+        ("evolve-hud-api", &[][..]),
+        ("evolve-hud-core", &["evolve-hud-api"][..]),
+    ] {
+        let deps = &closures[name];
+        let uses: Vec<&str> = workspace.iter().copied().filter(|w| deps.contains(*w)).collect();
+        assert_eq!(uses, below, "the workspace crates {name} uses");
+        let wrong: Vec<&&str> = io.iter().filter(|c| deps.contains(**c)).collect();
+        assert!(wrong.is_empty(), "{name} builds on {wrong:?}");
+    }
+    // The check sees dependencies at all: the top crate's reach all of them.
+    let top = &closures["evolve-hud"];
+    let missing: Vec<&&str> = io.iter().filter(|c| !top.contains(**c)).collect();
+    assert!(missing.is_empty(), "evolve-hud does not build on {missing:?}");
+    assert!(top.contains("evolve-hud-core") && top.contains("evolve-hud-api"));
 }

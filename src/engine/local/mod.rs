@@ -567,3 +567,15 @@ impl ModelThread {
         kept
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The HUD's question offers the output's lines to quote: its schema
+    /// becomes a grammar that spells them out.
+    #[test]
+    fn the_huds_question_becomes_a_grammar_that_holds_its_quotes() {
+        let line = "calc.c:12:16: error: 'count' undeclared (first use in this function)".to_owned();
+        let g = super::json_schema_grammar(&evolve_hud_core::extract::schema(&[line])).expect("grammar");
+        assert!(g.contains("count"), "{g}");
+    }
+}

@@ -4,10 +4,10 @@
 
 use super::{Inner, RemoteConfig};
 use crate::engine::{ChatMessage, Completion, EngineError, Event, FinishReason, GenerateRequest};
-use crate::openai::{
+use eventsource_stream::Eventsource;
+use evolve_hud_api::openai::{
     self, ChatChunk, ChatRequest, Content, ErrorBody, JsonSchemaFormat, ResponseFormat, StreamOptions, Timings, Usage,
 };
-use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use std::time::Instant;
 use tokio::sync::mpsc;
@@ -94,7 +94,7 @@ impl Inner {
             let chunk: ChatChunk = serde_json::from_str(data).map_err(|_| {
                 EngineError::Backend(format!(
                     "the engine sent a stream chunk that is not JSON of a chat completion chunk: {:?}",
-                    crate::clean::clean_line(data, 80)
+                    evolve_hud_api::clean::clean_line(data, 80)
                 ))
             })?;
             if let Some(error) = &chunk.error {
@@ -237,7 +237,7 @@ async fn upstream_error(response: reqwest::Response) -> EngineError {
     let message = match serde_json::from_str::<ErrorBody>(&text) {
         Ok(body) => body.error.message(),
         _ if text.trim().is_empty() => "(no message)".to_owned(),
-        _ => crate::clean::clean_line(text.trim(), 200),
+        _ => evolve_hud_api::clean::clean_line(text.trim(), 200),
     };
     EngineError::Upstream {
         status,

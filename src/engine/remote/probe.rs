@@ -5,7 +5,7 @@
 use super::client::describe;
 use super::{Inner, RemoteConfig};
 use crate::engine::HealthState;
-use crate::openai::{ModelEntry, ModelList};
+use evolve_hud_api::openai::{ModelEntry, ModelList};
 use serde::Deserialize;
 use std::sync::atomic::Ordering;
 

@@ -2,8 +2,8 @@
 //! model was shown, or it is dropped.
 
 use super::question::{Finding, Question, MAX_ITEMS, MAX_NAME, NAME_REACH};
-use crate::clean::clean_line;
-use crate::hud::text::{explains_nothing, has_words, summary_line, LineSays};
+use crate::text::{explains_nothing, has_words, summary_line, LineSays};
+use evolve_hud_api::clean::clean_line;
 use serde::Deserialize;
 
 /// Why an answer gave nothing to show.

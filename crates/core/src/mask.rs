@@ -31,8 +31,8 @@
 use super::problems::Problems;
 use super::render::call_line_naming;
 use super::session::{SessionState, ToolCall, ToolKind};
-use crate::api::MaskedOutput;
-use crate::hud::opencode::ToolStatus;
+use crate::opencode::ToolStatus;
+use evolve_hud_api::MaskedOutput;
 
 /// The newest calls never masked.
 pub const KEEP_RECENT: usize = 4;
@@ -113,8 +113,8 @@ fn said(call: &ToolCall) -> Option<String> {
         .kept_lines()
         .map(str::trim)
         .filter(|l| {
-            let says = crate::hud::text::LineSays::of(l);
-            (says.failed() || says.error_word()) && !crate::hud::text::explains_nothing(l)
+            let says = crate::text::LineSays::of(l);
+            (says.failed() || says.error_word()) && !crate::text::explains_nothing(l)
         })
         .collect();
     if failing.len() > STUB_FAILURES {
@@ -123,7 +123,7 @@ fn said(call: &ToolCall) -> Option<String> {
     let quoted: Vec<String> = failing
         .iter()
         .filter(|l| !line.contains(**l))
-        .map(|l| format!("`{}`", crate::clean::clean_line(l, STUB_LINE_CHARS)))
+        .map(|l| format!("`{}`", evolve_hud_api::clean::clean_line(l, STUB_LINE_CHARS)))
         .collect();
     Some(if quoted.is_empty() {
         line
@@ -185,8 +185,8 @@ fn stub(call: &ToolCall, why: &str, said: &str, bytes: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hud::opencode::Message;
-    use crate::hud::session::Limits;
+    use crate::opencode::Message;
+    use crate::session::Limits;
     use serde_json::json;
 
     /// A session of tool calls: (id, tool, input, output, exit).

@@ -11,7 +11,7 @@ use super::checks::Report;
 use super::opencode::{Message, Part, Role, ToolState, ToolStatus};
 use super::problems::Problems;
 use super::text::Clipped;
-use crate::clean::clean_line;
+use evolve_hud_api::clean::clean_line;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -58,7 +58,7 @@ pub struct SessionState {
     todos_at: f64,
     /// What the agent's last request took of its model's context, as the
     /// plugin reported it.
-    pub context: Option<crate::api::ContextUse>,
+    pub context: Option<evolve_hud_api::ContextUse>,
     /// Bumped whenever the facts change (see [`SessionState::changed`]).
     pub version: u64,
     /// The open problems of this version, computed on first use.
@@ -151,7 +151,7 @@ impl SessionState {
     }
 
     /// Notes what the agent's last request took of its context; whether it changed.
-    pub fn set_context(&mut self, context: crate::api::ContextUse) -> bool {
+    pub fn set_context(&mut self, context: evolve_hud_api::ContextUse) -> bool {
         if self.context == Some(context) {
             return false;
         }

@@ -8,7 +8,7 @@ pub(super) use lines::{call_line, call_line_naming, file_lines, open_problems};
 
 use super::extract::Findings;
 use super::session::{SessionState, TodoStatus, ToolCall};
-use crate::clean::{attribute, clean_line, TAG};
+use evolve_hud_api::clean::{attribute, clean_line, TAG};
 use lines::run_traces;
 
 /// A rendered HUD.
@@ -122,7 +122,7 @@ pub fn render(state: &SessionState, findings: &Findings, budget: Budget, count: 
 }
 
 /// `Context: the last request used 84,120 of 200,000 tokens (42 %); masking took out about 12,000`.
-fn context_line(context: &crate::api::ContextUse) -> String {
+fn context_line(context: &evolve_hud_api::ContextUse) -> String {
     let mut line = format!("Context: the last request used {}", thousands(context.used));
     match context.limit.filter(|&l| l > 0) {
         Some(limit) => line.push_str(&format!(

@@ -7,7 +7,7 @@
 use super::extract::Findings;
 use super::render::{call_line, file_lines, open_problems};
 use super::session::{SessionState, TodoStatus};
-use crate::clean::clean_line;
+use evolve_hud_api::clean::clean_line;
 
 /// Completed calls listed under "Accomplished".
 const ACCOMPLISHED_CALLS: usize = 12;

@@ -2,13 +2,13 @@
 //! traces of repeated runs, the files touched, the open problems and the
 //! model's checked findings.
 
-use crate::clean::clean_line;
-use crate::hud::checks::{Failure, Report};
-use crate::hud::command;
-use crate::hud::extract::{Finding, Findings};
-use crate::hud::opencode::ToolStatus;
-use crate::hud::problems::Problems;
-use crate::hud::session::{ToolCall, ToolKind};
+use crate::checks::{Failure, Report};
+use crate::command;
+use crate::extract::{Finding, Findings};
+use crate::opencode::ToolStatus;
+use crate::problems::Problems;
+use crate::session::{ToolCall, ToolKind};
+use evolve_hud_api::clean::clean_line;
 use std::collections::BTreeMap;
 
 /// Repeated test or check commands whose runs are traced, and runs per trace.
@@ -54,11 +54,10 @@ pub(crate) fn call_line_naming(call: &ToolCall, details: usize) -> String {
             if let Some(exit) = call.exit_code().filter(|&e| e != 0) {
                 line.push_str(&format!(" (exit {exit})"));
             }
-            let said = call.output.as_ref().and_then(|o| {
-                o.kept_lines()
-                    .map(str::trim)
-                    .find(|l| crate::hud::text::no_tests_line(l))
-            });
+            let said = call
+                .output
+                .as_ref()
+                .and_then(|o| o.kept_lines().map(str::trim).find(|l| crate::text::no_tests_line(l)));
             match (said, &call.report) {
                 (Some(said), _) => line.push_str(&format!(": {}", clean_line(said, 100))),
                 (None, Some(report)) => line.push_str(&format!(": {}", report.label())),
@@ -89,7 +88,7 @@ pub(crate) fn call_line_naming(call: &ToolCall, details: usize) -> String {
                 // what (with nothing counted as failing, the stated reason).
                 if call.failed() && report.failures.is_empty() {
                     let key = call.output.as_ref().and_then(|o| o.failure_line());
-                    if let Some(key) = key.filter(|k| !crate::hud::text::explains_nothing(k)) {
+                    if let Some(key) = key.filter(|k| !crate::text::explains_nothing(k)) {
                         line.push_str(&format!("; {}", clean_line(key, 100)));
                     }
                 }

@@ -1,7 +1,7 @@
 //! Tool output as the HUD keeps it: clipped to a head and tail with the
 //! lines between that say something failed, and what each line says.
 
-use crate::api::ClipInfo;
+use evolve_hud_api::ClipInfo;
 
 /// A tool output kept as its head and tail, with its full size, and the
 /// lines of the part between that say something failed ([`LineSays::anything`]),

@@ -1,9 +1,9 @@
 //! One tool call as the session holds it: what it ran, how it ended, and
 //! what its output says beyond the exit status.
 
-use crate::hud::checks::Report;
-use crate::hud::opencode::ToolStatus;
-use crate::hud::text::Clipped;
+use crate::checks::Report;
+use crate::opencode::ToolStatus;
+use crate::text::Clipped;
 
 /// What a tool does, by OpenCode's tool names. Tools of MCP servers and
 /// plugins are `Other`: their calls are listed, and their errors are
@@ -161,16 +161,16 @@ impl ToolCall {
         });
         let benign = match (command, self.exit.filter(|&e| e != 0)) {
             (Some(command), Some(exit)) if self.report.as_ref().is_none_or(|r| r.ok()) => {
-                crate::hud::command::benign_exit(command, exit)
+                crate::command::benign_exit(command, exit)
             }
             _ => None,
         };
-        let crashed_behind_a_filter = command.is_some_and(crate::hud::command::exit_is_a_filters)
+        let crashed_behind_a_filter = command.is_some_and(crate::command::exit_is_a_filters)
             && self.output.as_ref().is_some_and(|o| {
                 let lines: Vec<&str> = o.kept_lines().collect();
-                crate::hud::text::crash_line(&lines).is_some()
+                crate::text::crash_line(&lines).is_some()
             });
-        let masked_by = command.and_then(crate::hud::command::exit_masked_by);
+        let masked_by = command.and_then(crate::command::exit_masked_by);
         let echoed_exit = command
             .filter(|c| masked_by.is_some() && c.contains("$?"))
             .and_then(|_| {
@@ -190,7 +190,7 @@ impl ToolCall {
                 || match &self.report {
                     Some(r) => r.ran_none(),
                     None => self.output.as_ref().is_some_and(|o| {
-                        use crate::hud::text::{explains_nothing, no_tests_line, LineSays};
+                        use crate::text::{explains_nothing, no_tests_line, LineSays};
                         let said_none = o.kept_lines().map(str::trim).any(no_tests_line);
                         said_none
                             && !o
@@ -241,11 +241,11 @@ impl ToolCall {
     }
 
     /// What the call checks: its tool, and for a command the
-    /// [`command::check_key`](crate::hud::command::check_key), else its
+    /// [`command::check_key`](crate::command::check_key), else its
     /// subject. A later run of the same check can fix its failure.
     pub fn check(&self) -> (&str, Option<String>) {
         let checks = match &self.command {
-            Some(command) => Some(crate::hud::command::check_key(command)),
+            Some(command) => Some(crate::command::check_key(command)),
             None => self.subject().map(str::to_owned),
         };
         (self.tool.as_str(), checks)

@@ -1,17 +1,33 @@
-//! The sidecar's own HTTP API as types: every request and answer, `/health`,
-//! and the `/v1/events` stream. The server answers with them and every
-//! client ([`crate::client::Sidecar`]) reads and writes them; nothing else
-//! names a field. The JSON Schemas in `docs/api.schema.json` are generated
-//! from them ([`schemas`]), and a test keeps that file current.
+//! evolve-hud's wire: what crosses a boundary, as types, and nothing that
+//! does I/O (no async runtime, no HTTP stack, no model).
+//!
+//! The crate root is the sidecar's own HTTP API: every request and answer,
+//! `/health`, and the `/v1/events` stream. The server answers with them and
+//! every client (evolve-hud's `client::Sidecar`) reads and writes them;
+//! nothing else names a field. The JSON Schemas in `docs/api.schema.json`
+//! are generated from them ([`schemas`]), and a test keeps that file
+//! current.
 //!
 //! The OpenAI-compatible part (`/v1/chat/completions`, `/v1/models`, the
-//! error body) is [`crate::openai`]'s.
+//! error body) is [`openai`]'s; model work as engines take it is
+//! [`model`]'s; [`clean`] is the one cleaner of outside text that all of
+//! them use.
+//!
+//! It is the lowest layer: the crates above build on it, and it on none of
+//! them.
+//!
+//! ```compile_fail,E0433
+//! let _ = evolve_hud_core::render::render;
+//! ```
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::net::IpAddr;
 
+pub mod clean;
+pub mod model;
+pub mod openai;
 pub mod routes;
 
 /// The API's paths; each route's is in [`routes::ROUTES`].
@@ -174,7 +190,7 @@ impl SessionEvent {
 /// original had `bytes` bytes in `lines` lines; `middle` holds the lines
 /// of the part left out that say something failed. Checked against the
 /// text and held to this side's rule before use
-/// ([`crate::hud::text::Clipped::from_client`]).
+/// (evolve-hud-core's `text::Clipped::from_client`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ClipInfo {
     pub head: usize,
@@ -332,7 +348,7 @@ pub struct HeartbeatView {
 }
 
 /// `GET /v1/identity?nonce=`'s answer: HMAC-SHA256 with the user's secret
-/// over the port and the nonce ([`crate::secret::Secret::proof`]).
+/// over the port and the nonce (evolve-hud's `secret::Secret::proof`).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Identity {
     pub proof: String,
@@ -415,7 +431,7 @@ pub enum EngineDetails {
 
 /// How clients clip a long tool output before they send it: the first
 /// `head` and last `tail` bytes, and from the part between, the lines that
-/// hold one of `middle.words` (see [`crate::hud::text`]).
+/// hold one of `middle.words` (see evolve-hud-core's `text`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ClipRule {
     pub head: usize,
@@ -563,7 +579,7 @@ pub fn schemas() -> Value {
     serde_json::json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "evolve-hud sidecar API",
-        "description": "Generated from src/api.rs (see the test api_schema::the_checked_in_schemas_are_what_the_types_generate); the endpoints are in docs/api.md.",
+        "description": "Generated from crates/api/src/lib.rs (see the test api_schema::the_checked_in_schemas_are_what_the_types_generate); the endpoints are in docs/api.md.",
         "oneOf": roots.values().collect::<Vec<_>>(),
         "$defs": defs,
     })

@@ -1,6 +1,6 @@
 //! The agent's todo list, as OpenCode's todo tools and events carry it.
 
-use crate::clean::clean_line;
+use evolve_hud_api::clean::clean_line;
 use serde_json::Value;
 
 #[derive(Debug, Clone, PartialEq, Eq)]

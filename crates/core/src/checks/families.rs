@@ -29,7 +29,7 @@ fn numbered_failures(
             lines,
             body,
             |l| NUMBERED.is_match(l),
-            |l| crate::hud::text::has_words(l) && !l.starts_with("at ") && !l.ends_with(':'),
+            |l| crate::text::has_words(l) && !l.starts_with("at ") && !l.ends_with(':'),
         );
         push(failures, &name, detail);
     }
@@ -290,7 +290,7 @@ pub(super) fn doctest(lines: &[&str]) -> Option<Report> {
             (Some(e), Some(g)) => Some(format!("expected {e}, got {g}")),
             _ => block
                 .iter()
-                .find(|l| crate::hud::text::LineSays::quotable(l))
+                .find(|l| crate::text::LineSays::quotable(l))
                 .map(|l| (*l).to_owned()),
         };
         push_finding(&mut failures, &c[1], detail.as_deref());
@@ -437,7 +437,7 @@ pub(super) fn counts(lines: &[&str]) -> Option<Report> {
     let summaries: Vec<(usize, [Option<usize>; 4], Option<u8>)> = lines
         .iter()
         .enumerate()
-        .filter(|(_, l)| crate::hud::text::summary_line(l))
+        .filter(|(_, l)| crate::text::summary_line(l))
         .map(|(i, l)| {
             let (sums, rank) = read(l);
             (i, sums, rank)
@@ -498,7 +498,7 @@ pub(super) fn diagnostics(lines: &[&str]) -> Option<Report> {
         let message = c[3].trim();
         let lower = message.to_ascii_lowercase();
         // A note, or what an autofix fixed in this same run (`C: [Corrected] …`).
-        if lower.starts_with("note") || crate::hud::text::fixed_line(message) {
+        if lower.starts_with("note") || crate::text::fixed_line(message) {
             continue;
         }
         count += 1;

@@ -4,7 +4,7 @@
 
 use serde::Deserialize;
 
-use crate::api::ClipInfo;
+use evolve_hud_api::ClipInfo;
 use serde_json::Value;
 
 /// One entry of the messages array: `{info, parts}`.

@@ -386,7 +386,7 @@ pub fn openapi() -> Value {
         "info": {
             "title": "evolve-hud sidecar API",
             "version": env!("CARGO_PKG_VERSION"),
-            "description": "Generated from src/api/routes.rs; the endpoints are described in docs/api.md."
+            "description": "Generated from crates/api/src/routes.rs; the endpoints are described in docs/api.md."
         },
         "paths": paths,
         "components": {

@@ -20,6 +20,8 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { NPM_NAME, platformPackage } from "../evolve-hud/launcher.ts";
+import { isObject } from "../evolve-hud/hud.ts";
+import { parse } from "smol-toml";
 
 export { NPM_NAME };
 
@@ -34,12 +36,19 @@ export const PLATFORMS: Record<string, { os: string; cpu: string }> = {
   "darwin-x64": { os: "darwin", cpu: "x64" },
 };
 
-/** The sidecar's version (Cargo.toml): the plugin and its sidecar are released together. */
+/**
+ * The sidecar's version (Cargo.toml, the workspace's where the package
+ * takes it from there): the plugin and its sidecar are released together.
+ */
 export function version(): string {
-  const cargo = readFileSync(join(repo, "Cargo.toml"), "utf8");
-  const found = /^\[package\][^[]*?^version\s*=\s*"([^"]+)"/ms.exec(cargo);
-  if (!found) throw new Error("no [package] version in Cargo.toml");
-  return found[1];
+  const cargo = parse(readFileSync(join(repo, "Cargo.toml"), "utf8")) as {
+    package?: { version?: unknown };
+    workspace?: { package?: { version?: unknown } };
+  };
+  const own = cargo.package?.version;
+  const found = isObject(own) && own.workspace === true ? cargo.workspace?.package?.version : own;
+  if (typeof found !== "string") throw new Error("no [package] version in Cargo.toml");
+  return found;
 }
 
 const COMMON = { license: "MIT OR Apache-2.0" };

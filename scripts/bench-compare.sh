@@ -55,6 +55,7 @@ for variant in $VARIANTS; do
   if [ -n "${OURS:-}" ]; then
     ours="$OURS"
   elif [ "$variant" = native ]; then
+    scripts/native-cpu.sh target
     cargo build --release --locked >&2
     ours=target/release/evolve-hud
   elif [ "$variant" = portable ]; then

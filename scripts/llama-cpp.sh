@@ -11,7 +11,9 @@
 #
 # native builds with GGML_NATIVE=ON (-march=native) minus ggml's AMX kernels
 # (they crash on AMX CPUs at the first decode, upstream llama.cpp issue
-# 20824; evolve-hud is built without them too), generic with it off.
+# 20824; evolve-hud is built without them too), generic with it off. A
+# native build is cached per CPU (scripts/native-cpu.sh): one made on
+# another CPU may use instructions this one lacks.
 # linked builds the tool from the llama.cpp that evolve-hud itself links
 # (vendored in the llama-cpp-sys-2 crate of Cargo.lock) instead of the
 # sdist's: the same kernels as ours, to tell a gap of llama.cpp versions
@@ -27,12 +29,14 @@ else
   FROM="${3:-sdist}"
 fi
 VERSION="${LLAMA_CPP_PYTHON_VERSION:-0.3.36}"
+BUILT_FOR="$VARIANT"
+[ "$VARIANT" != native ] || BUILT_FOR="native-$("$(dirname "$0")"/native-cpu.sh key)"
 CACHE="${EVOLVE_HUD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/evolve-hud}"
 SRC="$CACHE/llama-cpp-python-$VERSION"
 case "$FROM" in
   sdist)
     LLAMA_SRC="$SRC/vendor/llama.cpp"
-    BUILD="$CACHE/llama-cpp-$VERSION-$VARIANT-noamx"
+    BUILD="$CACHE/llama-cpp-$VERSION-$BUILT_FOR-noamx"
     ;;
   linked)
     manifest="$(cargo metadata --manifest-path "$(dirname "$0")/../Cargo.toml" --format-version 1 --locked |
@@ -40,7 +44,7 @@ case "$FROM" in
     crate="$(dirname "$manifest")"
     [ "$TOOL" != source ] || { echo "$crate/llama.cpp"; exit 0; }
     [ "$TOOL" = llama-bench ] || { echo "error: only llama-bench is built from the linked llama.cpp" >&2; exit 2; }
-    BUILD="$CACHE/$(basename "$crate")-$VARIANT-noamx"
+    BUILD="$CACHE/$(basename "$crate")-$BUILT_FOR-noamx"
     # The crate ships llama.cpp's libraries without its tools: a copy of
     # them takes llama-bench's sources from the sdist, which use only the
     # public API and the common library.

@@ -18,6 +18,7 @@ what="${1:-all}"
 [ $# -gt 0 ] && shift
 
 run_load() {
+  scripts/native-cpu.sh target
   EVOLVE_HUD_TEST_MODEL="${EVOLVE_HUD_TEST_MODEL:-$(scripts/fetch-test-model.sh)}" \
   EVOLVE_HUD_LOAD_SYNCS="${EVOLVE_HUD_LOAD_SYNCS:-200}" \
     cargo test --release --locked --test it load:: -- --nocapture

@@ -6,7 +6,8 @@
 #   scripts/setup.sh --test   also what the tests need: cargo-nextest, Node.js
 #                             and the shim's npm packages (OpenCode included),
 #                             tmux (terminal UI tests), Chromium (a real
-#                             browser for the web-page tests), the `openai`
+#                             browser for the web-page tests), qemu-user (an
+#                             older CPU to start the native build on), the `openai`
 #                             Python client; prints the test model's path last
 #
 # Idempotent.
@@ -25,6 +26,8 @@ if [ "$TEST" = 1 ]; then
   command -v npm >/dev/null || need+=(npm)
   command -v tmux >/dev/null || need+=(tmux)
   [ -x /usr/bin/chromium ] || need+=(chromium)
+  # An older CPU to start the native build on (tests/it/serve.rs).
+  [ "$(uname -m)" != x86_64 ] || command -v qemu-x86_64 >/dev/null || need+=(qemu-user)
 fi
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""

@@ -13,6 +13,9 @@ export EVOLVE_HUD_EVAL_MODEL
 # after the first build): the real remote engine of tests/it/engine.rs.
 EVOLVE_HUD_LLAMA_SERVER="$(scripts/llama-cpp.sh llama-server | tail -n 1)"
 export EVOLVE_HUD_LLAMA_SERVER
+# target/release is built for this CPU (-C target-cpu=native): one built on
+# another CPU is cleaned first.
+scripts/native-cpu.sh target
 # The lint gate: formatting, and clippy over every target with warnings as
 # errors (about 40 s on 2 cores once the tests' build is there: it reuses
 # llama.cpp's build).

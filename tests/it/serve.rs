@@ -7,7 +7,9 @@
 //! context, client disconnects, SIGTERM (idle and mid-generation), the AMX
 //! guard (the loaded CPU back-end lists no AMX feature, and llama.cpp's
 //! recorded build flags, given `-march=sapphirerapids`, define no AMX), and
-//! the official `openai` Python client (`tests/clients/openai_client.py`).
+//! the official `openai` Python client (`tests/clients/openai_client.py`),
+//! and a native build started on an older CPU (qemu-user) naming the
+//! instruction sets it lacks.
 
 use crate::common;
 
@@ -670,6 +672,52 @@ async fn the_build_runs_no_amx_kernels() {
             "llama.cpp's {lang} flags `{flags}` with {arch:?} compile ggml's AMX kernels"
         );
     }
+}
+
+/// A native build run on a CPU that lacks some of its instruction sets stops
+/// at start with a message naming them, instead of dying of SIGILL. The CPU
+/// is qemu-user's Haswell (AVX2, none of the later sets; installed by
+/// `scripts/setup.sh --test`): a build that assumes any of its later sets
+/// (AVX-512 or SHA on the CPUs that run this suite) must name each of them;
+/// one that assumes none must run there.
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[test]
+fn a_native_build_on_a_cpu_without_its_instruction_sets_says_so() {
+    let later = [
+        ("adx", cfg!(target_feature = "adx")),
+        ("sha", cfg!(target_feature = "sha")),
+        ("vaes", cfg!(target_feature = "vaes")),
+        ("gfni", cfg!(target_feature = "gfni")),
+        ("avxvnni", cfg!(target_feature = "avxvnni")),
+        ("avx512f", cfg!(target_feature = "avx512f")),
+        ("avx512bw", cfg!(target_feature = "avx512bw")),
+        ("avx512vnni", cfg!(target_feature = "avx512vnni")),
+    ];
+    let out = std::process::Command::new("timeout")
+        .args(["60", "qemu-x86_64", "-cpu", "Haswell"])
+        .arg(common::binary())
+        .arg("--version")
+        .output()
+        .expect("running qemu-x86_64 (scripts/setup.sh --test installs qemu-user)");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let assumed: Vec<&str> = later.iter().filter(|(_, on)| *on).map(|(name, _)| *name).collect();
+    if assumed.is_empty() {
+        assert!(out.status.success(), "{:?}: {stderr}", out.status);
+        assert!(String::from_utf8_lossy(&out.stdout).starts_with("evolve-hud "));
+        return;
+    }
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let line = stderr
+        .lines()
+        .find(|l| {
+            l.starts_with("error: this evolve-hud was built for a CPU with instruction sets that this CPU lacks:")
+        })
+        .unwrap_or_else(|| panic!("no message naming the missing sets: {stderr}"));
+    let named: Vec<&str> = line.rsplit(':').next().unwrap().split_whitespace().collect();
+    for set in &assumed {
+        assert!(named.contains(set), "{set} is not named: {line}");
+    }
+    assert!(stderr.contains("cargo install --locked --path ."), "{stderr}");
 }
 
 /// The official `openai` Python client (installed by `scripts/setup.sh

@@ -2,7 +2,7 @@
 # Runs the portable build (scripts/portable.sh) on older x86-64 CPUs than
 # this one, under qemu-user's emulation, where an instruction the emulated
 # CPU lacks is an illegal instruction. On each CPU the binary serves MODEL on
-# a free port, answers one chat completion, and the CPU back-end it chose is
+# a free port, answers one chat completion, and the CPU module ggml chose is
 # printed (from /health). First, as a control, the native build
 # (target/release) must die of SIGILL on the oldest CPU: that shows the
 # emulation holds the CPU to its instruction sets.
@@ -69,7 +69,8 @@ import json, sys
 cpu, health, answer = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
 text = answer["choices"][0]["message"]["content"]
 assert text.strip(), f"an empty answer on {cpu}"
-print(f"{cpu}: CPU back-end {' '.join(health.get('cpu_features', []))!s}; answered {text!r}")
+module = health.get("cpu_variant", "(none named)")
+print(f"{cpu}: ggml's {module} module, CPU back-end {' '.join(health.get('cpu_features', []))}; answered {text!r}")
 PY
   kill "$server"
   wait "$server" 2>/dev/null || true

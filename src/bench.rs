@@ -52,6 +52,9 @@ pub struct Report {
     /// What ggml's CPU back-end was compiled with (`AVX2`, `AVX512`, …): the
     /// kernels a ratio against another build is tied to.
     pub cpu_features: Vec<String>,
+    /// The CPU module ggml chose, in the portable build (`zen4`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_variant: Option<String>,
     pub results: Vec<TestResult>,
     pub end_to_end: Option<EndToEnd>,
 }
@@ -136,6 +139,7 @@ async fn measure_all(args: &BenchArgs, model: &ModelHandle, progress: &Progress)
         n_gpu_layers: info.gpu_layers,
         layers: info.layers,
         cpu_features: info.cpu_features.clone(),
+        cpu_variant: info.cpu_variant.clone(),
         results,
         end_to_end,
     })
@@ -295,7 +299,12 @@ pub fn markdown(r: &Report) -> String {
         ));
     }
     if !r.cpu_features.is_empty() {
-        out.push_str(&format!("\nggml CPU back-end: {}\n", r.cpu_features.join(" ")));
+        let module = r
+            .cpu_variant
+            .as_ref()
+            .map(|v| format!(" (module {v})"))
+            .unwrap_or_default();
+        out.push_str(&format!("\nggml CPU back-end{module}: {}\n", r.cpu_features.join(" ")));
     }
     if let Some(e) = &r.end_to_end {
         out.push_str(&format!(

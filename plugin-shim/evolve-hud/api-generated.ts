@@ -376,6 +376,12 @@ export interface components {
         } | {
             /** @description What ggml's CPU back-end was compiled with. */
             cpu_features: string[];
+            /**
+             * @description The CPU module ggml chose at start (`zen4`, `haswell`, `sse42`,
+             *     …) where its back-ends are modules, as in the portable build;
+             *     absent where the back-end is linked in.
+             */
+            cpu_variant?: string | null;
             /** @description Why it last did. */
             last_fault?: string | null;
             /**

@@ -4,7 +4,8 @@
 // `install-shim --npm` names the package in opencode.json, and the real
 // OpenCode (npm opencode-ai@1.18.33) loads it by that name, and it starts
 // the platform package's sidecar, with no `evolve-hud` on PATH and no
-// launch record: the agent gets the HUD.
+// launch record: the agent gets the HUD. Before that, a preflight: the
+// packed entry imports alone in OpenCode's own Bun.
 
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
@@ -34,6 +35,37 @@ test("the manifests: the platform packages are the plugin's optional dependencie
   // The launcher looks for the package of the machine it runs on, by the same name.
   assert.equal(platformPackage("linux", "x64"), "opencode-evolve-hud-linux-x64");
   assert.equal(packagedBinary(import.meta.url, "opencode-evolve-hud-no-such-platform"), undefined);
+});
+
+test("preflight: the packed entry imports alone in OpenCode's own Bun, and its one default export serves both hosts", () => {
+  // The plugin package as npm unpacks it, with no node_modules anywhere
+  // above it, imported by the Bun inside the OpenCode binary (BUN_BE_BUN=1
+  // makes it the bun command); that OpenCode 1.18.33 runs this export is
+  // the next test.
+  const work = mkdtempSync(join(base, "preflight-"));
+  const [pluginTgz, ...rest] = pack(join(work, "out"), {});
+  assert.equal(rest.length, 0);
+  const unpacked = join(work, "unpacked");
+  mkdirSync(unpacked);
+  const untar = spawnSync("tar", ["xzf", pluginTgz, "-C", unpacked], { encoding: "utf8" });
+  assert.equal(untar.status, 0, untar.stderr);
+  const script = join(work, "preflight.ts");
+  writeFileSync(
+    script,
+    "const mod = await import(process.argv[2]);\n" +
+      "const d = mod.default;\n" +
+      "console.log(JSON.stringify({ exports: Object.keys(mod).sort(), id: d?.id, setup: typeof d?.setup, server: typeof d?.server }));\n",
+  );
+  const entry = pathToFileURL(join(unpacked, "package/evolve-hud.ts")).href;
+  const ran = spawnSync(harness.opencode, [script, entry], {
+    cwd: work,
+    env: { ...process.env, BUN_BE_BUN: "1" },
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  assert.equal(ran.status, 0, `${ran.stdout}${ran.stderr}`);
+  const seen = JSON.parse(ran.stdout.trim().split("\n").at(-1) ?? "null");
+  assert.deepEqual(seen, { exports: ["EvolveHudPlugin", "default"], id: "evolve-hud", setup: "function", server: "function" });
 });
 
 test("installed from its npm tarballs, the plugin starts its platform package's sidecar and the agent gets the HUD", { skip: !linuxX64 && "linux-x64 only" }, async (t) => {

@@ -418,6 +418,11 @@ pub enum EngineDetails {
         last_fault: Option<String>,
         /// What ggml's CPU back-end was compiled with.
         cpu_features: Vec<String>,
+        /// The CPU module ggml chose at start (`zen4`, `haswell`, `sse42`,
+        /// …) where its back-ends are modules, as in the portable build;
+        /// absent where the back-end is linked in.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cpu_variant: Option<String>,
     },
     Remote {
         /// The engine's base URL, its credentials (user and password,

@@ -42,6 +42,22 @@ pub fn features() -> Vec<String> {
     }
 }
 
+/// The CPU variant ggml chose where its back-ends are modules (the portable
+/// build, `dynamic-backends`): `zen4` for `libggml-cpu-zen4.so` mapped into
+/// this process. None where the CPU back-end is linked in, or the process's
+/// maps cannot be read (not Linux).
+pub fn variant() -> Option<String> {
+    variant_in(&std::fs::read_to_string("/proc/self/maps").ok()?)
+}
+
+/// The variant of the first `libggml-cpu-<variant>.so` in a maps listing.
+fn variant_in(maps: &str) -> Option<String> {
+    maps.lines()
+        .filter_map(|line| line.rsplit('/').next())
+        .find_map(|file| file.strip_prefix("libggml-cpu-")?.strip_suffix(".so"))
+        .map(str::to_owned)
+}
+
 /// # Safety
 /// `p` is a NUL-terminated string that outlives the call.
 unsafe fn text(p: *const c_char) -> String {
@@ -84,6 +100,22 @@ pub fn amx_guard(features: &[String], gpu_offload: bool, gpu_layers: u32) -> Amx
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_variant_is_the_mapped_cpu_module() {
+        let maps = "7f1e2a000000-7f1e2a010000 r--p 00000000 08:01 123 /opt/x/bin/libggml-base.so.0\n\
+                    7f1e2b000000-7f1e2b100000 r-xp 00010000 08:01 124 /opt/x/bin/libggml-cpu-zen4.so\n\
+                    7f1e2c000000-7f1e2c010000 r--p 00000000 08:01 125 /usr/lib/libc.so.6\n";
+        assert_eq!(variant_in(maps).as_deref(), Some("zen4"));
+        assert_eq!(
+            variant_in("7f1e2c000000-7f1e2c010000 r--p 00000000 08:01 125 /usr/lib/libc.so.6\n"),
+            None
+        );
+        // A native build maps no module; this test binary is one.
+        if cfg!(not(feature = "dynamic-backends")) {
+            assert_eq!(variant(), None);
+        }
+    }
 
     #[test]
     fn amx_is_any_amx_feature() {

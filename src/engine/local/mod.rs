@@ -266,6 +266,9 @@ pub struct ModelInfo {
     /// What ggml's CPU back-end was compiled with (`AVX2`, `AVX512`, …;
     /// never `AMX_INT8` in our builds, see [`cpu`]).
     pub cpu_features: Vec<String>,
+    /// The CPU module ggml chose (`zen4`, `haswell`, …) where its back-ends
+    /// are modules (the portable build); None where the back-end is linked in.
+    pub cpu_variant: Option<String>,
     pub template: TemplateSource,
     pub add_bos: bool,
 }
@@ -527,6 +530,7 @@ impl Backend for ModelHandle {
                 restarts,
                 last_fault,
                 cpu_features: self.info.cpu_features.clone(),
+                cpu_variant: self.info.cpu_variant.clone(),
             }),
             model_meta: Some(self.info.clone()),
         }

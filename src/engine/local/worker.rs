@@ -152,6 +152,7 @@ impl<'m> Worker<'m> {
             gpu_layers,
             backend: backend_name(gpu_layers),
             cpu_features: super::cpu::features(),
+            cpu_variant: super::cpu::variant(),
             template,
             add_bos: model.vocab().should_add_bos(),
         };

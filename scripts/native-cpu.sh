@@ -10,8 +10,10 @@
 #                                  instruction sets it resolves to
 #   scripts/native-cpu.sh target   makes the cargo release folder
 #                                  (CARGO_TARGET_DIR or target) fit this CPU:
-#                                  one built for another CPU, or by a version
-#                                  that kept no key, is cleaned first
+#                                  one stamped with another CPU's key is
+#                                  cleaned first; an unstamped one (a first
+#                                  build, `cargo install --path .`) is taken
+#                                  as this CPU's and stamped
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,8 +30,8 @@ case "${1:?usage: scripts/native-cpu.sh key | target}" in
     this="$(key)"
     dir="${CARGO_TARGET_DIR:-target}/release"
     stamp="$dir/.native-cpu"
-    if [ -d "$dir" ] && [ "$(cat "$stamp" 2>/dev/null)" != "$this" ]; then
-      echo "$dir was built for the CPU $(cat "$stamp" 2>/dev/null || echo '(not recorded)'), this one is $this: rebuilding it" >&2
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" != "$this" ]; then
+      echo "$dir was built for the CPU $(cat "$stamp"), this one is $this: rebuilding it" >&2
       cargo clean --release >&2
     fi
     mkdir -p "$dir"

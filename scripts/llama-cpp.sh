@@ -30,7 +30,7 @@ else
 fi
 VERSION="${LLAMA_CPP_PYTHON_VERSION:-0.3.36}"
 BUILT_FOR="$VARIANT"
-[ "$VARIANT" != native ] || BUILT_FOR="native-$("$(dirname "$0")"/native-cpu.sh key)"
+[ "$VARIANT" != native ] || [ "$TOOL" = source ] || BUILT_FOR="native-$("$(dirname "$0")"/native-cpu.sh key)"
 CACHE="${EVOLVE_HUD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/evolve-hud}"
 SRC="$CACHE/llama-cpp-python-$VERSION"
 case "$FROM" in

@@ -108,7 +108,6 @@ fn pull(args: &evolve_hud::cli::PullArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Prints the error chain on one line each, the way a user reads it, and exits non-zero.
 /// A native build (`-C target-cpu=native`, the default: docs/performance.md)
 /// uses every instruction set of the CPU that built it. On a CPU that lacks
 /// one, the first such instruction kills the process with SIGILL, which says
@@ -174,6 +173,7 @@ extern "C" fn check_instruction_sets() {
     }
 }
 
+/// Prints the error chain on one line each, the way a user reads it, and exits non-zero.
 fn fail(err: &anyhow::Error) -> std::process::ExitCode {
     eprintln!("error: {err}");
     for cause in err.chain().skip(1) {

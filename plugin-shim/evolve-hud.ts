@@ -68,7 +68,7 @@ function createShim(options: Source = {}, deps: ShimDeps = {}, client?: PluginIn
             const sessionID = typeof context?.sessionID === "string" ? context.sessionID : "";
             // OpenCode's stored copy first: what the masker saw may carry
             // another plugin's marks (DCP tags each output with its id).
-            const text = (await storedOutput(client, sessionID, id)) ?? core.masker.original(sessionID, id);
+            const text = (await storedText(client, sessionID, id, core.masker.maskedField(sessionID, id))) ?? core.masker.original(sessionID, id);
             if (text === undefined) return `No tool output with id "${id}" in this session.`;
             return lineRange(text, typeof args?.lines === "string" ? args.lines : "all");
           },
@@ -120,14 +120,19 @@ function createShim(options: Source = {}, deps: ShimDeps = {}, client?: PluginIn
   };
 }
 
-/** A tool call's output as OpenCode stored it, read through its client; undefined when there is none. */
-async function storedOutput(client: PluginInput["client"] | undefined, sessionID: string, callID: string): Promise<string | undefined> {
+/** A tool call's output (or the input field `field`) as OpenCode stored it, read through its client; undefined when there is none. */
+async function storedText(client: PluginInput["client"] | undefined, sessionID: string, callID: string, field: string | undefined): Promise<string | undefined> {
   try {
     const reply = (await client?.session.messages({ path: { id: sessionID } })) as { data?: unknown } | undefined;
     const messages = Array.isArray(reply?.data) ? reply.data : [];
     for (const m of messages) {
       for (const p of isObject(m) && Array.isArray(m.parts) ? m.parts : []) {
-        if (isObject(p) && p.callID === callID && isObject(p.state) && typeof p.state.output === "string") return p.state.output;
+        if (!isObject(p) || p.callID !== callID || !isObject(p.state)) continue;
+        // Where this process has not masked it (a restart since), a write's
+        // masked text is its content, as the sidecar's stubs for writes say.
+        const at = field ?? (p.tool === "write" ? "content" : undefined);
+        const text = at === undefined ? p.state.output : isObject(p.state.input) ? p.state.input[at] : undefined;
+        if (typeof text === "string") return text;
       }
     }
   } catch {

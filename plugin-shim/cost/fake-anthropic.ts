@@ -83,14 +83,32 @@ export interface Billed {
   blocks: BlockSig[];
   /** Index of the last block read from the cache (-1: none). */
   readTo: number;
-  /** Tool results that are evolve-hud stubs, by tool_use id. */
-  stubs: { id: string; text: string }[];
+  /** Tool results and tool_use input fields that are evolve-hud stubs, by tool_use id (`field`: the input's). */
+  stubs: Stub[];
   /** The text of the HUD in the last message, if any. */
   hudText: string;
 }
 
 const resultText = (b: any): string =>
   typeof b.content === "string" ? b.content : Array.isArray(b.content) ? b.content.map((c: any) => c?.text ?? "").join("") : "";
+
+export interface Stub {
+  id: string;
+  text: string;
+  field?: string;
+}
+
+/** The evolve-hud stubs of a request: tool results, and string fields of tool_use inputs. */
+export function stubsOf(body: any): Stub[] {
+  const out: Stub[] = [];
+  for (const m of body.messages ?? [])
+    for (const b of Array.isArray(m.content) ? m.content : []) {
+      if (b?.type === "tool_result" && resultText(b).startsWith("[evolve-hud:")) out.push({ id: b.tool_use_id, text: resultText(b) });
+      if (b?.type === "tool_use" && b.input && typeof b.input === "object")
+        for (const [field, v] of Object.entries(b.input)) if (typeof v === "string" && v.startsWith("[evolve-hud:")) out.push({ id: b.id, text: v, field });
+    }
+  return out;
+}
 
 /** The tool results of a request, by tool_use id, in order. */
 export function toolResults(body: any): Map<string, string> {
@@ -178,7 +196,7 @@ export class PromptCache {
       breakpoints: bps.length,
       blocks: blocks.map((b, i) => ({ h: hashes[i].slice(0, 10), label: b.label, tokens: tokens[i], bp: b.bp })),
       readTo,
-      stubs: [...toolResults(body)].filter(([, text]) => text.startsWith("[evolve-hud:")).map(([id, text]) => ({ id, text })),
+      stubs: stubsOf(body),
       hudText: blocks.filter((b) => b.hud && b.msg === lastMsg).map((b) => JSON.parse(b.json).block.text as string).join("\n"),
     };
   }

@@ -21,7 +21,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { FakeAnthropic, toolResults, type Billed, type Kind, type Scenario, type Step, type ToolStep } from "./fake-anthropic.ts";
+import { FakeAnthropic, stubsOf, type Billed, type Kind, type Scenario, type Step, type ToolStep } from "./fake-anthropic.ts";
 import { lostFacts, type Original } from "./facts.ts";
 import { marathon } from "./marathon.ts";
 import { exportById, freshHome, opencode, opencodeEnv, startSidecar, type Sidecar } from "../test/opencode.ts";
@@ -205,7 +205,9 @@ interface Masking {
 function recoverAll(): (body: any, index: number) => ToolStep | null {
   let pending: string[] | undefined;
   return (body) => {
-    pending ??= [...toolResults(body).values()].filter((t) => t.startsWith("[evolve-hud:")).map((t) => /with id "([^"]+)"/.exec(t)?.[1] ?? "").filter(Boolean);
+    pending ??= stubsOf(body)
+      .map((s) => /with id "([^"]+)"/.exec(s.text)?.[1] ?? "")
+      .filter(Boolean);
     const id = pending.shift();
     return id ? { tool: "evolve_output", args: { id } } : null;
   };
@@ -226,17 +228,20 @@ function recovered(calls: Map<string, Original & { input: any }>): Map<string, s
   return new Map([...calls.values()].filter((c) => c.tool === "evolve_output").map((c) => [String(c.input?.id), c.output]));
 }
 
-function checkMasking(billed: Billed[], calls: Map<string, Original>, got: Map<string, string>): Masking {
+function checkMasking(billed: Billed[], calls: Map<string, Original & { input: any }>, got: Map<string, string>): Masking {
   const lost = new Map<string, string>();
-  const ids = new Set<string>();
+  // Call id → the text masked: the output, or the input field the stub stood in.
+  const originals = new Map<string, string | undefined>();
   for (const b of billed.filter((b) => b.kind === "main" && !b.check))
-    for (const { id, text } of b.stubs) {
-      ids.add(id);
+    for (const { id, text, field } of b.stubs) {
       const o = calls.get(id);
-      if (!o) continue;
+      originals.set(id, field === undefined ? o?.output : o?.input?.[field]);
+      // An input (a write's content) holds no exit status or test result: its facts are the file's, which a read gives.
+      if (!o || field !== undefined) continue;
       for (const f of lostFacts(o, text, b.hudText)) if (!lost.has(`${id}: ${f.what}`)) lost.set(`${id}: ${f.what}`, `${id}: ${f.what} (request ${b.index})`);
     }
-  const notWhole = [...ids].filter((id) => got.get(id) !== calls.get(id)?.output);
+  const ids = new Set(originals.keys());
+  const notWhole = [...ids].filter((id) => originals.get(id) === undefined || got.get(id) !== originals.get(id));
   return { masked: ids.size, whole: ids.size - notWhole.length, lost: [...lost.values()], notWhole };
 }
 

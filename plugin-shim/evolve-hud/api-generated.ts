@@ -491,18 +491,23 @@ export interface components {
         };
         /**
          * @description A tool output the facts have superseded (a later run of the same check
-         *     settled it; the file read was changed or read again since), and the stub
-         *     that stands for it in the agent's request: what it said, what superseded
-         *     it, and how to get it back. The same call always gets the same stub.
+         *     settled it; the file read was changed or read again since), or the
+         *     content a `write` sent once the file was changed or read whole since,
+         *     and the stub that stands for it in the agent's request: what it said,
+         *     what superseded it, and how to get it back. The same call always gets
+         *     the same stub.
          */
         MaskedOutput: {
             /**
              * Format: uint
-             * @description The whole output's size.
+             * @description The whole output's size (for an input, its size as the sync carried
+             *     it: a long one was shortened).
              */
             bytes: number;
             /** @description The tool call's id (OpenCode's `callID`). */
             call_id: string;
+            /** @description The input field the stub stands for (`content`); absent: the output. */
+            input?: string | null;
             stub: string;
         };
         MiddleRule: {

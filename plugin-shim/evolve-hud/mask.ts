@@ -1,11 +1,12 @@
-// Masking superseded tool outputs in the agent's request. The sidecar says
-// which outputs its facts have superseded, each with the stub that stands for
-// it (what the output said, what superseded it, how to get it back). Here
-// the stubs go into the request: into copies of the messages, never into the
-// objects OpenCode stores. A masked output stays masked in the same words on
-// every later request, so the provider's prompt cache reads the new prefix
-// from then on; new masks go in batches, only when what they save over the
-// rest of the session outweighs the cache they invalidate.
+// Masking superseded tool outputs, and the content of writes the file has
+// since moved past, in the agent's request. The sidecar says which its facts
+// have superseded, each with the stub that stands for it (what the output
+// said, what superseded it, how to get it back). Here the stubs go into the
+// request: into copies of the messages, never into the objects OpenCode
+// stores. A masked text stays masked in the same words on every later
+// request, so the provider's prompt cache reads the new prefix from then on;
+// new masks go in batches, only when what they save pays for the cache they
+// invalidate.
 
 import type { MaskedOutput } from "./api.ts";
 import type { Config } from "./config.ts";
@@ -36,18 +37,32 @@ export function masksOf(reply: unknown): MaskedOutput[] {
   if (!isObject(reply) || !Array.isArray(reply.masks)) return [];
   return reply.masks.filter(
     (m): m is MaskedOutput =>
-      isObject(m) && typeof m.call_id === "string" && typeof m.stub === "string" && m.stub.startsWith("[evolve-hud:") && typeof m.bytes === "number",
+      isObject(m) &&
+      typeof m.call_id === "string" &&
+      typeof m.stub === "string" &&
+      m.stub.startsWith("[evolve-hud:") &&
+      typeof m.bytes === "number" &&
+      (m.input === undefined || m.input === null || typeof m.input === "string"),
   );
 }
+
+/** Where a masked text lies: the call's output, or one string field of its input (`content` of a write). */
+type Field = string | undefined;
+const fieldOf = (m: { input?: string | null }): Field => m.input ?? undefined;
 
 interface Found {
   /** The message's index in the request, and the part's in the message. */
   message: number;
   part: number;
+  /** The output, and the input's string fields. */
   output: string;
+  input: Record<string, string>;
 }
 
-/** The completed tool parts of the request by call id, with their outputs; outputs OpenCode's own prune cleared are left out. */
+/** The text at `field` of a found call. */
+const textAt = (at: Found, field: Field): string | undefined => (field === undefined ? at.output : at.input[field]);
+
+/** The completed tool parts of the request by call id, with their outputs and input strings; calls OpenCode's own prune cleared are left out. */
 function toolOutputs(messages: unknown[]): Map<string, Found> {
   const found = new Map<string, Found>();
   messages.forEach((m, message) => {
@@ -55,7 +70,10 @@ function toolOutputs(messages: unknown[]): Map<string, Found> {
     m.parts.forEach((p, part) => {
       const tool = completedTool(p);
       if (!tool || tool.state.time?.compacted !== undefined) return;
-      found.set(tool.callID, { message, part, output: tool.state.output });
+      const input: Record<string, string> = {};
+      const given = isObject(p) && isObject(p.state) && isObject(p.state.input) ? p.state.input : {};
+      for (const [k, v] of Object.entries(given)) if (typeof v === "string") input[k] = v;
+      found.set(tool.callID, { message, part, output: tool.state.output, input });
     });
   });
   return found;
@@ -89,6 +107,15 @@ function blocks(m: unknown): number {
   return n;
 }
 
+/** A stub applied, and where it stands. */
+interface Stub {
+  stub: string;
+  field: Field;
+}
+
+/** Texts shorter than this are never masked (the sidecar's bound for outputs; an input's size only the plugin knows whole). */
+const MIN_CHARS = 2048;
+
 /** What one transform masked. */
 export interface Applied {
   /** Outputs masked in this request, and the characters that saved. */
@@ -100,14 +127,16 @@ export interface Applied {
 
 /** The masks applied per session, and the originals they stand for. */
 export class Masker {
-  /** Session → call id → the stub it got, in the order masked (most recently used session last). */
-  private applied = new Map<string, Map<string, string>>();
-  /** Session → call id → the output as the request held it (after any plugin loaded before this one). */
+  /** Session → call id → the stub it got and where, in the order masked (most recently used session last). */
+  private applied = new Map<string, Map<string, Stub>>();
+  /** Session → call id → the masked text as the request held it (after any plugin loaded before this one). */
   private originals = new Map<string, Map<string, string>>();
   /** Session → the characters the last request's masks took out. */
   private lastSaved = new Map<string, number>();
   /** Session → the messages of the request the last batch went into. */
   private batchedAt = new Map<string, number>();
+  /** Session → call id → the request (counted in answers) at which the sidecar first listed it as superseded. */
+  private offered = new Map<string, Map<string, number>>();
   /** Dry run: the call ids already logged. */
   private told = new Set<string>();
 
@@ -122,6 +151,7 @@ export class Masker {
     this.originals.delete(sessionID);
     this.lastSaved.delete(sessionID);
     this.batchedAt.delete(sessionID);
+    this.offered.delete(sessionID);
   }
 
   /** The tokens (about 4 characters each) masking took out of the session's last request. */
@@ -129,9 +159,14 @@ export class Masker {
     return Math.round((this.lastSaved.get(sessionID) ?? 0) / 4);
   }
 
-  /** The output a masked call had in the request, for the recover tool where OpenCode's stored copy cannot be had. */
+  /** The text a masked call had in the request, for the recover tool where OpenCode's stored copy cannot be had. */
   original(sessionID: string, callID: string): string | undefined {
     return this.originals.get(sessionID)?.get(callID);
+  }
+
+  /** Where the stub of a masked call stands: the input field it replaced, or undefined for the output. */
+  maskedField(sessionID: string, callID: string): Field {
+    return this.applied.get(sessionID)?.get(callID)?.field;
   }
 
   /**
@@ -144,7 +179,11 @@ export class Masker {
     if (this.config.mask === "off") return result;
     const outputs = toolOutputs(messages);
     const applied = this.session(this.applied, sessionID);
-    const fresh = masks.filter((m) => !applied.has(m.call_id) && (outputs.get(m.call_id)?.output.length ?? 0) > m.stub.length);
+    const fresh = masks.filter((m) => {
+      const at = outputs.get(m.call_id);
+      const text = at && textAt(at, fieldOf(m));
+      return !applied.has(m.call_id) && text !== undefined && text.length >= MIN_CHARS && text.length > m.stub.length;
+    });
     if (this.config.mask === "dry-run") {
       for (const m of fresh) {
         if (this.told.has(`${sessionID}:${m.call_id}`)) continue;
@@ -153,27 +192,33 @@ export class Masker {
       }
       return result;
     }
-    const batch = this.batch(messages, outputs, fresh, applied, this.batchedAt.get(sessionID) ?? 0);
+    const requests = messages.filter((m) => isObject(m) && isObject(m.info) && m.info.role === "assistant").length;
+    const offered = this.session(this.offered, sessionID);
+    for (const m of fresh) if (!offered.has(m.call_id)) offered.set(m.call_id, requests);
+    const waited = (m: MaskedOutput) => requests - (offered.get(m.call_id) ?? requests);
+    const batch = this.batch(messages, outputs, fresh, applied, this.batchedAt.get(sessionID) ?? 0, requests, waited);
     if (batch.length > 0) {
       remember(this.batchedAt, sessionID, messages.length, this.maxSessions);
       for (const m of batch) {
-        applied.set(m.call_id, m.stub);
+        offered.delete(m.call_id);
+        applied.set(m.call_id, { stub: m.stub, field: fieldOf(m) });
         result.added.push(m.call_id);
       }
       this.log("info", `evolve-hud: masking ${batch.length} superseded output(s) from now on: ${result.added.join(", ")}`);
     }
     const originals = this.session(this.originals, sessionID);
-    for (const [callID, stub] of applied) {
+    for (const [callID, { stub, field }] of applied) {
       const at = outputs.get(callID);
-      if (!at) continue;
+      const text = at && textAt(at, field);
+      if (!at || text === undefined) continue;
       // Another plugin (DCP, loaded first) cleared or changed it since it
       // was masked: its text stands; the tool still gives the original.
       const original = originals.get(callID);
-      if (original !== undefined && at.output !== original) continue;
-      originals.set(callID, at.output);
-      replaceOutput(messages, at, stub);
+      if (original !== undefined && text !== original) continue;
+      originals.set(callID, text);
+      replaceText(messages, at, field, stub);
       result.masked++;
-      result.saved += at.output.length - stub.length;
+      result.saved += text.length - stub.length;
     }
     remember(this.lastSaved, sessionID, result.saved, this.maxSessions);
     return result;
@@ -181,52 +226,76 @@ export class Masker {
 
   /**
    * The masks of `fresh` to apply now: the newest ones, from the cut that
-   * pays best, or none where no cut pays. A cut pays when the characters its
-   * masks save, read from the cache on each of the requests the session is
-   * expected to go on for (as many as it has made, at least
-   * MIN_REMAINING_REQUESTS), outweigh the characters written to the cache
-   * again once: those after the cut where the cache holds a prefix that
-   * ends before it, else the whole conversation. It does where the cut
-   * lies within the cache's lookback of the end (CACHE_LOOKBACK_BLOCKS) and
-   * after the request of the last batch (`batchedAt` messages), whose
-   * change made every prefix written before it stale. So a superseded
-   * output is masked cheaply while it is recent, or later in one batch
-   * that is worth a rewrite of everything.
-   * Without a prompt cache (both prices 1) every mask pays.
+   * pays best, or none where no cut pays. What a cut costs is the
+   * characters written to the cache again once: those after the cut where
+   * the cache holds a prefix that ends before it, else the whole
+   * conversation. The cache does where the cut lies within its lookback of
+   * the end (CACHE_LOOKBACK_BLOCKS) and after the request of the last batch
+   * (`batchedAt` messages), whose change made every prefix written before
+   * it stale.
+   * - A cheap cut pays when the characters its masks save, read from the
+   *   cache on each of the requests the session is expected to go on for
+   *   (as many as it has made, at least MIN_REMAINING_REQUESTS), outweigh
+   *   its cost.
+   * - A rewrite of everything pays once what its masks would have saved,
+   *   had each gone in when the sidecar first offered it, reaches its cost:
+   *   the break-even rule of rent or buy, which never pays more than twice
+   *   what the best choice made knowing the session's length would, however
+   *   long the session goes on. Estimating the rest of the session instead
+   *   rewrote everything again and again near its end.
+   * So a superseded output is masked cheaply while it is recent, or later
+   * with others in one rewrite that has earned its cost.
+   * Without a prompt cache (both prices 1) every mask pays at once.
    */
-  private batch(messages: unknown[], outputs: Map<string, Found>, fresh: MaskedOutput[], applied: Map<string, string>, batchedAt: number): MaskedOutput[] {
-    // The characters each message sends, its outputs already masked as their stubs.
+  private batch(
+    messages: unknown[],
+    outputs: Map<string, Found>,
+    fresh: MaskedOutput[],
+    applied: Map<string, Stub>,
+    batchedAt: number,
+    requests: number,
+    waited: (m: MaskedOutput) => number,
+  ): MaskedOutput[] {
+    // The characters each message sends, its texts already masked as their stubs.
     const sizes = messages.map(size);
-    for (const [callID, stub] of applied) {
+    for (const [callID, { stub, field }] of applied) {
       const at = outputs.get(callID);
-      if (at) sizes[at.message] -= at.output.length - stub.length;
+      const text = at && textAt(at, field);
+      if (at && text !== undefined) sizes[at.message] -= text.length - stub.length;
     }
-    const requests = messages.filter((m) => isObject(m) && isObject(m.info) && m.info.role === "assistant").length;
     const remaining = Math.max(requests, MIN_REMAINING_REQUESTS);
     const { cacheReadPrice: read, cacheWritePrice: write } = this.config;
     const newestFirst = fresh
       .flatMap((m) => {
         const at = outputs.get(m.call_id);
-        return at ? [{ m, at, saves: at.output.length - m.stub.length }] : [];
+        const text = at && textAt(at, fieldOf(m));
+        return at && text !== undefined ? [{ m, at, saves: text.length - m.stub.length }] : [];
       })
       .sort((a, b) => b.at.message - a.at.message);
     const whole = sizes.reduce((a, b) => a + b, 0);
     let best = { gain: 0, take: 0 };
     let saved = 0;
+    let regret = 0;
     let suffix = 0;
     let suffixBlocks = 0;
     let from = messages.length;
-    newestFirst.forEach(({ at, saves }, i) => {
+    newestFirst.forEach(({ m, at, saves }, i) => {
       for (; from > at.message; ) {
         suffix += sizes[--from];
         suffixBlocks += blocks(messages[from]);
       }
       saved += saves;
+      regret += saves * waited(m);
       // What is written again, masked: the rest of the request from the cut
       // on, or all of it where the cut is beyond the cache's lookback.
       const cached = suffixBlocks <= CACHE_LOOKBACK_BLOCKS && at.message >= batchedAt;
       const rewritten = (cached ? suffix : whole) - saved;
-      const gain = saved * remaining * read - rewritten * Math.max(write - read, 0);
+      // A cheap cut pays over the requests the session is expected to go on
+      // for. A rewrite of everything waits until what its masks would have
+      // saved, had they gone in when first offered, reaches what it costs
+      // (rent or buy): never more than twice the best choice made knowing
+      // how long the session goes on, however long that is.
+      const gain = (cached ? saved * remaining : regret) * read - rewritten * Math.max(write - read, 0);
       if (gain >= best.gain) best = { gain, take: i + 1 };
     });
     return newestFirst.slice(0, best.take).map(({ m }) => m);
@@ -237,12 +306,16 @@ export class Masker {
   }
 }
 
-/** Puts `stub` in place of the output at `at`, in copies of its message and part. */
-function replaceOutput(messages: unknown[], at: Found, stub: string): void {
+/** Puts `stub` in place of the output (or the input field) at `at`, in copies of its message, part and state. */
+function replaceText(messages: unknown[], at: Found, field: Field, stub: string): void {
   const message = messages[at.message] as Entry;
   const parts = [...message.parts];
   const part = parts[at.part] as Record<string, unknown>;
-  parts[at.part] = { ...part, state: { ...(part.state as Record<string, unknown>), output: stub } };
+  const state = part.state as Record<string, unknown>;
+  parts[at.part] = {
+    ...part,
+    state: field === undefined ? { ...state, output: stub } : { ...state, input: { ...(state.input as Record<string, unknown>), [field]: stub } },
+  };
   messages[at.message] = { ...message, parts };
 }
 

@@ -72,8 +72,8 @@ export const FALLBACK_CLIP: ClipRule = {
       "assert", "expected", "!=", "mismatch", "undefined", "undeclared", "missing", "no such", "invalid",
       "unexpected", "timed out", "timeout", "not ok", "aborted", "segmentation", "incomplete", "focused",
     ],
-    lines: 20,
-    bytes: 2048,
+    lines: 64,
+    bytes: 6144,
     line_bytes: 240,
   },
 };

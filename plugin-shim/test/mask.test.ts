@@ -9,12 +9,13 @@
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { DEFAULTS, type Config } from "../evolve-hud/config.ts";
 import { lineRange, Masker, masksOf, type MaskedOutput } from "../evolve-hud/mask.ts";
 import { contextUse } from "../evolve-hud/sync.ts";
 import { clone } from "./helpers.ts";
 import * as harness from "./opencode.ts";
-import { base, startFactsOnly } from "./opencode.ts";
+import { base, project, startFactsOnly } from "./opencode.ts";
 
 after(() => rmSync(base, { recursive: true, force: true }));
 
@@ -60,6 +61,48 @@ test("a batch starts at the cut that pays best: the newest outputs go, an old on
   assert.deepEqual(masker.apply("s", messages, both).added, ["d3"]);
   assert.equal(outputOf(messages, "c1"), "x".repeat(4_000));
   assert.equal(outputOf(messages, "d3"), stub("d3"));
+});
+
+test("a rewrite of everything waits until what its masks would have saved since first offered reaches its cost", () => {
+  // c1 (40 KB) lies 28 blocks back: beyond the cache's lookback, so masking
+  // it writes the whole conversation again. Over the session's expected rest
+  // it would pay at once; it goes once it would have paid for itself had it
+  // gone in when first offered (rent or buy).
+  const masker = new Masker(config({}), () => {});
+  const far = (later: number) => {
+    const messages = session(40_000, 0) as any[];
+    for (let i = 0; i < later; i++) {
+      messages.push({ info: { id: `n${i}`, sessionID: "s", role: "assistant" }, parts: [{ type: "tool", callID: `e${i}`, tool: "bash", state: { status: "completed", input: { command: "ls" }, output: "z".repeat(200) } }] });
+    }
+    return messages;
+  };
+  assert.deepEqual(masker.apply("s", far(10), masks).added, [], "first offered: nothing saved yet, the rewrite waits");
+  assert.deepEqual(masker.apply("s", far(11), masks).added, ["c1"], "one request later it would have saved 4,000 of 3,800 written again");
+});
+
+test("a write's content is masked in a copy of its input; its output and OpenCode's objects stay", () => {
+  const masker = new Masker(config({ cacheReadPrice: 1, cacheWritePrice: 1 }), () => {});
+  const content = "line\n".repeat(1_000);
+  const messages: any[] = [
+    { info: { id: "m0", sessionID: "s", role: "user" }, parts: [{ type: "text", text: "go" }] },
+    { info: { id: "m1", sessionID: "s", role: "assistant" }, parts: [{ type: "tool", callID: "w1", tool: "write", state: { status: "completed", input: { filePath: "/p/a.txt", content }, output: "Wrote file successfully." } }] },
+  ];
+  const before = clone(messages);
+  const originals = [...messages];
+  const written: MaskedOutput = { call_id: "w1", bytes: 2_048, stub: stub("w1"), input: "content" };
+  const applied = masker.apply("s", messages, [written]);
+  assert.deepEqual(applied.added, ["w1"]);
+  assert.equal(applied.saved, content.length - stub("w1").length);
+  const state = messages[1].parts[0].state;
+  assert.deepEqual(state.input, { filePath: "/p/a.txt", content: stub("w1") });
+  assert.equal(state.output, "Wrote file successfully.");
+  assert.deepEqual(originals, before);
+  assert.equal(masker.original("s", "w1"), content);
+  assert.equal(masker.maskedField("s", "w1"), "content");
+  // A short content is never masked: the stub would save little.
+  const short = clone(before) as any[];
+  short[1].parts[0].state.input.content = "x".repeat(1_000);
+  assert.deepEqual(new Masker(config({ cacheReadPrice: 1, cacheWritePrice: 1 }), () => {}).apply("s", short, [written]).added, []);
 });
 
 test("a mask stays in the same words, goes into copies, and keeps the original for the tool", () => {
@@ -134,21 +177,26 @@ test("the context line's numbers: the last answer's input, cache reads and write
   assert.equal(contextUse([user], 1000, 0), undefined);
 });
 
-test("in OpenCode: a superseded output reaches the model as its stub, stays whole in OpenCode, and comes back whole through the tool", async (t) => {
+test("in OpenCode: a superseded output and a write's superseded content reach the model as stubs, stay whole in OpenCode, and come back whole through the tool", async (t) => {
   const sidecar = await startFactsOnly();
   t.after(() => sidecar.stop());
   // 150 lines, then a status that fails until pass.flag exists.
   const check = 'for i in $(seq 1 150); do echo "line $i of the check"; done; test -e pass.flag';
+  const notes = join(project, "notes.txt");
+  const content = Array.from({ length: 120 }, (_, i) => `note ${i}: what was decided`).join("\n") + "\n";
   const filler = (i: number) => ({ tool: "bash", args: { command: `echo step ${i}`, description: "step" } });
   const script = [
+    { tool: "write", args: { filePath: notes, content } },
     { tool: "bash", args: { command: check, description: "check" } },
     { tool: "bash", args: { command: "touch pass.flag", description: "fix" } },
     { tool: "bash", args: { command: check, description: "check again" } },
-    filler(3),
-    filler(4),
+    { tool: "read", args: { filePath: notes } },
     filler(5),
     filler(6),
-    { tool: "evolve_output", args: { id: "call_step_0", lines: "all" } },
+    filler(7),
+    filler(8),
+    { tool: "evolve_output", args: { id: "call_step_1", lines: "all" } },
+    { tool: "evolve_output", args: { id: "call_step_0" } },
   ];
   const prepared = await harness.prepare({
     plugin: { url: sidecar.url, mask: "on", cacheReadPrice: 1, cacheWritePrice: 1 },
@@ -161,22 +209,32 @@ test("in OpenCode: a superseded output reaches the model as its stub, stays whol
   assert.equal(main.length, script.length + 1);
   const toolResult = (body: any, id: string) => body.messages.find((m: any) => m.role === "tool" && m.tool_call_id === id)?.content;
   const text = (c: unknown) => (typeof c === "string" ? c : Array.isArray(c) ? c.map((p: any) => p.text ?? "").join("") : "");
-  const original = text(toolResult(main[1], "call_step_0"));
+  const original = text(toolResult(main[2], "call_step_1"));
   assert.match(original, /line 150 of the check/);
+  const argsOf = (body: any, id: string) => JSON.parse(body.messages.flatMap((m: any) => m.tool_calls ?? []).find((c: any) => c.id === id).function.arguments);
+  assert.equal(argsOf(main[1], "call_step_0").content, content);
 
   // The request that asked for it holds the stub: what the run said, what superseded it, the tool.
-  const masked = text(toolResult(main[7], "call_step_0"));
+  const masked = text(toolResult(main[9], "call_step_1"));
   t.diagnostic(masked);
   assert.match(masked, /^\[evolve-hud: this output \(.* KB, 150 lines\) is masked in this request: superseded by a later run of the same command/);
   assert.match(masked, /It said: ✗ bash `for i in .*` → exit 1/);
-  assert.match(masked, /the evolve_output tool with id "call_step_0"/);
+  assert.match(masked, /the evolve_output tool with id "call_step_1"/);
+  // The write's content, once the file was read whole, stands as a stub in the call's arguments.
+  const written = argsOf(main[9], "call_step_0");
+  t.diagnostic(written.content);
+  assert.equal(written.filePath, notes);
+  assert.match(written.content, /^\[evolve-hud: the content this call wrote is masked in this request \(it is not what was written\): superseded by a later read of the whole file/);
+  assert.match(written.content, /the evolve_output tool with id "call_step_0"/);
   // The HUD's context line: what the last request used of the model's limit, and what masking took out of it.
-  const hud = text(main[8].messages.at(-1).content);
+  const hud = text(main[10].messages.at(-1).content);
   assert.match(hud, /\nContext: the last request used [\d,]+ of 32,000 tokens \(\d+ %\); masking took out about [\d,]+ of superseded outputs\n/);
-  // The tool gave the exact original back.
-  assert.equal(text(toolResult(main[8], "call_step_7")), original);
-  // OpenCode's stored session still holds the output whole.
+  // The tool gave the exact originals back: the output, and what the write wrote.
+  assert.equal(text(toolResult(main[10], "call_step_9")), original);
+  assert.equal(text(toolResult(main[11], "call_step_10")), content);
+  // OpenCode's stored session still holds both whole.
   const stored = harness.exportSession(prepared, run.output);
-  const part = stored.messages.flatMap((m: any) => m.parts).find((p: any) => p.callID === "call_step_0");
-  assert.equal(part.state.output, original);
+  const partOf = (id: string) => stored.messages.flatMap((m: any) => m.parts).find((p: any) => p.callID === id);
+  assert.equal(partOf("call_step_1").state.output, original);
+  assert.equal(partOf("call_step_0").state.input.content, content);
 });

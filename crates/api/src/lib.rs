@@ -248,16 +248,22 @@ pub struct HudView {
 }
 
 /// A tool output the facts have superseded (a later run of the same check
-/// settled it; the file read was changed or read again since), and the stub
-/// that stands for it in the agent's request: what it said, what superseded
-/// it, and how to get it back. The same call always gets the same stub.
+/// settled it; the file read was changed or read again since), or the
+/// content a `write` sent once the file was changed or read whole since,
+/// and the stub that stands for it in the agent's request: what it said,
+/// what superseded it, and how to get it back. The same call always gets
+/// the same stub.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct MaskedOutput {
     /// The tool call's id (OpenCode's `callID`).
     pub call_id: String,
-    /// The whole output's size.
+    /// The whole output's size (for an input, its size as the sync carried
+    /// it: a long one was shortened).
     pub bytes: usize,
     pub stub: String,
+    /// The input field the stub stands for (`content`); absent: the output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
 }
 
 /// The model's part of a HUD or text: `{"state": "ready"}`, or

@@ -55,6 +55,10 @@ pub fn superseded(state: &SessionState, problems: &Problems) -> Vec<MaskedOutput
     let candidates = calls.len().saturating_sub(KEEP_RECENT);
     let mut masked = Vec::new();
     for (i, call) in calls.iter().enumerate().take(candidates) {
+        if let Some(content) = written_superseded(call, &calls[i + 1..]) {
+            masked.push(content);
+            continue;
+        }
         let Some(bytes) = call.output.as_ref().map(|o| o.total_bytes) else {
             continue;
         };
@@ -75,9 +79,43 @@ pub fn superseded(state: &SessionState, problems: &Problems) -> Vec<MaskedOutput
             call_id: call.call_id.clone(),
             bytes,
             stub: stub(call, &why, &said, bytes),
+            input: None,
         });
     }
     masked
+}
+
+/// The content a `write` sent, masked once the file was changed since (the
+/// content is no longer the file's) or read whole (the read holds it). The
+/// stub says so and where the file's content and the call's are; it stands
+/// in the call's input, so it says plainly that it is not what was written.
+fn written_superseded(call: &ToolCall, later: &[&ToolCall]) -> Option<MaskedOutput> {
+    let bytes = call.written?;
+    if call.tool != "write" || call.status != ToolStatus::Completed || call.failed() || bytes < MIN_BYTES {
+        return None;
+    }
+    let path = call.path.as_ref()?;
+    let (by, why) = later.iter().find_map(|l| {
+        if l.kind != ToolKind::File || l.path.as_ref() != Some(path) || l.status != ToolStatus::Completed || l.failed()
+        {
+            return None;
+        }
+        match l.tool.as_str() {
+            "read" if l.range.is_none() => Some((l, "a later read of the whole file")),
+            "read" => None,
+            _ => Some((l, "a later change to the file")),
+        }
+    })?;
+    Some(MaskedOutput {
+        call_id: call.call_id.clone(),
+        bytes,
+        stub: format!(
+            "[evolve-hud: the content this call wrote is masked in this request (it is not what was written): superseded by {why} ({}). The file as it is now: read it. What this call wrote: the {RECOVER_TOOL} tool with id \"{}\" (optionally a line range).]",
+            call_line_naming(by, 0),
+            call.call_id,
+        ),
+        input: Some("content".to_owned()),
+    })
 }
 
 /// Whether what `call` said is a runner's or checker's summary the HUD
@@ -89,26 +127,19 @@ fn summarised(call: &ToolCall) -> bool {
         && call.report.as_ref().is_some_and(|r| r.settles())
 }
 
-/// What `call`'s output said, for its stub: the HUD's line for it, and where
-/// that names fewer failures than there are, the output's lines that say
-/// what failed. None where they do not all fit, or the output was clipped
-/// so that some may be missing: then the output stays.
+/// What `call`'s output said, for its stub: the HUD's line for it, naming
+/// up to [`STUB_FAILURES`] failures, and the output's own first lines that
+/// say what failed (a runner's listing says it in its own words: a test's
+/// description, a file and line), up to [`STUB_FAILURES`] of them. None
+/// where the failures may not all be told: the runner's report names fewer
+/// than it counts and the output's failing lines do not all fit, or the
+/// output was clipped so that some may be missing. Then the output stays.
 fn said(call: &ToolCall) -> Option<String> {
     let line = call_line_naming(call, STUB_FAILURES);
     if !call.failed() {
         return Some(line);
     }
-    let named_all = call
-        .report
-        .as_ref()
-        .is_some_and(|r| r.failures.len() >= r.failed.min(STUB_FAILURES) && r.failed > 0);
-    if named_all {
-        return Some(line);
-    }
     let output = call.output.as_ref()?;
-    if output.kept_lines().count() < output.lines {
-        return None;
-    }
     let failing: Vec<&str> = output
         .kept_lines()
         .map(str::trim)
@@ -117,11 +148,17 @@ fn said(call: &ToolCall) -> Option<String> {
             (says.failed() || says.error_word()) && !crate::text::explains_nothing(l)
         })
         .collect();
-    if failing.len() > STUB_FAILURES {
+    let named_all = call
+        .report
+        .as_ref()
+        .is_some_and(|r| r.failures.len() >= r.failed.min(STUB_FAILURES) && r.failed > 0);
+    let all_kept = output.kept_lines().count() >= output.lines;
+    if !named_all && (!all_kept || failing.len() > STUB_FAILURES) {
         return None;
     }
     let quoted: Vec<String> = failing
         .iter()
+        .take(STUB_FAILURES)
         .filter(|l| !line.contains(**l))
         .map(|l| format!("`{}`", evolve_hud_api::clean::clean_line(l, STUB_LINE_CHARS)))
         .collect();
@@ -519,5 +556,120 @@ mod tests {
         calls.extend([filler("g1"), filler("g2"), filler("g3"), filler("g4")]);
         let after = masked(&session(&calls));
         assert_eq!(before[0], after[0]);
+    }
+
+    #[test]
+    fn a_writes_content_is_masked_once_the_file_was_changed_or_read_whole() {
+        let content = "def f():\n    return 1\n".repeat(200);
+        let write = |id: &'static str, path: &str| {
+            (
+                id,
+                "write",
+                json!({ "filePath": path, "content": content.clone() }),
+                "Wrote file successfully.".to_owned(),
+                None,
+            )
+        };
+        let read = |id: &'static str, input: serde_json::Value| (id, "read", input, "1: x\n".to_owned(), None);
+        let state = session(&[
+            write("w1", "src/a.py"),
+            write("w2", "src/b.py"),
+            write("w3", "src/c.py"),
+            (
+                "small",
+                "write",
+                json!({ "filePath": "src/e.py", "content": "x = 1\n" }),
+                "Wrote file successfully.".to_owned(),
+                None,
+            ),
+            read("r1", json!({ "filePath": "src/a.py" })),
+            read("r2", json!({ "filePath": "src/b.py", "offset": 10, "limit": 20 })),
+            (
+                "e1",
+                "edit",
+                json!({ "filePath": "src/c.py", "oldString": "1", "newString": "2" }),
+                "Edit applied successfully.".to_owned(),
+                None,
+            ),
+            write("e2", "src/e.py"),
+            filler("f1"),
+            filler("f2"),
+            filler("f3"),
+            filler("f4"),
+        ]);
+        let masks = masked(&state);
+        // Read whole, or changed since: masked. Read in part, or too short: kept.
+        assert_eq!(
+            masks
+                .iter()
+                .map(|m| (m.call_id.as_str(), m.input.as_deref()))
+                .collect::<Vec<_>>(),
+            [("w1", Some("content")), ("w3", Some("content"))]
+        );
+        assert!(
+            masks[0]
+                .stub
+                .contains("superseded by a later read of the whole file (✓ read src/a.py"),
+            "{}",
+            masks[0].stub
+        );
+        assert!(
+            masks[0].stub.contains("it is not what was written"),
+            "{}",
+            masks[0].stub
+        );
+        assert!(
+            masks[0].stub.contains("evolve_output tool with id \"w1\""),
+            "{}",
+            masks[0].stub
+        );
+        assert!(
+            masks[1]
+                .stub
+                .contains("superseded by a later change to the file (✓ edit src/c.py)"),
+            "{}",
+            masks[1].stub
+        );
+        // The write's output was never the masked text.
+        assert!(masked(&state).iter().all(|m| m.call_id != "e2"));
+    }
+
+    #[test]
+    fn a_stub_quotes_a_runners_own_lines_of_what_failed() {
+        // unittest -v: the listing line says what failed in the test's own
+        // description, the report names it by its method.
+        let mut failing = String::new();
+        for i in 0..60 {
+            failing += &format!("test_ok_{i} (t.T.test_ok_{i})\nworks {i}. ... ok\n");
+        }
+        failing += "test_month (t.T.test_month)\nmonth_key pads the month. ... FAIL\n";
+        failing += "\n======\nFAIL: test_month (t.T.test_month)\nmonth_key pads the month.\n------\nTraceback (most recent call last):\n  File \"t.py\", line 3, in test_month\nAssertionError: '2024-3' != '2024-03'\n\n------\nRan 61 tests in 0.01s\n\nFAILED (failures=1)\n";
+        let passing = "test_month (t.T.test_month)\nmonth_key pads the month. ... ok\n".repeat(61)
+            + "\nRan 61 tests in 0.01s\n\nOK\n";
+        let state = session(&[
+            (
+                "c1",
+                "bash",
+                json!({ "command": "python3 -m unittest -v t" }),
+                failing,
+                Some(1),
+            ),
+            (
+                "c2",
+                "bash",
+                json!({ "command": "python3 -m unittest -v t" }),
+                passing,
+                Some(0),
+            ),
+            filler("f1"),
+            filler("f2"),
+            filler("f3"),
+            filler("f4"),
+        ]);
+        let masks = masked(&state);
+        assert_eq!(masks.len(), 1, "{masks:?}");
+        let stub = &masks[0].stub;
+        assert!(stub.contains("test_month"), "{stub}");
+        assert!(stub.contains("`month_key pads the month. ... FAIL`"), "{stub}");
     }
 }

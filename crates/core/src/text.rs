@@ -18,8 +18,8 @@ pub struct Clipped {
 
 /// Lines of a clipped output's middle kept at most, their bytes in all,
 /// and the bytes of one.
-pub const MIDDLE_LINES: usize = 20;
-pub const MIDDLE_BYTES: usize = 2048;
+pub const MIDDLE_LINES: usize = 64;
+pub const MIDDLE_BYTES: usize = 6144;
 pub const MIDDLE_LINE_BYTES: usize = 240;
 
 /// The lines among `lines` that say something failed, trimmed, as a

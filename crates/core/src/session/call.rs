@@ -47,6 +47,9 @@ pub struct ToolCall {
     /// The part of the file a `read` asked for (`offset 40, limit 20`),
     /// when not all of it.
     pub range: Option<String>,
+    /// The bytes of the whole content a `write` sent (its `content`), as
+    /// far as the sync carried it (the plugin shortens long inputs).
+    pub written: Option<usize>,
     /// Exit code of a shell command.
     pub exit: Option<i64>,
     pub output: Option<Clipped>,
@@ -229,6 +232,7 @@ impl ToolCall {
             self.detail.clone_from(&other.detail);
             self.range.clone_from(&other.range);
         }
+        self.written = self.written.or(other.written);
         self.exit = self.exit.or(other.exit);
         if self.output.is_none() {
             self.output.clone_from(&other.output);

@@ -355,6 +355,9 @@ impl SessionState {
                     (!parts.is_empty()).then(|| parts.join(", "))
                 })
                 .flatten(),
+            written: (tool == "write")
+                .then(|| input.get("content").and_then(Value::as_str).map(str::len))
+                .flatten(),
             exit,
             output,
             report,

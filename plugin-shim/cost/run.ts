@@ -24,6 +24,7 @@ import { pathToFileURL } from "node:url";
 import { FakeAnthropic, stubsOf, type Billed, type Kind, type Scenario, type Step, type ToolStep } from "./fake-anthropic.ts";
 import { lostFacts, type Original } from "./facts.ts";
 import { marathon } from "./marathon.ts";
+import { polyglot } from "./polyglot.ts";
 import { exportById, freshHome, opencode, opencodeEnv, startSidecar, type Sidecar } from "../test/opencode.ts";
 import { repoRoot } from "../test/helpers.ts";
 
@@ -152,6 +153,16 @@ const sessions: Session[] = [
     // failing and fixed one failure at a time, large files read and read
     // again, a build log rebuilt, searches, git, a lint that stays failing.
     scenario: marathon,
+    limit: { context: 200_000, output: 8192 },
+    keepBody: (kind, i) => kind !== "main" || i % 10 === 0,
+    timeoutMs: 1_200_000,
+  },
+  {
+    name: "polyglot",
+    // ~95 steps of real runs in the languages marathon does not use
+    // (polyglot.ts): prove (TAP), a Java runner of its own, cargo test, a
+    // ninja-style C build log, doctests; through make, npm run and check.sh.
+    scenario: polyglot,
     limit: { context: 200_000, output: 8192 },
     keepBody: (kind, i) => kind !== "main" || i % 10 === 0,
     timeoutMs: 1_200_000,

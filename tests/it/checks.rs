@@ -474,3 +474,17 @@ fn count_summaries_of_any_runner() {
         assert_eq!(read(text), None, "{text:?}");
     }
 }
+
+#[test]
+fn a_script_that_runs_several_runners_gets_no_count_of_its_own() {
+    // `./check.sh` ran prove, a JUnit-style runner, cargo test, doctest and
+    // gcc, each printing its own summary (the cost harness's polyglot
+    // session): no count is the script's.
+    assert!(read(&fixture("check-sh-five-suites.txt")).is_none());
+    // Findings counted in the part of a clipped output that was kept are
+    // a lower bound.
+    let mut r = report("flake8-3-findings.txt");
+    r.read_from_part();
+    assert_eq!(r.counts(), "at least 3 findings");
+    assert!(r.ok() && !r.settles());
+}

@@ -1053,3 +1053,29 @@ fn counted_runs_close_what_the_same_run_failed() {
     );
     assert!(h.contains("Open problems: none"), "{h}");
 }
+
+#[test]
+fn a_later_pass_of_a_wrapper_that_may_have_run_a_failed_check_is_told_not_claimed() {
+    let doctest_failed = "**********************************************************************\nFile \"tools/units.py\", line 12, in units.format_bytes\nFailed example:\n    format_bytes(5000)\nExpected:\n    '4.9 KiB'\nGot:\n    '5.0 KiB'\n**********************************************************************\nFile \"tools/units.py\", line 14, in units.format_bytes\nFailed example:\n    format_bytes(123456789)\nExpected:\n    '117.7 MiB'\nGot:\n    '123.5 MiB'\n**********************************************************************\n1 items had failures:\n   2 of   5 in units.format_bytes\n***Test Failed*** 2 failures.\n";
+    let h = shell_session(
+        &[
+            ("python3 -m doctest tools/units.py", doctest_failed, Some(1)),
+            ("make doctest", "doctest: tools/units.py passed\n", Some(0)),
+            ("cd web && npm test", "all passed\n", Some(0)),
+        ],
+        0,
+    );
+    let open = open_problems(&h);
+    assert_eq!(open.len(), 1, "{h}");
+    // Two failing examples of one doctest: its name once, with how many.
+    assert!(open[0].contains("units.format_bytes ×2"), "{h}");
+    // `make doctest` may have run it; `npm test` in another folder cannot have.
+    assert!(
+        open[0].contains("not rerun since; since then `make doctest` passed, which may have run it"),
+        "{h}"
+    );
+    assert!(
+        !open[0].contains("no pass since") && !open[0].contains("npm test"),
+        "{h}"
+    );
+}

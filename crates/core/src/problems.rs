@@ -31,6 +31,12 @@ pub struct Problem {
     /// The runs of the same tool in the same folders that passed after the
     /// failure: what a finding about one test is checked against.
     pub passed_after: Vec<Arc<ToolCall>>,
+    /// Commands that passed after the failure and may have run its check
+    /// without naming it (a `make` target, `npm test`, a script), or whose
+    /// check the failing wrapper may have run (a runner's summary that
+    /// settles), in the folder or above it, the first two: what the HUD
+    /// cannot tell of.
+    pub maybe_since: Vec<String>,
 }
 
 impl Problem {
@@ -277,11 +283,51 @@ impl Problems {
                     })
                     .map(|c| Arc::clone(c))
                     .collect();
+                let wrapper = call.command.as_deref().is_some_and(command::runs_others);
+                // A folder and the folders below it (`` is the project's).
+                let within = |inner: &str, outer: &str| {
+                    outer.is_empty() || inner == outer || inner.strip_prefix(outer).is_some_and(|r| r.starts_with('/'))
+                };
+                let here = dirs.clone().unwrap_or_default();
+                // A runner's pass of at least as many tests as the failing
+                // wrapper's report held (a subset run cannot have run them all).
+                let ran_as_many = |c: &ToolCall| {
+                    c.report.as_ref().is_some_and(|r| {
+                        let passed = r.passed.unwrap_or(0);
+                        r.settles()
+                            && passed > 0
+                            && call
+                                .report
+                                .as_ref()
+                                .is_none_or(|f| passed >= f.failed.saturating_add(f.passed.unwrap_or(usize::MAX)))
+                    })
+                };
+                let mut maybe_since: Vec<String> = calls[i + 1..]
+                    .iter()
+                    .filter(|c| {
+                        c.tool == call.tool
+                            && c.finished()
+                            && c.exit == Some(0)
+                            && !c.failed()
+                            && !c.ran_no_tests()
+                            && c.unsettled().is_none()
+                            && c.check() != call.check()
+                            && c.command.as_deref().is_some_and(|cmd| {
+                                let there = command::check_dirs(cmd);
+                                (command::runs_others(cmd) && within(&here, &there))
+                                    || (wrapper && within(&there, &here) && ran_as_many(c))
+                            })
+                    })
+                    .filter_map(|c| c.command.clone())
+                    .collect();
+                maybe_since.dedup();
+                maybe_since.truncate(2);
                 Problem {
                     call,
                     failures: track.failures,
                     passed_since,
                     passed_after,
+                    maybe_since,
                 }
             })
             .collect();

@@ -454,14 +454,38 @@ pub(super) fn counts(lines: &[&str]) -> Option<Report> {
     let near = summaries.iter().rev().filter(|(i, _, _)| i.abs_diff(last) <= 6);
     // Lines that count the tests first; lines that count nothing named
     // (`assertions: 9 | 8 passed`, `FAILED (failures=2)`) fill what they lack.
+    // A line that counts differently what is already taken is another
+    // suite's summary (a script that runs several runners), not more of
+    // this one: it adds nothing.
+    let agrees = |counts: &[Option<usize>; 4], sums: &[Option<usize>; 4]| {
+        counts
+            .iter()
+            .zip(sums)
+            .all(|(have, n)| have.is_none() || n.is_none() || have == n)
+    };
     let ranked = near.clone().filter(|(_, _, r)| *r == best);
     let unranked = near.filter(|(_, _, r)| r.is_none() && best.is_some());
-    for (_, sums, _) in ranked.chain(unranked) {
+    let mut taken = Vec::new();
+    for (i, sums, _) in ranked.chain(unranked) {
+        if !agrees(&counts, sums) {
+            continue;
+        }
+        taken.push(*i);
         for (slot, n) in counts.iter_mut().zip(sums) {
             if slot.is_none() {
                 *slot = *n;
             }
         }
+    }
+    // Several suites' summaries that count differently: no count is the
+    // whole command's, so none is claimed. A line next to one taken counts
+    // another unit of the same summary (Catch2's assertions under its test
+    // cases, Cucumber's steps under its scenarios).
+    let apart = |i: usize| taken.iter().all(|t| t.abs_diff(i) > 1);
+    if summaries.iter().any(|(i, sums, _)| {
+        !taken.contains(i) && apart(*i) && (sums[0].is_some() || sums[1].is_some()) && !agrees(&counts, sums)
+    }) {
+        return None;
     }
     let [failed, passed, skipped, total] = counts;
     let failed = failed.unwrap_or(0);

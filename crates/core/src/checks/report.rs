@@ -38,6 +38,9 @@ pub enum Counted {
     /// Never a failure by themselves: a warnings-only linter exits 0. Where
     /// the exit status is thrown away they settle nothing.
     Findings,
+    /// Findings counted in the part of a clipped output that was kept: at
+    /// least this many (see [`Report::read_from_part`]).
+    FindingsAtLeast,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,7 +95,21 @@ impl Report {
     /// Whether the report says nothing failed. Findings of unknown weight
     /// never say that anything did.
     pub fn ok(&self) -> bool {
-        self.failed == 0 || self.counted == Counted::Findings
+        self.failed == 0 || self.counts_findings()
+    }
+
+    /// Whether it counts findings (exactly or at least).
+    pub fn counts_findings(&self) -> bool {
+        matches!(self.counted, Counted::Findings | Counted::FindingsAtLeast)
+    }
+
+    /// Read from the part of a clipped output that was kept: findings
+    /// counted line by line are then only a lower bound. A runner's
+    /// summary states its own counts and stays as it is.
+    pub fn read_from_part(&mut self) {
+        if self.counted == Counted::Findings {
+            self.counted = Counted::FindingsAtLeast;
+        }
     }
 
     /// Whether the run ran no test: a runner's summary that counts none
@@ -104,7 +121,7 @@ impl Report {
     /// Whether the report settles the run's outcome without its exit
     /// status: a runner's or checker's summary does, findings do not.
     pub fn settles(&self) -> bool {
-        self.counted != Counted::Findings
+        !self.counts_findings()
     }
 
     /// `unittest 2 of 4 failed`: the tool, where it is known, and the counts.
@@ -120,6 +137,11 @@ impl Report {
     pub fn counts(&self) -> String {
         match (self.counted, self.passed) {
             (Counted::Findings, _) => format!("{} finding{}", self.failed, if self.failed == 1 { "" } else { "s" }),
+            (Counted::FindingsAtLeast, _) => format!(
+                "at least {} finding{}",
+                self.failed,
+                if self.failed == 1 { "" } else { "s" }
+            ),
             (Counted::Errors, _) if self.failed == 0 => "no errors".to_owned(),
             (Counted::Errors, _) => format!("{} error{}", self.failed, if self.failed == 1 { "" } else { "s" }),
             (Counted::Tests, Some(0)) if self.failed == 0 => "no tests ran".to_owned(),

@@ -121,6 +121,47 @@ pub fn script_run(command: &str) -> Option<String> {
     Some(format!("{program} {}", path.trim_start_matches("./")))
 }
 
+/// Whether `command`'s checked step runs other commands it does not name:
+/// a build or task runner (`make doctest`, `npm test`, `tox -e lint`) or a
+/// script (`./check.sh`, `bash ci/test.sh`). Its pass may or may not have
+/// run a check that failed before.
+pub fn runs_others(command: &str) -> bool {
+    let key = check_key(command);
+    let step = key.split_once('\u{1f}').map_or(key.as_str(), |(_, s)| s);
+    let words = shell::words(step);
+    let Some(program) = words.first() else {
+        return false;
+    };
+    let name = shell::basename(program);
+    let runner = matches!(
+        name,
+        "make"
+            | "gmake"
+            | "ninja"
+            | "just"
+            | "task"
+            | "npm"
+            | "yarn"
+            | "pnpm"
+            | "bun"
+            | "tox"
+            | "nox"
+            | "rake"
+            | "gradle"
+            | "gradlew"
+            | "mvn"
+            | "ant"
+            | "bazel"
+            | "sbt"
+            | "mix"
+            | "invoke"
+            | "cargo-make"
+    );
+    let script = |w: &str| w.ends_with(".sh") || w.starts_with("./");
+    let shell_script = matches!(name, "sh" | "bash" | "zsh") && words.get(1).is_some_and(|w| script(w));
+    runner || shell_script || script(program)
+}
+
 /// The file a read (`tail -n 4 run.log`, `cat run.log`) shows, from its
 /// [`check_key`].
 pub fn file_read(key: &str) -> Option<&str> {

@@ -157,10 +157,22 @@ pub(super) fn report_line(report: &Report, details: usize) -> String {
     let names = details.max(3);
     let mut line = report.label();
     let shown = display_order(&report.failures);
-    let mut failures = shown.iter().take(names).enumerate().map(|(i, f)| match &f.detail {
-        Some(d) if i < details => format!("{} ({})", clean_line(&f.name, 60), clean_line(d, 80)),
-        _ => clean_line(&f.name, 60),
-    });
+    // The same name told twice (two failing examples of one doctest) is
+    // told once, with how many times.
+    let mut told: Vec<(String, usize)> = Vec::new();
+    for (i, f) in shown.iter().take(names).enumerate() {
+        let item = match &f.detail {
+            Some(d) if i < details => format!("{} ({})", clean_line(&f.name, 60), clean_line(d, 80)),
+            _ => clean_line(&f.name, 60),
+        };
+        match told.iter_mut().find(|(t, _)| *t == item) {
+            Some((_, n)) => *n += 1,
+            None => told.push((item, 1)),
+        }
+    }
+    let mut failures = told
+        .into_iter()
+        .map(|(item, n)| if n > 1 { format!("{item} ×{n}") } else { item });
     if let Some(first) = failures.next() {
         line.push_str(": ");
         line.push_str(&first);
@@ -343,7 +355,18 @@ pub(crate) fn open_problems(problems: &Problems, findings: &Findings) -> Vec<Str
                 let details = usize::from(call.before_compaction);
                 what.push_str(&format!(" ({})", call_report_line(call, report, details)));
             }
-            let no_pass = if problem.passed_since.is_empty() {
+            let no_pass = if problem.passed_since.is_empty() && !problem.maybe_since.is_empty() {
+                // A later pass that may have run it: not claimed either way.
+                let maybe: Vec<String> = problem
+                    .maybe_since
+                    .iter()
+                    .map(|c| format!("`{}`", clean_line(c, 50)))
+                    .collect();
+                format!(
+                    "not rerun since; since then {} passed, which may have run it",
+                    maybe.join(" and ")
+                )
+            } else if problem.passed_since.is_empty() {
                 "no pass since".to_owned()
             } else {
                 let passed: Vec<String> = problem.passed_since.iter().map(|n| clean_line(n, 60)).collect();

@@ -332,7 +332,12 @@ impl SessionState {
         // middle); from what the plugin kept where it clipped the output.
         let mut report = match (&output, state.output.as_deref()) {
             (Some(kept), Some(whole)) if command.is_some() => match state.clipped {
-                Some(_) => super::checks::read(&kept.kept_text()),
+                Some(_) => super::checks::read(&kept.kept_text()).map(|mut r| {
+                    if kept.kept_lines().count() < kept.lines {
+                        r.read_from_part();
+                    }
+                    r
+                }),
                 None => super::checks::read(whole),
             },
             _ => None,

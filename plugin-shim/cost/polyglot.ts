@@ -20,26 +20,9 @@
 
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { Scenario, Step } from "./fake-anthropic.ts";
+import type { Scenario } from "./fake-anthropic.ts";
+import { bash, edit, L, read, rng, write } from "./steps.ts";
 
-const bash = (command: string, description = "run"): Step => ({ tool: "bash", args: { command, description } });
-const read = (filePath: string, offset?: number, limit?: number): Step => ({
-  tool: "read",
-  args: offset === undefined ? { filePath } : { filePath, offset, limit },
-});
-const write = (filePath: string, content: string): Step => ({ tool: "write", args: { filePath, content } });
-const edit = (filePath: string, oldString: string, newString: string): Step => ({ tool: "edit", args: { filePath, oldString, newString } });
-
-/** Deterministic pseudo-random numbers (a 31-bit LCG), for the generated data. */
-function rng(seed: number) {
-  let s = seed >>> 0;
-  return (n: number) => {
-    s = (Math.imul(s, 1103515245) + 12345) & 0x7fffffff;
-    return s % n;
-  };
-}
-
-const L = (...xs: string[]) => xs.join("\n") + "\n";
 const BT3 = "```";
 const RUSTUP_HOME = process.env.RUSTUP_HOME ?? join(homedir(), ".rustup");
 

@@ -25,6 +25,7 @@ import { FakeAnthropic, stubsOf, type Billed, type Kind, type Scenario, type Ste
 import { lostFacts, type Original } from "./facts.ts";
 import { marathon } from "./marathon.ts";
 import { polyglot } from "./polyglot.ts";
+import { bash, read } from "./steps.ts";
 import { exportById, freshHome, opencode, opencodeEnv, startSidecar, type Sidecar } from "../test/opencode.ts";
 import { repoRoot } from "../test/helpers.ts";
 
@@ -48,8 +49,6 @@ interface Session {
   timeoutMs: number;
 }
 
-const bash = (command: string, description = "run"): Step => ({ tool: "bash", args: { command, description } });
-const read = (filePath: string): Step => ({ tool: "read", args: { filePath } });
 
 /** DCP's compress tool over the first ~60% of the messages it has numbered; a plain bash call where DCP is not loaded. */
 const compressOr = (fallback: string): Step => (body: any) => {

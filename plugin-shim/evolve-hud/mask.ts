@@ -54,13 +54,16 @@ interface Found {
   /** The message's index in the request, and the part's in the message. */
   message: number;
   part: number;
-  /** The output, and the input's string fields. */
+  /** The output, and the input as the part holds it. */
   output: string;
-  input: Record<string, string>;
+  input: Record<string, unknown>;
 }
 
 /** The text at `field` of a found call. */
-const textAt = (at: Found, field: Field): string | undefined => (field === undefined ? at.output : at.input[field]);
+const textAt = (at: Found, field: Field): string | undefined => {
+  const text = field === undefined ? at.output : at.input[field];
+  return typeof text === "string" ? text : undefined;
+};
 
 /** The completed tool parts of the request by call id, with their outputs and input strings; calls OpenCode's own prune cleared are left out. */
 function toolOutputs(messages: unknown[]): Map<string, Found> {
@@ -70,9 +73,7 @@ function toolOutputs(messages: unknown[]): Map<string, Found> {
     m.parts.forEach((p, part) => {
       const tool = completedTool(p);
       if (!tool || tool.state.time?.compacted !== undefined) return;
-      const input: Record<string, string> = {};
-      const given = isObject(p) && isObject(p.state) && isObject(p.state.input) ? p.state.input : {};
-      for (const [k, v] of Object.entries(given)) if (typeof v === "string") input[k] = v;
+      const input = isObject(p) && isObject(p.state) && isObject(p.state.input) ? p.state.input : {};
       found.set(tool.callID, { message, part, output: tool.state.output, input });
     });
   });

@@ -48,9 +48,11 @@ function createShim(options: Source = {}, deps: ShimDeps = {}, client?: PluginIn
       }
       const context = contextUse(messages, core.contextLimit(sessionID), core.masker.savedTokens(sessionID));
       const synced = await core.hud(sessionID, messages, context);
-      if (synced === undefined) return;
-      core.masker.apply(sessionID, messages, synced.masks);
-      swapHud(messages, hudEntry(messages, sessionID, synced.text, now()));
+      if (synced !== undefined) {
+        core.masker.apply(sessionID, messages, synced.masks);
+        swapHud(messages, hudEntry(messages, sessionID, synced.text, now()));
+      }
+      core.masker.offerTool(sessionID, messages);
     }),
 
     // Gives a masked output back, whole or a line range of it.

@@ -10,7 +10,7 @@
 
 import type { MaskedOutput } from "./api.ts";
 import type { Config } from "./config.ts";
-import { completedTool, isObject, type Entry } from "./hud.ts";
+import { completedTool, isHud, isObject, type Entry } from "./hud.ts";
 import type { Log } from "./log.ts";
 import { MAX_SESSIONS, recent, remember } from "./sessions.ts";
 
@@ -171,6 +171,25 @@ export class Masker {
   }
 
   /**
+   * Keeps the recover tool out of the request while the session holds no
+   * stub that names it: OpenCode drops a tool the last user message turns
+   * off (`tools: {evolve_output: false}`), a map it reads for this request
+   * only (it reloads its messages for every request). So a session with
+   * nothing masked sends the same tools as one without masking. Once a stub
+   * goes in, the tool comes in with it and stays.
+   */
+  offerTool(sessionID: string, messages: unknown[]): void {
+    if (this.config.mask !== "on" || (this.applied.get(sessionID)?.size ?? 0) > 0) return;
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const m = messages[i];
+      if (isHud(m) || !isObject(m) || !isObject(m.info) || m.info.role !== "user") continue;
+      // In place: OpenCode reads the tools off this object, not off the array.
+      m.info.tools = { ...(isObject(m.info.tools) ? m.info.tools : {}), [RECOVER_TOOL]: false };
+      return;
+    }
+  }
+
+  /**
    * Puts the stubs into `messages` (the request): every stub applied before,
    * and the new ones when the batch pays for the cache it invalidates.
    * Replaced messages and parts are copies; OpenCode's objects are not touched.
@@ -197,7 +216,10 @@ export class Masker {
     const offered = this.session(this.offered, sessionID);
     for (const m of fresh) if (!offered.has(m.call_id)) offered.set(m.call_id, requests);
     const waited = (m: MaskedOutput) => requests - (offered.get(m.call_id) ?? requests);
-    const batch = this.batch(messages, outputs, fresh, applied, this.batchedAt.get(sessionID) ?? 0, requests, waited);
+    // Before the first stub the tool is out of the request: bringing it in
+    // changes the tools, the start of the prompt, and every prefix written before.
+    const batchedAt = applied.size > 0 ? (this.batchedAt.get(sessionID) ?? 0) : messages.length;
+    const batch = this.batch(messages, outputs, fresh, applied, batchedAt, requests, waited);
     if (batch.length > 0) {
       remember(this.batchedAt, sessionID, messages.length, this.maxSessions);
       for (const m of batch) {

@@ -21,16 +21,31 @@ after(() => rmSync(base, { recursive: true, force: true }));
 
 const stub = (id: string) => `[evolve-hud: this output is masked: superseded by a later run. The full text: the evolve_output tool with id "${id}".]`;
 
-/** A session: the old output to mask, then `later` characters of other work. */
-function session(old: number, later: number): unknown[] {
-  const tool = (id: string, output: string) => ({ type: "tool", callID: id, tool: "bash", state: { status: "completed", input: { command: "make" }, output } });
-  const messages: unknown[] = [
-    { info: { id: "m0", sessionID: "s", role: "user" }, parts: [{ type: "text", text: "fix it" }] },
-    { info: { id: "m1", sessionID: "s", role: "assistant" }, parts: [tool("c1", "x".repeat(old))] },
-  ];
-  for (let i = 0; i < 4; i++) {
-    messages.push({ info: { id: `m${i + 2}`, sessionID: "s", role: "assistant" }, parts: [tool(`d${i}`, "y".repeat(later / 4))] });
-  }
+const tool = (id: string, output: string) => ({ type: "tool", callID: id, tool: "bash", state: { status: "completed", input: { command: "make" }, output } });
+const step = (id: string, output: string) => ({ info: { id: `m_${id}`, sessionID: "s", role: "assistant" }, parts: [tool(id, output)] });
+
+/**
+ * The start of a session whose first output (`p0`, 100 KB) is masked: with
+ * `n` requests after it. Sessions of `session(…, true)` begin with it.
+ */
+const head = (n: number): unknown[] => [
+  { info: { id: "m0", sessionID: "s", role: "user" }, parts: [{ type: "text", text: "fix it" }] },
+  step("p0", "p".repeat(100_000)),
+  ...Array.from({ length: n }, (_, i) => step(`q${i}`, "q")),
+];
+
+/** Masks `p0` as a first batch goes (a rewrite of everything, rent or buy: offered, then a request later); the tool is in from then on. */
+function firstStub(masker: Masker): void {
+  const p0: MaskedOutput[] = [{ call_id: "p0", bytes: 0, stub: stub("p0") }];
+  assert.deepEqual(masker.apply("s", head(1), p0).added, []);
+  assert.deepEqual(masker.apply("s", head(2), p0).added, ["p0"]);
+}
+
+/** A session: the old output to mask, then `later` characters of other work; after the masked `p0` where `stubbed`. */
+function session(old: number, later: number, stubbed = false): unknown[] {
+  const messages: unknown[] = stubbed ? head(2) : head(0).slice(0, 1);
+  messages.push(step("c1", "x".repeat(old)));
+  for (let i = 0; i < 4; i++) messages.push(step(`d${i}`, "y".repeat(later / 4)));
   return messages;
 }
 
@@ -41,10 +56,13 @@ const outputOf = (messages: any[], id: string) => messages.flatMap((m) => m.part
 test("a batch goes only when what it saves outweighs the cache it invalidates", () => {
   // Cached: a 40 KB output before 4 KB of later work pays; a 4 KB one before 40 KB does not.
   const cached = new Masker(config({}), () => {});
-  const pays = session(40_000, 4_000);
+  firstStub(cached);
+  const pays = session(40_000, 4_000, true);
   assert.deepEqual(cached.apply("s", pays, masks).added, ["c1"]);
-  const dear = session(4_000, 40_000);
-  assert.deepEqual(cached.apply("t", dear, masks).added, []);
+  const again = new Masker(config({}), () => {});
+  firstStub(again);
+  const dear = session(4_000, 40_000, true);
+  assert.deepEqual(again.apply("s", dear, masks).added, []);
   assert.equal(outputOf(dear as any[], "c1"), "x".repeat(4_000));
   // Without a prompt cache every mask pays.
   const uncached = new Masker(config({ cacheReadPrice: 1, cacheWritePrice: 1 }), () => {});
@@ -55,7 +73,8 @@ test("a batch starts at the cut that pays best: the newest outputs go, an old on
   // c1 (4 KB) before 40 KB of work, then d3 (the last, 10 KB): masking d3
   // alone pays; taking c1 too would write the 40 KB again.
   const masker = new Masker(config({}), () => {});
-  const messages = session(4_000, 40_000) as any[];
+  firstStub(masker);
+  const messages = session(4_000, 40_000, true) as any[];
   messages[messages.length - 1].parts[0].state.output = "z".repeat(10_000);
   const both: MaskedOutput[] = [...masks, { call_id: "d3", bytes: 0, stub: stub("d3") }];
   assert.deepEqual(masker.apply("s", messages, both).added, ["d3"]);
@@ -146,6 +165,36 @@ test("what another plugin cleared stays as it cleared it, before and after a mas
   assert.equal(t.original("t", "c1"), "x".repeat(10_000));
 });
 
+test("the recover tool stays out of the request until a stub names it; the user's own tool settings stay", () => {
+  const masker = new Masker(config({ cacheReadPrice: 1, cacheWritePrice: 1 }), () => {});
+  const messages = session(10_000, 1_000) as any[];
+  messages[0].info.tools = { webfetch: false };
+  const hud = { info: { id: "msg_evolvehud_1", sessionID: "s", role: "user" }, parts: [{ type: "text", text: "<evolve-hud>x</evolve-hud>" }] };
+  messages.push(hud);
+  masker.offerTool("s", messages);
+  // Turned off on the user's message, in place (OpenCode reads its tools off that object); the HUD is left alone.
+  assert.deepEqual(messages[0].info.tools, { webfetch: false, evolve_output: false });
+  assert.equal((hud.info as any).tools, undefined);
+  // Once a stub is in, the tool is offered and stays.
+  const next = session(10_000, 1_000) as any[];
+  assert.deepEqual(masker.apply("s", next, masks).added, ["c1"]);
+  masker.offerTool("s", next);
+  assert.equal(next[0].info.tools, undefined);
+  // Masking off or dry run: nothing is turned off.
+  for (const mask of ["off", "dry-run"] as const) {
+    const other = session(10_000, 1_000) as any[];
+    new Masker(config({ mask }), () => {}).offerTool("s", other);
+    assert.equal(other[0].info.tools, undefined);
+  }
+});
+
+test("before the first stub a batch writes everything again: bringing the tool in changes the start of the prompt", () => {
+  // A 40 KB output before 4 KB of later work: a cheap cut once the tool is
+  // in (the first test), a rewrite of everything before it.
+  const fresh = new Masker(config({}), () => {});
+  assert.deepEqual(fresh.apply("s", session(40_000, 4_000), masks).added, [], "first offered: the rewrite of everything waits");
+});
+
 test("dry run logs what it would mask and masks nothing; off does nothing", () => {
   const said: string[] = [];
   const dry = new Masker(config({ mask: "dry-run", cacheReadPrice: 1, cacheWritePrice: 1 }), (_level, text) => said.push(text));
@@ -229,6 +278,17 @@ test("in OpenCode: a superseded output and a write's superseded content reach th
   // The HUD's context line: what the last request used of the model's limit, and what masking took out of it.
   const hud = text(main[10].messages.at(-1).content);
   assert.match(hud, /\nContext: the last request used [\d,]+ of 32,000 tokens \(\d+ %\); masking took out about [\d,]+ of superseded outputs\n/);
+  // The tool is in a request only once a stub names it: a session with
+  // nothing masked sends the tools a session without masking sends.
+  const hasTool = (body: any) => body.tools.some((t: any) => t.function?.name === "evolve_output");
+  const hasStub = (body: any) => JSON.stringify(body.messages).includes("[evolve-hud: ");
+  assert.equal(hasTool(main[0]), false);
+  assert.equal(hasTool(main[9]), true);
+  main.forEach((body, i) => assert.equal(hasTool(body), hasStub(body), `request ${i}`));
+  // The tool went in when the first stub did.
+  const first = main.findIndex(hasStub);
+  t.diagnostic(`the first stub and the tool: request ${first}`);
+  assert.ok(first > 0);
   // The tool gave the exact originals back: the output, and what the write wrote.
   assert.equal(text(toolResult(main[10], "call_step_9")), original);
   assert.equal(text(toolResult(main[11], "call_step_10")), content);
@@ -237,4 +297,6 @@ test("in OpenCode: a superseded output and a write's superseded content reach th
   const partOf = (id: string) => stored.messages.flatMap((m: any) => m.parts).find((p: any) => p.callID === id);
   assert.equal(partOf("call_step_1").state.output, original);
   assert.equal(partOf("call_step_0").state.input.content, content);
+  // The user message's tools were turned off in the request only.
+  for (const m of stored.messages) assert.equal(m.info.tools?.evolve_output, undefined, JSON.stringify(m.info));
 });

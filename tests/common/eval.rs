@@ -224,12 +224,21 @@ pub async fn run_case(server: &Server, case: &Case) -> Outcome {
             }
         }
         // Where the session ends with everything fixed, the compaction
-        // text must say so.
-        if last.must.iter().any(|m| m == "Open problems: none") && !text.contains("No open problems") {
-            out.false_statements.push(format!(
-                "{}: compaction text lists an open problem after the fix",
-                case.name
-            ));
+        // text lists no open problem; on the known formats it says so. (A
+        // held-out session may leave a failure not known either way: not
+        // rerun, and a later pass may have run it.)
+        if last.must.iter().any(|m| m == "Open problems: none") {
+            if text.contains("- Open problem:") {
+                out.false_statements.push(format!(
+                    "{}: compaction text lists an open problem after the fix",
+                    case.name
+                ));
+            } else if !case.held_out && !text.contains("No open problems") {
+                out.false_statements.push(format!(
+                    "{}: compaction text does not say there is no open problem after the fix",
+                    case.name
+                ));
+            }
         }
     }
     assert!(!last_hud.is_empty(), "{}: no steps", case.name);

@@ -4,8 +4,10 @@
 //! spec reporters), jest 29, vitest 3, mocha 12, bats 1.8 (TAP), tsc 5.9, mypy, eslint 9, ruff,
 //! shellcheck 0.9 and go vet; and the formats whole families share, read
 //! from real runs behind wrappers and pipes: RSpec 3, minitest 5 through
-//! rake, PHPUnit 9, the JUnit 5 console launcher through a script, a TAP
-//! harness (prove through `npm run`), Python's doctest through make, and
+//! rake, PHPUnit 9, JUnit 4.13's JUnitCore, a Java runner of one's own that
+//! prints its counts in JUnit's words, the JUnit 5 console launcher through a script, a TAP
+//! harness (prove through `npm run`), Python's doctest through make, raco
+//! test and HUnit through make (neither known by name), and
 //! `path:line:col: message` lines of flake8 and pylint.
 
 use evolve_hud::hud::checks::{read, Counted, Failure, Report};
@@ -336,6 +338,42 @@ fn xunit_summaries() {
     assert_eq!((r.passed, r.failed), (Some(2), 1));
     assert!(report("junit5-passed.txt").ok());
     assert_eq!(report("junit5-passed.txt").counts(), "3 passed");
+    // JUnit 4's JUnitCore (4.13.2), failing and passing: its header names it.
+    let r = report("junit4-2-failed.txt");
+    assert_eq!((r.tool, r.passed, r.failed), ("junit", Some(1), 2));
+    assert_eq!(
+        r.failures[0],
+        failure(
+            "halvesOdd(CalcTest)",
+            "java.lang.AssertionError: expected:<2> but was:<3>"
+        )
+    );
+    let r = report("junit4-passed.txt");
+    assert_eq!((r.tool, r.counts().as_str()), ("junit", "3 passed"));
+    // A Java class that tests in JUnit 4's words but is no JUnit: the same
+    // counts, named by the family, never as JUnit; pass and fail alike, so
+    // the pass closes what the failure opened.
+    let r = report("java-own-runner-2-failed.txt");
+    assert_eq!((r.tool, r.passed, r.failed), ("xunit", Some(2), 2));
+    let r = report("java-own-runner-passed.txt");
+    assert_eq!((r.tool, r.counts().as_str()), ("xunit", "4 passed"));
+}
+
+/// Summaries no rule was written for, read by their shape, from real runs
+/// through `make`: Racket 8.7's `raco test` (`2/5 test failures`: 2 of 5,
+/// never 5), and HUnit 1.6 under `runghc`, whose progress line is written
+/// over with carriage returns (`\rCases: 4  Tried: 1 …\rCases: 4  Tried: 4
+/// …`): the count is what the terminal shows last, not every draft summed.
+#[test]
+fn counts_written_as_a_fraction_or_over_a_progress_line() {
+    let r = report("raco-make-2-failed.txt");
+    assert_eq!((r.passed, r.failed), (Some(3), 2), "{r:?}");
+    assert_eq!(report("raco-make-passed.txt").counts(), "5 passed");
+    let r = report("hunit-1-failed.txt");
+    assert_eq!((r.passed, r.failed), (Some(3), 1), "{r:?}");
+    // Two files of 4 cases each behind `make test`, each progress line
+    // drawn over, each with its summary: the 4 of either is not the run's.
+    assert!(read(&fixture("hunit-make-passed.txt")).is_none_or(|r| r.passed != Some(4)));
 }
 
 #[test]

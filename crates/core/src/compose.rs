@@ -5,7 +5,7 @@
 //! the open problem they belong to.
 
 use super::extract::Findings;
-use super::render::{call_line, file_lines, open_problems};
+use super::render::{call_line, confirmed_problems, file_lines, open_problems, UNCONFIRMED};
 use super::session::{SessionState, TodoStatus};
 use evolve_hud_api::clean::clean_line;
 
@@ -27,12 +27,19 @@ pub fn compaction(state: &SessionState, findings: &Findings) -> String {
 
     out.push_str("\n## Instructions\n");
     let remaining: Vec<_> = state.todos.iter().flatten().filter(|t| !t.status.closed()).collect();
-    let problems = open_problems(&state.problems(), findings);
+    let analysis = state.problems();
+    let problems = open_problems(&analysis, findings);
+    let confirmed = confirmed_problems(&analysis);
     if problems.is_empty() && remaining.is_empty() {
         out.push_str("- Continue toward the goal; nothing is recorded as open.\n");
     }
-    if !problems.is_empty() {
+    if confirmed > 0 {
         out.push_str("- Resolve the open problems listed under Discoveries before moving on.\n");
+    }
+    if problems.len() > confirmed {
+        out.push_str(
+            "- Rerun the failures listed under Discoveries as not known to be open, to learn whether they pass.\n",
+        );
     }
     for todo in remaining {
         out.push_str(&format!(
@@ -46,8 +53,12 @@ pub fn compaction(state: &SessionState, findings: &Findings) -> String {
     if problems.is_empty() {
         out.push_str("- No open problems: every failed command or tool call has passed since.\n");
     }
-    for p in &problems {
-        out.push_str(&format!("- Open problem: {p}\n"));
+    for (i, p) in problems.iter().enumerate() {
+        if i < confirmed {
+            out.push_str(&format!("- Open problem: {p}\n"));
+        } else {
+            out.push_str(&format!("- Failed, {UNCONFIRMED}: {p}\n"));
+        }
     }
     for call in calls.iter().filter(|c| c.failed()).rev().take(3) {
         out.push_str(&format!("- Failure seen: {}\n", call_line(call)));

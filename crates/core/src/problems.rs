@@ -40,6 +40,12 @@ pub struct Problem {
 }
 
 impl Problem {
+    /// Whether it is not known to be open: not rerun since, but a later
+    /// pass may have run it ([`Self::maybe_since`]).
+    pub fn unconfirmed(&self) -> bool {
+        self.passed_since.is_empty() && !self.maybe_since.is_empty()
+    }
+
     /// Whether the test `name` (of a finding about this failure) passed in
     /// a later run: listed there as passed, or selected by name or file by
     /// a run that passed tests.

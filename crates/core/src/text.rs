@@ -141,12 +141,14 @@ impl Clipped {
         }
     }
 
-    /// Lines kept, head, middle, then tail.
+    /// Lines kept, head, middle, then tail, each as a terminal shows it
+    /// ([`as_shown`]).
     pub fn kept_lines(&self) -> impl Iterator<Item = &str> {
         self.head
             .lines()
             .chain(self.middle.iter().map(String::as_str))
             .chain(self.tail.lines())
+            .map(as_shown)
     }
 
     /// The line that best explains a failure: a crash report's message
@@ -166,7 +168,7 @@ impl Clipped {
             self.tail
                 .lines()
                 .chain(self.head.lines().rev())
-                .map(str::trim)
+                .map(|l| as_shown(l).trim())
                 .find(|l| !l.is_empty() && keep(l))
         };
         self.failure_line()
@@ -206,6 +208,14 @@ impl Clipped {
             .find(|l| warns(l) && l.contains(" generated ") && l.chars().any(|c| c.is_ascii_digit()))
             .or_else(|| self.kept_lines().find(|l| LineSays::of(l).error_word() || warns(l)))
     }
+}
+
+/// A line as a terminal shows it: where a program wrote over it with
+/// carriage returns (a progress counter: `\rTried: 1 …\rTried: 4 …`), the
+/// last text written, not every draft joined; a line that ends in `\r`
+/// (CRLF) is the text before it.
+pub fn as_shown(line: &str) -> &str {
+    line.rsplit('\r').find(|s| !s.trim().is_empty()).unwrap_or(line)
 }
 
 /// Whether `line` says nothing of what failed: a rule, progress dots

@@ -1,7 +1,7 @@
 //! Summary formats shared by whole families of tools, read wherever they
 //! stand in an output (behind `make`, `npm run`, `rake`, a script or a
 //! pipe), never by the program's name: xUnit summaries (JUnit 4 and 5,
-//! Maven Surefire, PHPUnit), RSpec's and minitest's, a TAP harness's
+//! Maven Surefire, PHPUnit, a runner of one's own in their words), RSpec's and minitest's, a TAP harness's
 //! (`prove`), doctest's, any runner's count summary by its shape (`2
 //! tests, 1 passed, 1 failed`), and `path:line[:col]: message` diagnostics.
 
@@ -51,6 +51,14 @@ pub(super) fn xunit(lines: &[&str]) -> Option<Report> {
     static PHP_COUNT: LazyLock<Regex> = LazyLock::new(|| re(r"(Errors|Failures|Skipped|Incomplete|Risky): (\d+)"));
     static OK: LazyLock<Regex> = LazyLock::new(|| re(r"^OK \((\d+) tests?(?:, \d+ assertions?)?\)$"));
     static JUPITER: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*JUnit (?:Jupiter|Vintage|Platform Suite):(.+)$"));
+    // The shape alone is any xUnit runner's (a home-made one prints `Tests
+    // run: 4, Failures: 2` too): JUnit only where it says so, on every run
+    // alike, pass or fail (JUnit 4's `JUnit version` header, Surefire's banner).
+    let junit = lines.iter().any(|l| {
+        let l = l.trim();
+        l.starts_with("JUnit version ") || l.ends_with("T E S T S") || l.contains("maven-surefire-plugin")
+    });
+    let xunit = if junit { "junit" } else { "xunit" };
     let (tool, passed, failed) = if lines.iter().any(|l| BOX.is_match(l.trim())) {
         let (mut ok, mut failed) = (0, 0);
         for c in lines.iter().filter_map(|l| BOX.captures(l.trim())) {
@@ -64,7 +72,7 @@ pub(super) fn xunit(lines: &[&str]) -> Option<Report> {
     } else if let Some(c) = lines.iter().rev().find_map(|l| RUN.captures(l.trim())) {
         let failed = num(&c[2]) + c.get(3).map_or(0, |m| num(m.as_str()));
         let skipped = c.get(4).map_or(0, |m| num(m.as_str()));
-        ("junit", num(&c[1]).saturating_sub(failed + skipped), failed)
+        (xunit, num(&c[1]).saturating_sub(failed + skipped), failed)
     } else if let Some(c) = lines.iter().rev().find_map(|l| PHPUNIT.captures(l.trim())) {
         let (mut failed, mut skipped) = (0, 0);
         for k in PHP_COUNT.captures_iter(&c[2]) {
@@ -79,7 +87,7 @@ pub(super) fn xunit(lines: &[&str]) -> Option<Report> {
         let tool = if lines.iter().any(|l| l.starts_with("PHPUnit ")) {
             "phpunit"
         } else {
-            "junit"
+            xunit
         };
         (tool, num(&c[1]), 0)
     };
@@ -349,7 +357,7 @@ pub(super) fn counts(lines: &[&str]) -> Option<Report> {
     static LABEL: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\b([a-z]+)\s*[:=]?\s+(\d+)\b"));
     static NUMBER_FIRST: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\b\d+\s+([a-z]+)\b"));
     static OF: LazyLock<Regex> =
-        LazyLock::new(|| re(r"(?i)\b(\d+)\s+(?:of|out of|/)\s+(\d+)\s+([a-z]+)(?:\s+([a-z]+))?"));
+        LazyLock::new(|| re(r"(?i)\b(\d+)(?:\s+(?:of|out of)\s+|\s*/\s*)(\d+)\s+([a-z]+)(?:\s+([a-z]+))?"));
     // The counts of one line, summed by what they count, and the rank of
     // the tests they count.
     let read = |line: &str| -> ([Option<usize>; 4], Option<u8>) {
@@ -369,7 +377,8 @@ pub(super) fn counts(lines: &[&str]) -> Option<Report> {
             };
             *sums[slot].get_or_insert(0) += n;
         };
-        // `2 of 3 tests failed`, `1 out of 4 specs passed`: a count of a total.
+        // `2 of 3 tests failed`, `1 out of 4 specs passed`, `2/5 test
+        // failures` (raco test): a count of a total.
         for c in OF.captures_iter(line) {
             let (n, of) = (num(&c[1]), num(&c[2]));
             let named = tally(&c[3]);
@@ -465,10 +474,22 @@ pub(super) fn counts(lines: &[&str]) -> Option<Report> {
     };
     let ranked = near.clone().filter(|(_, _, r)| *r == best);
     let unranked = near.filter(|(_, _, r)| r.is_none() && best.is_some());
-    let mut taken = Vec::new();
+    let mut taken: Vec<usize> = Vec::new();
+    // The line with its numbers left out: two summaries of one shape.
+    let shape = |i: usize| lines[i].trim().replace(|c: char| c.is_ascii_digit(), "");
     for (i, sums, _) in ranked.chain(unranked) {
         if !agrees(&counts, sums) {
             continue;
+        }
+        // A line apart from one taken that says the same again in the same
+        // words is a second summary: two suites of 4 tests each (HUnit's
+        // `Cases: 4  Tried: 4  Errors: 0  Failures: 0` per file behind
+        // `make`) or one printed twice. Either count may be the command's
+        // (a sum or not), so none is claimed, unless both say 0.
+        if sums.iter().any(|n| n.is_some_and(|n| n > 0))
+            && taken.iter().any(|t| t.abs_diff(*i) > 1 && shape(*t) == shape(*i))
+        {
+            return None;
         }
         taken.push(*i);
         for (slot, n) in counts.iter_mut().zip(sums) {

@@ -16,6 +16,7 @@ mod runners;
 
 use checkers::{eslint, go_vet, mypy, ruff, rustc, shellcheck, tsc};
 use families::{counts, diagnostics, doctest, minitest, rspec, tap_harness, xunit};
+pub(crate) use report::re;
 pub use report::{Counted, Failure, Report};
 use runners::{cargo_test, ctest, go_test, jest, mocha, node_test, pytest, tap, unittest, vitest};
 
@@ -24,7 +25,7 @@ use runners::{cargo_test, ctest, go_test, jest, mocha, node_test, pytest, tap, u
 /// formats whole families share, then any count summary by its shape, and
 /// last the bare `path:line: message` lines of any compiler or linter.
 pub fn read(text: &str) -> Option<Report> {
-    let owned: Vec<String> = text.lines().map(|l| strip_ansi(l.trim_end_matches('\r'))).collect();
+    let owned: Vec<String> = text.lines().map(|l| strip_ansi(crate::text::as_shown(l))).collect();
     let lines: Vec<&str> = owned.iter().map(String::as_str).collect();
     [
         unittest,

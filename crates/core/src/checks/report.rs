@@ -49,7 +49,7 @@ pub struct Failure {
     pub detail: Option<String>,
 }
 
-pub(super) fn re(pattern: &str) -> Regex {
+pub(crate) fn re(pattern: &str) -> Regex {
     Regex::new(pattern).expect("a valid pattern: this is a bug")
 }
 

@@ -2,14 +2,16 @@
 //! traces of repeated runs, the files touched, the open problems and the
 //! model's checked findings.
 
-use crate::checks::{Failure, Report};
+use crate::checks::{re, Failure, Report};
 use crate::command;
 use crate::extract::{Finding, Findings};
 use crate::opencode::ToolStatus;
 use crate::problems::Problems;
 use crate::session::{ToolCall, ToolKind};
 use evolve_hud_api::clean::clean_line;
+use regex::Regex;
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
 /// Repeated test or check commands whose runs are traced, and runs per trace.
 const MAX_TRACES: usize = 2;
@@ -105,6 +107,13 @@ pub(crate) fn call_line_naming(call: &ToolCall, details: usize) -> String {
                 if let Some(key) = call.output.as_ref().and_then(|o| o.key_line()) {
                     line.push_str(&format!(": {}", clean_line(key, 100)));
                 }
+            } else if call.tool == "read" {
+                // A read's output is the file's lines between OpenCode's
+                // own: how much of the file it holds is what OpenCode says,
+                // and an error word in the file is no finding.
+                if let Some(span) = call.output.as_ref().and_then(read_span) {
+                    line.push_str(&format!(" ({span})"));
+                }
             } else if let Some(out) = call.output.as_ref().filter(|o| o.lines > 20) {
                 // OpenCode cuts a long output to its first lines and saves the
                 // rest, without saying how many the command printed.
@@ -118,6 +127,42 @@ pub(crate) fn call_line_naming(call: &ToolCall, details: usize) -> String {
         }
     }
     line
+}
+
+/// What part of the file a `read` holds, in OpenCode's words at the end of
+/// its output: `661 lines` (all of a file over 20 lines), `lines 196–240 of 661`, `lines
+/// 1–2000, more follow` (capped), `12 entries` (a folder). None where the
+/// output does not say (another host's read): the HUD claims no length.
+fn read_span(out: &crate::text::Clipped) -> Option<String> {
+    static END: LazyLock<Regex> = LazyLock::new(|| re(r"^\(End of file - total (\d+) lines?\)$"));
+    static SHOWING: LazyLock<Regex> = LazyLock::new(|| re(r"^\(Showing lines (\d+)-(\d+) of (\d+)\. Use offset="));
+    static CAPPED: LazyLock<Regex> =
+        LazyLock::new(|| re(r"^\(Output capped at .*\. Showing lines (\d+)-(\d+)\. Use offset="));
+    static ENTRIES: LazyLock<Regex> = LazyLock::new(|| re(r"^\((\d+) entries\)$"));
+    static FIRST: LazyLock<Regex> = LazyLock::new(|| re(r"^(\d+): "));
+    let lines: Vec<&str> = out.kept_lines().map(str::trim).collect();
+    let footer = |pattern: &Regex| lines.iter().rev().find_map(|l| pattern.captures(l));
+    if let Some(c) = footer(&SHOWING) {
+        return Some(format!("lines {}–{} of {}", &c[1], &c[2], &c[3]));
+    }
+    if let Some(c) = footer(&CAPPED) {
+        return Some(format!("lines {}–{}, more follow", &c[1], &c[2]));
+    }
+    if let Some(c) = footer(&END) {
+        // Read from an offset to the end: the lines from the first shown.
+        let first = out
+            .head
+            .lines()
+            .find_map(|l| FIRST.captures(l))
+            .map(|f| f[1].to_owned());
+        return Some(match first.as_deref() {
+            Some(first) if first != "1" => format!("lines {first}–{} of {}", &c[1], &c[1]),
+            // A short file whole: nothing worth the words.
+            _ if c[1].parse::<usize>().is_ok_and(|n| n <= 20) => return None,
+            _ => format!("{} lines", &c[1]),
+        });
+    }
+    footer(&ENTRIES).map(|c| format!("{} entries", &c[1]))
 }
 
 /// The signal a shell's exit status 128+N says killed the command, for the
@@ -331,12 +376,20 @@ pub(crate) fn file_lines(calls: &[&ToolCall]) -> Vec<String> {
         .collect()
 }
 
+/// The open problems known to be open, those that come first in
+/// [`open_problems`]; the rest are unconfirmed ([`crate::problems::Problem::unconfirmed`]).
+pub(crate) fn confirmed_problems(problems: &Problems) -> usize {
+    problems.open.iter().filter(|p| !p.unconfirmed()).count()
+}
+
 /// One line per open problem, with the model's verified findings for its
-/// call where there are some.
+/// call where there are some: those known to be open first, then those a
+/// later pass may have run.
 pub(crate) fn open_problems(problems: &Problems, findings: &Findings) -> Vec<String> {
-    problems
-        .open
-        .iter()
+    let (confirmed, unconfirmed): (Vec<_>, Vec<_>) = problems.open.iter().partition(|p| !p.unconfirmed());
+    confirmed
+        .into_iter()
+        .chain(unconfirmed)
         .map(|problem| {
             let call = &problem.call;
             let subject = call

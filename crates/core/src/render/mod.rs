@@ -4,7 +4,7 @@
 
 mod lines;
 
-pub(super) use lines::{call_line, call_line_naming, file_lines, open_problems};
+pub(super) use lines::{call_line, call_line_naming, confirmed_problems, file_lines, open_problems};
 
 use super::extract::Findings;
 use super::session::{SessionState, TodoStatus, ToolCall};
@@ -185,6 +185,9 @@ struct Shown {
     goal_chars: usize,
 }
 
+/// What is said of a failure not rerun since that a later pass may have run.
+pub(crate) const UNCONFIRMED: &str = "not known to be open (a later pass may have run it)";
+
 fn compose(
     state: &SessionState,
     calls: &[&ToolCall],
@@ -264,15 +267,28 @@ fn compose(
         out.push_str(trace);
         out.push('\n');
     }
+    // Those known to be open come first; the rest a later pass may have
+    // run, so neither "open" nor "none" is said of them.
+    let confirmed = confirmed_problems(&state.problems());
+    let unconfirmed = problems.len() - confirmed;
     if shown_problems == 0 && !problems.is_empty() {
-        out.push_str(&format!("Open problems: {}\n", problems.len()));
+        out.push_str(&format!("Open problems: {confirmed}"));
+        if unconfirmed > 0 {
+            out.push_str(&format!(", and {unconfirmed} {UNCONFIRMED}"));
+        }
+        out.push('\n');
     } else if problems.is_empty() {
         if all.iter().any(|c| c.failed()) {
             out.push_str("Open problems: none (every failure has passed since)\n");
         }
     } else {
-        out.push_str("Open problems:\n");
-        for p in problems.iter().take(shown_problems) {
+        for (i, p) in problems.iter().take(shown_problems).enumerate() {
+            if i == 0 && confirmed > 0 {
+                out.push_str("Open problems:\n");
+            }
+            if i == confirmed {
+                out.push_str(&format!("Failed, {UNCONFIRMED}:\n"));
+            }
             out.push_str(&format!("  - {p}\n"));
         }
         // The list is never cut silently: the rest are counted and named.

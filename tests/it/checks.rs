@@ -7,7 +7,8 @@
 //! rake, PHPUnit 9, JUnit 4.13's JUnitCore, a Java runner of one's own that
 //! prints its counts in JUnit's words, the JUnit 5 console launcher through a script, a TAP
 //! harness (prove through `npm run`), Python's doctest through make, raco
-//! test and HUnit through make (neither known by name), and
+//! test and HUnit through make (neither known by name), Guile's SRFI-64
+//! in DejaGnu's words, and
 //! `path:line:col: message` lines of flake8 and pylint.
 
 use evolve_hud::hud::checks::{read, Counted, Failure, Report};
@@ -374,6 +375,28 @@ fn counts_written_as_a_fraction_or_over_a_progress_line() {
     // Two files of 4 cases each behind `make test`, each progress line
     // drawn over, each with its summary: the 4 of either is not the run's.
     assert!(read(&fixture("hunit-make-passed.txt")).is_none_or(|r| r.passed != Some(4)));
+}
+
+/// DejaGnu's summary words, as Guile 3.0's SRFI-64 runner prints them
+/// (`# of expected passes 2`, `# of unexpected failures 1`, a `file:line:
+/// FAIL name` line each), read from real runs: one file, and a script
+/// over two files, whose two blocks give no count of the whole (the
+/// passing fixture is the first file's part of a real two-file run).
+#[test]
+fn dejagnu_summaries_as_srfi64_prints_them() {
+    let r = report("srfi64-guile-1-failed.txt");
+    assert_eq!((r.tool, r.passed, r.failed), ("", Some(2), 1));
+    assert_eq!(r.failures.len(), 1);
+    assert_eq!(r.failures[0].name, "slugify keeps digits");
+    assert_eq!(report("srfi64-guile-one-file-passed.txt").counts(), "3 passed");
+    let two = read(&fixture("srfi64-guile-two-files-3-failed.txt"));
+    assert!(
+        two.as_ref().is_none_or(|r| r.passed != Some(1) && r.passed != Some(2)),
+        "{two:?}"
+    );
+    // The summary lines explain nothing: no key line, no quote of the model.
+    assert!(evolve_hud::hud::text::explains_nothing("# of unexpected failures  1"));
+    assert!(evolve_hud::hud::text::explains_nothing("# of expected passes      2"));
 }
 
 #[test]

@@ -274,7 +274,8 @@ pub fn explains(line: &str) -> bool {
 /// Whether `line` is a result summary or a count: `2 tests, 1 passed, 1
 /// failed`, `test cases: 8 | 7 passed | 1 failed`, `0 features passed, 1
 /// failed, 0 skipped`, `Tests run: 6, Failures: 2`, `1 failing`, `FAILED
-/// (failures=1)`, `Errored scenarios:`. Two counts make a summary; one
+/// (failures=1)`, `Errored scenarios:`, `# of unexpected failures  1`
+/// (DejaGnu, SRFI-64). Two counts make a summary; one
 /// does where little else is on the line.
 pub fn summary_line(line: &str) -> bool {
     static COUNT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
@@ -288,7 +289,7 @@ pub fn summary_line(line: &str) -> bool {
             .expect("a valid pattern")
     });
     static HEADER: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"(?i)^(?:errored|failed|failing|passed|skipped|pending) (?:scenarios|steps|features|tests|specs|examples|test cases)\s*:$|^\[\s*(?:PASSED|FAILED)\s*\]\s+\d+ tests?(?:\(s\))?")
+        regex::Regex::new(r"(?i)^(?:errored|failed|failing|passed|skipped|pending) (?:scenarios|steps|features|tests|specs|examples|test cases)\s*:$|^\[\s*(?:PASSED|FAILED)\s*\]\s+\d+ tests?(?:\(s\))?|^#\s+of\s+(?:expected|unexpected|unresolved|untested|unsupported|skipped)\s+\w+\s+\d+$")
             .expect("a valid pattern")
     });
     let l = line.trim();

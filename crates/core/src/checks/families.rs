@@ -264,6 +264,50 @@ pub(super) fn tap_harness(lines: &[&str]) -> Option<Report> {
     })
 }
 
+/// The summary DejaGnu prints and SRFI-64's test runners (Guile, Chibi,
+/// Gauche) print in its words: `# of expected passes      2`, `# of
+/// unexpected failures  1`, with `FAIL: name` (DejaGnu) or `file:line: FAIL
+/// name` (SRFI-64) lines. Expected failures (XFAIL), untested and
+/// unsupported cases are not failures; unexpected successes (XPASS) are
+/// neither passes nor failures here. One block is one run's; where the
+/// output holds several (a script over several files, or one printed
+/// twice), the sum or one of them may be the command's: no count then.
+pub(super) fn dejagnu(lines: &[&str]) -> Option<Report> {
+    static COUNT: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"^#\s+of\s+(expected passes|unexpected failures|expected failures|unexpected successes|unresolved testcases|untested testcases|unsupported tests|skipped tests)\s+(\d+)$",
+        )
+    });
+    static FAIL: LazyLock<Regex> = LazyLock::new(|| re(r"^(?:\S+:\d+:\s+)?FAIL:?\s+(.+)$"));
+    let at: Vec<usize> = (0..lines.len()).filter(|&i| COUNT.is_match(lines[i].trim())).collect();
+    // Counts on consecutive lines make one block.
+    if at.is_empty() || at.windows(2).any(|w| w[1] != w[0] + 1) {
+        return None;
+    }
+    let (mut passed, mut failed) = (0, 0);
+    for c in at.iter().filter_map(|&i| COUNT.captures(lines[i].trim())) {
+        match &c[1] {
+            "expected passes" => passed += num(&c[2]),
+            "unexpected failures" | "unresolved testcases" => failed += num(&c[2]),
+            _ => {}
+        }
+    }
+    let mut failures = Vec::new();
+    if failed > 0 {
+        for c in lines.iter().filter_map(|l| FAIL.captures(l.trim())) {
+            push(&mut failures, c[1].trim(), None);
+        }
+    }
+    Some(Report {
+        tool: "",
+        passed: Some(passed),
+        failed,
+        counted: Counted::Tests,
+        failures,
+        passes: Vec::new(),
+    })
+}
+
 /// Python's doctest: `***Test Failed*** 2 failures.` with `File "units.py",
 /// line 5, in units.to_km` blocks (their `Expected:` and `Got:`), or with
 /// `-v` `3 passed and 0 failed.` and `Test passed.`

@@ -15,7 +15,7 @@ mod report;
 mod runners;
 
 use checkers::{eslint, go_vet, mypy, ruff, rustc, shellcheck, tsc};
-use families::{counts, diagnostics, doctest, minitest, rspec, tap_harness, xunit};
+use families::{counts, dejagnu, diagnostics, doctest, minitest, rspec, tap_harness, xunit};
 pub(crate) use report::re;
 pub use report::{Counted, Failure, Report};
 use runners::{cargo_test, ctest, go_test, jest, mocha, node_test, pytest, tap, unittest, vitest};
@@ -50,6 +50,7 @@ pub fn read(text: &str) -> Option<Report> {
         rspec,
         minitest,
         doctest,
+        dejagnu,
         counts,
         diagnostics,
     ]

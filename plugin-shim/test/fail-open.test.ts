@@ -94,7 +94,9 @@ test("sidecar down, autostart on: the recorded binary is started once, detached,
   for (let i = 0; i < 3; i++) {
     await hooks["experimental.chat.messages.transform"]!({}, { messages: clone(step.messages) as any[] });
   }
-  for (let i = 0; i < 50 && !existsSync(marker); i++) await new Promise((r) => setTimeout(r, 20));
+  // Until the binary's line is whole: the shell creates the marker before it writes to it.
+  const written = () => (existsSync(marker) ? readFileSync(marker, "utf8") : "");
+  for (let i = 0; i < 50 && !written().endsWith("\n"); i++) await new Promise((r) => setTimeout(r, 20));
   assert.equal(readFileSync(marker, "utf8"), `serve --port ${port} --facts-without-model --model m.gguf\n`, "started once");
   assert.ok(existsSync(join(dir, "state", "evolve-hud", "serve.log")));
   assert.match(logs.join("\n"), /started `.*fake-evolve-hud serve --port/);

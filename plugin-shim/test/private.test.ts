@@ -45,10 +45,13 @@ async function launch(env: Record<string, string>, record: LaunchRecord, marker:
     launcher.start();
     clock += 120_000; // past any backoff
   }
-  // A refusal is told at once; a start is waited for (a wrong one too).
+  // A refusal is told at once; a start is waited for (a wrong one too),
+  // until the binary's line is whole: the shell creates the marker before
+  // it writes to it.
+  const written = () => (existsSync(marker) ? readFileSync(marker, "utf8") : "");
   const waitMs = notices.length > 0 ? 300 : 3000;
-  for (let waited = 0; waited < waitMs && !existsSync(marker); waited += 20) await new Promise((r) => setTimeout(r, 20));
-  return { logs, notices, ran: existsSync(marker) ? readFileSync(marker, "utf8") : undefined };
+  for (let waited = 0; waited < waitMs && !written().endsWith("\n"); waited += 20) await new Promise((r) => setTimeout(r, 20));
+  return { logs, notices, ran: written() || undefined };
 }
 
 test("the base folders follow the XDG rule the sidecar runs: the same table of cases", () => {

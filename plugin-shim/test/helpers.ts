@@ -193,14 +193,29 @@ function send(res: ServerResponse, status: number, body: unknown): void {
   res.end(JSON.stringify(body));
 }
 
-/** A port with nothing listening on it. */
+/**
+ * A port with nothing listening on it, below the kernel's ephemeral range
+ * (32768–60999 by default): a port the system handed out for `listen(0)`
+ * and took back goes to the next `listen(0)` (the test's own fake model)
+ * as readily as to the sidecar the test starts on it. Each is checked free
+ * by binding it, and none is given twice in a process.
+ */
 export async function deadPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise<void>((ok) => server.close(() => ok()));
-  return port;
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (givenPorts.has(port)) continue;
+    const server = createServer();
+    const bound = await new Promise<boolean>((ok) => {
+      server.once("error", () => ok(false));
+      server.listen(port, "127.0.0.1", () => ok(true));
+    });
+    if (!bound) continue;
+    await new Promise<void>((ok) => server.close(() => ok()));
+    givenPorts.add(port);
+    return port;
+  }
 }
+const givenPorts = new Set<number>();
 
 /** The `p`-quantile of `values` by nearest rank; undefined when empty. */
 export function quantile(values: number[], p: number): number | undefined {

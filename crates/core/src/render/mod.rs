@@ -53,6 +53,8 @@ pub fn render(state: &SessionState, findings: &Findings, budget: Budget, count: 
     } else {
         Some(open_problems(&analysis, &Findings::new()))
     };
+    // Those known to be open are listed first (open_problems' order).
+    let confirmed = confirmed_problems(&analysis);
     let traces = run_traces(&calls);
     let mut lines = LineCounts::default();
     let mut first = true;
@@ -81,6 +83,7 @@ pub fn render(state: &SessionState, findings: &Findings, budget: Budget, count: 
                 (Some(bare), false) => bare,
                 _ => &problems,
             },
+            confirmed,
             &traces,
             shown,
         );
@@ -193,6 +196,7 @@ fn compose(
     calls: &[&ToolCall],
     files: &[String],
     problems: &[String],
+    confirmed: usize,
     traces: &[String],
     shown: Shown,
 ) -> String {
@@ -267,9 +271,8 @@ fn compose(
         out.push_str(trace);
         out.push('\n');
     }
-    // Those known to be open come first; the rest a later pass may have
-    // run, so neither "open" nor "none" is said of them.
-    let confirmed = confirmed_problems(&state.problems());
+    // The first `confirmed` are known to be open; the rest a later pass may
+    // have run, so neither "open" nor "none" is said of them.
     let unconfirmed = problems.len() - confirmed;
     if shown_problems == 0 && !problems.is_empty() {
         out.push_str(&format!("Open problems: {confirmed}"));

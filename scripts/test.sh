@@ -11,7 +11,7 @@ phase() {
   "$@"
   times+=("$(printf '%5d s  %s' $((SECONDS - start)) "$name")")
 }
-report() { [ ${#times[@]} -eq 0 ] || printf 'phases:\n%s\n' "${times[@]}" >&2; }
+report() { [ ${#times[@]} -eq 0 ] || { echo phases:; printf '%s\n' "${times[@]}"; } >&2; }
 scratch=""
 trap '[ -z "$scratch" ] || rm -rf "$scratch"; report' EXIT
 

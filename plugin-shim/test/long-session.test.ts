@@ -1,8 +1,10 @@
 // A long session in the real OpenCode: 150 shell calls of about 30 KB of
-// output each, then a second `opencode run --session` on the same session (a
-// new plugin process, so its first sync is a full resync of the whole
-// transcript). Every main request of both runs must carry exactly one HUD,
-// last, counting every call made so far, and no sync may be refused.
+// output each, with the sidecar restarted in the middle, then a second
+// `opencode run --session` on the same session (a new plugin process, so its
+// first sync is a full resync of the whole transcript). Every main request of
+// both runs must carry exactly one HUD, last, counting every call made so
+// far; the restarted sidecar asks once for the tail it lacks, and no other
+// sync is refused.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -56,14 +58,16 @@ async function syncStatuses(sidecar: Sidecar): Promise<Record<string, number>> {
   return out;
 }
 
-/**
- * Runs the long session; with `restartAt`, the sidecar is stopped and
- * started again on the same port just before that main request is answered.
- */
-async function longSession(t: { diagnostic(s: string): void }, restartAt?: number) {
+/** How many more syncs `after` counts than `before`, by status, where any differ. */
+function added(after: Record<string, number>, before: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(after).filter(([status, n]) => n !== (before[status] ?? 0)).map(([status, n]) => [status, n - (before[status] ?? 0)]));
+}
+
+test("a 150-call session with 30 KB outputs keeps its HUD across a sidecar restart and an OpenCode restart; one resync, no sync refused", { timeout: LIMIT_MS }, async (t) => {
+  const RESTART_AT = 75;
   let sidecar = await startSidecar();
   const port = Number(new URL(sidecar.url).port);
-  const statuses: Record<string, number>[] = [];
+  let beforeRestart: Record<string, number> | undefined;
   const script = [
     ...Array.from({ length: FIRST_RUN }, (_, i) => block(i)),
     null,
@@ -75,8 +79,8 @@ async function longSession(t: { diagnostic(s: string): void }, restartAt?: numbe
       script,
       keep,
       beforeMain: async (step) => {
-        if (step !== restartAt) return;
-        statuses.push(await syncStatuses(sidecar));
+        if (step !== RESTART_AT) return;
+        beforeRestart = await syncStatuses(sidecar);
         await sidecar.stop();
         sidecar = await startSidecar(port);
       },
@@ -90,6 +94,7 @@ async function longSession(t: { diagnostic(s: string): void }, restartAt?: numbe
     assert.equal(main.length, FIRST_RUN + 1, first.output.slice(-4000));
     const session = main.at(-1)!.hud?.match(/session="([^"]+)"/)?.[1];
     assert.ok(session, "the last request of the first run has a HUD naming its session");
+    const afterRestart = await syncStatuses(sidecar);
 
     const second = await opencodeRun(prepared, { args: ["--session", session], prompt: "Go on.", timeoutMs: LIMIT_MS / 2 });
     assert.equal(second.code, 0, second.output.slice(-4000));
@@ -103,25 +108,19 @@ async function longSession(t: { diagnostic(s: string): void }, restartAt?: numbe
       assert.ok(seen.last, `request ${i}: the HUD is last`);
       assert.equal(counted(seen.hud!), calls, `request ${i} should count ${calls} calls:\n${seen.hud}`);
     }
-    statuses.push(await syncStatuses(sidecar));
+    const end = await syncStatuses(sidecar);
+    const statuses = { beforeRestart, afterRestart, secondRun: added(end, afterRestart) };
     t.diagnostic(`first run ${first.seconds.toFixed(1)} s, second ${second.seconds.toFixed(1)} s`);
-    t.diagnostic(`sync answers by status, per sidecar: ${JSON.stringify(statuses)}`);
+    t.diagnostic(`sync answers by status: ${JSON.stringify(statuses)}`);
     t.diagnostic(`HUD of the second run's first request:\n${all[FIRST_RUN + 1].hud}`);
-    return statuses;
+    assert.ok(beforeRestart, "the sidecar was restarted");
+    assert.deepEqual(Object.keys(beforeRestart), ["200"], "before the restart every sync answered 200");
+    // The restarted sidecar asks once for the whole tail (409); all else is 200.
+    assert.deepEqual(afterRestart, { "200": afterRestart["200"], "409": 1 }, JSON.stringify(statuses));
+    // The second OpenCode process starts with a full resync: never refused.
+    assert.deepEqual(Object.keys(statuses.secondRun), ["200"], JSON.stringify(statuses));
   } finally {
     await prepared.model.stop();
     await sidecar.stop();
   }
-}
-
-test("a 150-call session with 30 KB outputs keeps its HUD across an OpenCode restart; no sync refused", { timeout: LIMIT_MS }, async (t) => {
-  const [statuses] = await longSession(t);
-  assert.deepEqual(Object.keys(statuses), ["200"], "every sync answered 200");
-});
-
-test("the same session with the sidecar restarted in the middle: one resync, and the HUD counts every call", { timeout: LIMIT_MS }, async (t) => {
-  const [before, after] = await longSession(t, 75);
-  assert.deepEqual(Object.keys(before), ["200"]);
-  // The restarted sidecar asks once for the whole tail (409); all else is 200.
-  assert.deepEqual(after, { "200": after["200"], "409": 1 }, JSON.stringify(after));
 });

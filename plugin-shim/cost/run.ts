@@ -355,12 +355,28 @@ function goalA(base: Outcome, withHud: Outcome): string[] {
   if (a.length !== h.length) bad.push(`different request counts: ${a.length} vs ${h.length}`);
   for (let i = 0; i < Math.min(a.length, h.length); i++) {
     const extra = units(h[i]) - units(a[i]);
-    const allowed = 1.25 * h[i].hud + 2;
+    const allowed = 1.25 * (h[i].hud + outputsGrew(a[i], h[i])) + 2;
     if (h[i].read < a[i].read || extra > allowed) {
       bad.push(`request ${i}: read ${a[i].read} → ${h[i].read}, write ${a[i].write} → ${h[i].write}, input ${a[i].input} → ${h[i].input}, extra ${extra.toFixed(1)} units > ${allowed.toFixed(1)} allowed (HUD ${h[i].hud} tokens)${whyDiffers(a[i], h[i])}`);
     }
   }
   return bad;
+}
+
+/**
+ * Tokens by which the tools' own outputs grew from one configuration's
+ * request to the other's: the tools really run in each, and one that prints
+ * its timing (`prove`'s `0.02 usr`) may take a token more. Only tool results
+ * in the same place that differ count; any other difference is the HUD's.
+ */
+function outputsGrew(a: Billed, h: Billed): number {
+  const hb = h.blocks.filter((b) => !b.label.endsWith(" HUD"));
+  let grew = 0;
+  for (let j = 0; j < Math.min(a.blocks.length, hb.length); j++) {
+    const [x, y] = [a.blocks[j], hb[j]];
+    if (x.label === y.label && x.label.endsWith(" tool_result") && x.h !== y.h) grew += Math.max(0, y.tokens - x.tokens);
+  }
+  return grew;
 }
 
 /** The first block at which two requests differ, ignoring HUD blocks, and where each read up to. */

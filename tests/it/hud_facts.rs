@@ -1108,17 +1108,19 @@ fn a_later_pass_of_a_wrapper_that_may_have_run_a_failed_check_is_told_not_claime
     );
 }
 
+/// A real tool output of `tests/fixtures/outputs/`.
+fn output_fixture(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/tests/fixtures/outputs/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
 /// What part of a file a `read` holds is what OpenCode's read tool says at
 /// the end of its output (1.18.33, real outputs of the cost harness's
 /// `py/ledger.py`), not the output's own line count, and an error word in
 /// the file's text (`class LedgerError(ValueError):`) is no finding.
 #[test]
 fn a_read_says_how_much_of_the_file_it_holds_in_opencodes_words() {
-    let fixture = |name: &str| {
-        std::fs::read_to_string(format!("{}/tests/fixtures/outputs/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
-    };
-    let whole = fixture("opencode-read-whole.txt");
-    let range = fixture("opencode-read-range.txt");
+    let whole = output_fixture("opencode-read-whole.txt");
+    let range = output_fixture("opencode-read-range.txt");
     // The capped footer, in the words of OpenCode 1.18.33's read tool.
     let capped = format!(
         "{}\n\n(Output capped at 50 KB. Showing lines 1-1800. Use offset=1801 to continue.)\n</content>",
@@ -1149,4 +1151,47 @@ fn a_read_says_how_much_of_the_file_it_holds_in_opencodes_words() {
     }
     assert!(!text.contains("667"), "{text}");
     assert!(!text.contains("LedgerError"), "{text}");
+}
+
+/// valgrind's report (3.19, real outputs of a held-out session, behind
+/// `make memcheck`): a failing run's key line is its first record, read
+/// above the frames where it happened, not the command make echoed (whose
+/// `--error-exitcode` names no error) nor the start-up banner (`Memcheck, a
+/// memory error detector`); a passing run shows no banner line either.
+#[test]
+fn valgrind_reports_its_first_record_and_never_its_banner_or_the_echoed_command() {
+    let failed = output_fixture("valgrind-memcheck-5-errors.txt");
+    let passed = output_fixture("valgrind-memcheck-subset-passed.txt");
+    let run = |command: &str| json!({ "command": command, "description": "memcheck" });
+    let text = hud(&merged(&[
+        tool_message(1, "bash", run("make memcheck"), "completed", &failed, Some(2)),
+        tool_message(
+            2,
+            "bash",
+            run("make build/test_words && valgrind --error-exitcode=1 ./build/test_words join"),
+            "completed",
+            &passed,
+            Some(0),
+        ),
+    ]));
+    assert!(
+        text.contains("✗ bash `make memcheck` → exit 2: Invalid write of size 1\n"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("--leak-check") && !text.contains("Memcheck, a memory"),
+        "{text}"
+    );
+    // An echoed compiler line names `-Werror` before the linker's error.
+    let link = "cc -Wall -Werror -o app main.o\n/usr/bin/ld: main.o: in function `main':\nmain.c:(.text+0x1a): undefined reference to `helper'\ncollect2: error: ld returned 1 exit status\nmake: *** [Makefile:4: app] Error 1\n";
+    let text = hud(&merged(&[tool_message(
+        1,
+        "bash",
+        run("make"),
+        "completed",
+        link,
+        Some(2),
+    )]));
+    assert!(!text.contains("-Werror"), "{text}");
+    assert!(text.contains("undefined reference to `helper'"), "{text}");
 }

@@ -183,12 +183,14 @@ impl Clipped {
     /// off leaves only lines that passed).
     pub fn failure_line(&self) -> Option<&str> {
         let lines: Vec<&str> = self.kept_lines().collect();
+        let told = told_lines(&lines);
         crash_line(&lines)
             .or_else(|| {
-                self.kept_lines()
+                told.iter()
+                    .copied()
                     .find(|l| LineSays::of(l).error_word() && !explains_nothing(l))
             })
-            .or_else(|| self.kept_lines().find(|l| stated_reason(l) && !explains_nothing(l)))
+            .or_else(|| told.iter().copied().find(|l| stated_reason(l) && !explains_nothing(l)))
     }
 
     /// Whether OpenCode cut this output and saved the whole elsewhere
@@ -204,10 +206,47 @@ impl Clipped {
     /// error or warning.
     pub fn salient(&self) -> Option<&str> {
         let warns = |l: &str| l.to_ascii_lowercase().contains("warning");
-        self.kept_lines()
+        let lines: Vec<&str> = self.kept_lines().collect();
+        let told = told_lines(&lines);
+        told.iter()
+            .copied()
             .find(|l| warns(l) && l.contains(" generated ") && l.chars().any(|c| c.is_ascii_digit()))
-            .or_else(|| self.kept_lines().find(|l| LineSays::of(l).error_word() || warns(l)))
+            .or_else(|| told.iter().copied().find(|l| LineSays::of(l).error_word() || warns(l)))
     }
+}
+
+/// A line without the process marker a tool puts before each line of its
+/// report (valgrind's `==5542== ` and `--5542-- `): the marker, and the rest.
+pub fn unmarked(line: &str) -> (&str, &str) {
+    static MARKER: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"^(?:==|--)\d+(?:==|--) ?").expect("a valid pattern"));
+    match MARKER.find(line) {
+        Some(m) => (m.as_str().trim_end(), &line[m.end()..]),
+        None => ("", line),
+    }
+}
+
+/// `lines` without a program's start-up banner: the paragraph (lines
+/// with words, under the same process marker) that holds a copyright line
+/// (`==5542== Memcheck, a memory error detector` / `Copyright (C)
+/// 2002-2022, …` / `Using Valgrind-3.19.0 …`). A banner says what the
+/// program is, never what happened: its words (`error detector`) are no
+/// error.
+fn told_lines<'a>(lines: &[&'a str]) -> Vec<&'a str> {
+    static COPYRIGHT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?i)\bcopyright\b|\(c\)\s*(?:19|20)\d\d").expect("a valid pattern")
+    });
+    let Some(at) = lines.iter().position(|l| COPYRIGHT.is_match(l)) else {
+        return lines.to_vec();
+    };
+    let marker = unmarked(lines[at]).0;
+    let same = |l: &&str| unmarked(l).0 == marker && has_words(unmarked(l).1);
+    let start = lines[..at].iter().rposition(|l| !same(l)).map_or(0, |i| i + 1);
+    let end = lines[at..]
+        .iter()
+        .position(|l| !same(l))
+        .map_or(lines.len(), |i| at + i);
+    lines[..start].iter().chain(&lines[end..]).copied().collect()
 }
 
 /// A line as a terminal shows it: where a program wrote over it with
@@ -443,7 +482,14 @@ pub enum LineSays {
 
 impl LineSays {
     pub fn of(line: &str) -> LineSays {
-        let l = line.to_ascii_lowercase();
+        // A command's options name errors without saying one happened
+        // (long options such as `--error-exitcode=1` and `--fail-fast`, a
+        // compiler's `-Werror` and `-fno-exceptions`): an echoed command
+        // line is no error. A diff's `-expected` line keeps its word.
+        static OPTION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+            regex::Regex::new(r"(?:^|\s)(?:--[A-Za-z]|-W[A-Za-z]|-f[a-z]+[-=])[\w=.,:/-]*").expect("a valid pattern")
+        });
+        let l = OPTION.replace_all(line, " ").to_ascii_lowercase();
         let error_word = ERROR_WORDS.iter().any(|k| l.contains(k));
         if !error_word && !FAILURE_WORDS.iter().any(|k| l.contains(k)) {
             return LineSays::Nothing;
@@ -547,9 +593,25 @@ pub fn crash_line<'a>(lines: &[&'a str]) -> Option<&'a str> {
     if let Some(line) = lines.iter().find(|l| SIGNAL.is_match(l.trim())) {
         return Some(line.trim());
     }
-    lines.windows(2).find_map(|pair| {
-        (JAVASCRIPT.is_match(pair[0]) && pair[1].trim_start().starts_with("at ")).then(|| pair[0].trim_end())
-    })
+    lines
+        .windows(2)
+        .find_map(|pair| {
+            (JAVASCRIPT.is_match(pair[0]) && pair[1].trim_start().starts_with("at ")).then(|| pair[0].trim_end())
+        })
+        .or_else(|| {
+            // A checker's record above the frames where it happened
+            // (valgrind: `==12== Invalid write of size 1` over `==12==    at
+            // 0x109425: join_words (words.c:40)`).
+            lines.windows(2).find_map(|pair| {
+                let (record, frame) = (unmarked(pair[0]).1, unmarked(pair[1]).1);
+                (!record.starts_with(char::is_whitespace)
+                    && LineSays::of(record).failed()
+                    && !explains_nothing(record)
+                    && frame.starts_with(char::is_whitespace)
+                    && frame.trim_start().starts_with("at 0x"))
+                .then(|| record.trim_end())
+            })
+        })
 }
 
 #[cfg(test)]
@@ -573,6 +635,16 @@ mod tests {
         assert!(!note.error_word());
         // A remark that names an error is an error.
         assert_eq!(LineSays::of("note: this error originates in a macro"), LineSays::Error);
+        // Options name errors without one happening; a diff's line keeps its word.
+        for command in [
+            "valgrind --leak-check=full --error-exitcode=1 ./build/test_words",
+            "cc -Wall -Werror -fno-exceptions -c calc.c",
+            "pytest --maxfail=1 --fail-fast tests/",
+        ] {
+            assert_eq!(LineSays::of(command), LineSays::Nothing, "{command}");
+        }
+        assert_eq!(LineSays::of("-expected total"), LineSays::Failure);
+        assert_eq!(LineSays::of("cc -Werror x.c: error: bad"), LineSays::Error);
     }
 
     #[test]

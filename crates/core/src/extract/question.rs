@@ -393,6 +393,32 @@ make: *** [Makefile:18: test] Error 124";
         );
     }
 
+    /// Robot Framework 7.5's report (real output, its runs of spaces
+    /// squeezed as a question's source has them): a test whose row says
+    /// `| PASS |` heads no failure, though the suite's `| FAIL |` row is
+    /// below it.
+    #[test]
+    fn a_name_on_a_row_that_passed_owns_no_failure_below_it() {
+        let robot = "Tests.Format
+==============================================================================
+Format Short Duration | PASS |
+------------------------------------------------------------------------------
+Format Under A Minute Shows Seconds Only | FAIL |
+0m 45s != 45s
+------------------------------------------------------------------------------
+Tests.Format | FAIL |
+3 tests, 2 passed, 1 failed";
+        let raw =
+            serde_json::json!({ "failures": [{ "name": "Format Short Duration", "quote": "Tests.Format | FAIL |" }] })
+                .to_string();
+        assert!(matches!(
+            verify(&raw, &asked(robot, None)),
+            Err(Rejected::Unverified(why)) if why.contains("is not at its line")
+        ));
+        let raw = serde_json::json!({ "failures": [{ "name": "Format Under A Minute Shows Seconds Only", "quote": "0m 45s != 45s" }] }).to_string();
+        assert_eq!(verify(&raw, &asked(robot, None)).map(|f| f.len()), Ok(1));
+    }
+
     #[test]
     fn inventions_are_dropped() {
         // A line not in the output, a line that says nothing failed, a name

@@ -151,10 +151,18 @@ fn option_like(name: &str) -> bool {
 }
 
 /// A line that states that one test or check passed: it heads no failure.
+/// The verdict leads or ends the line, bare or framed (`ok 1 …`, `PASS …`,
+/// `[       OK ] Ring.Full (0 ms)`, `… ... ok`, `Format Short Duration   |
+/// PASS |`).
 fn reports_a_pass(line: &str) -> bool {
+    static FRAMED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?i)^\[\s*(?:ok|pass(?:ed)?)\s*\]|[\s|:\[(]\s*(?:ok|pass(?:ed)?)\s*[|\])]?$")
+            .expect("a valid pattern")
+    });
     let l = line.trim();
     ["ok ", "PASS ", "PASSED ", "✓", "✔"].iter().any(|p| l.starts_with(p))
         || [" ok", " PASSED", " passed", "... ok"].iter().any(|s| l.ends_with(s))
+        || FRAMED.is_match(l)
 }
 
 /// A line's form without its words: `In check.sh line 8:` and `In

@@ -228,15 +228,21 @@ pub fn unmarked(line: &str) -> (&str, &str) {
 
 /// `lines` without a program's start-up banner: the paragraph (lines
 /// with words, under the same process marker) that holds a copyright line
-/// (`==5542== Memcheck, a memory error detector` / `Copyright (C)
-/// 2002-2022, …` / `Using Valgrind-3.19.0 …`). A banner says what the
-/// program is, never what happened: its words (`error detector`) are no
-/// error.
+/// among the first [`BANNER_WITHIN`] lines (`==5542== Memcheck, a memory
+/// error detector` / `Copyright (C) 2002-2022, …` / `Using
+/// Valgrind-3.19.0 …`). A banner says what the program is, never what
+/// happened: its words (`error detector`) are no error. A line that says
+/// something failed (`missing copyright header`) is no copyright line.
 fn told_lines<'a>(lines: &[&'a str]) -> Vec<&'a str> {
+    const BANNER_WITHIN: usize = 10;
     static COPYRIGHT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(r"(?i)\bcopyright\b|\(c\)\s*(?:19|20)\d\d").expect("a valid pattern")
     });
-    let Some(at) = lines.iter().position(|l| COPYRIGHT.is_match(l)) else {
+    let Some(at) = lines
+        .iter()
+        .take(BANNER_WITHIN)
+        .position(|l| COPYRIGHT.is_match(l) && !LineSays::of(l).anything())
+    else {
         return lines.to_vec();
     };
     let marker = unmarked(lines[at]).0;
@@ -644,6 +650,18 @@ mod tests {
             assert_eq!(LineSays::of(command), LineSays::Nothing, "{command}");
         }
         assert_eq!(LineSays::of("-expected total"), LineSays::Failure);
+        // A banner's words are no error; a failing line about a copyright is one.
+        let run = |text: &str| Clipped::new(text, usize::MAX, 0).key_line().map(str::to_owned);
+        let banner = "==7== Memcheck, a memory error detector\n==7== Copyright (C) 2002-2022\n==7== \n==7== 9 bytes in 3 blocks are definitely lost\n";
+        assert_eq!(
+            run(banner).as_deref(),
+            Some("==7== 9 bytes in 3 blocks are definitely lost")
+        );
+        let license = "src/a.c: error: missing copyright header\nsrc/b.c: error: missing copyright header\n";
+        assert_eq!(
+            run(license).as_deref(),
+            Some("src/a.c: error: missing copyright header")
+        );
         assert_eq!(LineSays::of("cc -Werror x.c: error: bad"), LineSays::Error);
     }
 

@@ -217,7 +217,7 @@ impl Clipped {
 
 /// A line without the process marker a tool puts before each line of its
 /// report (valgrind's `==5542== ` and `--5542-- `): the marker, and the rest.
-pub fn unmarked(line: &str) -> (&str, &str) {
+fn unmarked(line: &str) -> (&str, &str) {
     static MARKER: std::sync::LazyLock<regex::Regex> =
         std::sync::LazyLock::new(|| regex::Regex::new(r"^(?:==|--)\d+(?:==|--) ?").expect("a valid pattern"));
     match MARKER.find(line) {
@@ -650,7 +650,11 @@ mod tests {
             assert_eq!(LineSays::of(command), LineSays::Nothing, "{command}");
         }
         assert_eq!(LineSays::of("-expected total"), LineSays::Failure);
-        // A banner's words are no error; a failing line about a copyright is one.
+        assert_eq!(LineSays::of("cc -Werror x.c: error: bad"), LineSays::Error);
+    }
+
+    #[test]
+    fn a_start_up_banner_is_no_error_and_a_failing_line_about_a_copyright_is_one() {
         let run = |text: &str| Clipped::new(text, usize::MAX, 0).key_line().map(str::to_owned);
         let banner = "==7== Memcheck, a memory error detector\n==7== Copyright (C) 2002-2022\n==7== \n==7== 9 bytes in 3 blocks are definitely lost\n";
         assert_eq!(
@@ -662,7 +666,6 @@ mod tests {
             run(license).as_deref(),
             Some("src/a.c: error: missing copyright header")
         );
-        assert_eq!(LineSays::of("cc -Werror x.c: error: bad"), LineSays::Error);
     }
 
     #[test]

@@ -19,7 +19,7 @@ import { base, project, startFactsOnly } from "./opencode.ts";
 
 after(() => rmSync(base, { recursive: true, force: true }));
 
-const stub = (id: string) => `[evolve-hud: this output is masked: superseded by a later run. The full text: the evolve_output tool with id "${id}".]`;
+const stub = (id: string) => `[evolve-hud: this output is masked: superseded by a later run. Full text: evolve_output with id "${id}".]`;
 
 const tool = (id: string, output: string) => ({ type: "tool", callID: id, tool: "bash", state: { status: "completed", input: { command: "make" }, output } });
 const step = (id: string, output: string) => ({ info: { id: `m_${id}`, sessionID: "s", role: "assistant" }, parts: [tool(id, output)] });
@@ -266,15 +266,15 @@ test("in OpenCode: a superseded output and a write's superseded content reach th
   // The request that asked for it holds the stub: what the run said, what superseded it, the tool.
   const masked = text(toolResult(main[9], "call_step_1"));
   t.diagnostic(masked);
-  assert.match(masked, /^\[evolve-hud: this output \(.* KB, 150 lines\) is masked in this request: superseded by a later run of the same command/);
+  assert.match(masked, /^\[evolve-hud: this output \(.* KB, 150 lines\) is masked: superseded by a later run of the same command/);
   assert.match(masked, /It said: ✗ bash `for i in .*` → exit 1/);
-  assert.match(masked, /the evolve_output tool with id "call_step_1"/);
+  assert.match(masked, /evolve_output with id "call_step_1"/);
   // The write's content, once the file was read whole, stands as a stub in the call's arguments.
   const written = argsOf(main[9], "call_step_0");
   t.diagnostic(written.content);
   assert.equal(written.filePath, notes);
-  assert.match(written.content, /^\[evolve-hud: the content this call wrote is masked in this request \(it is not what was written\): superseded by a later read of the whole file/);
-  assert.match(written.content, /the evolve_output tool with id "call_step_0"/);
+  assert.match(written.content, /^\[evolve-hud: the content written is masked \(this is not what was written\): superseded by a later read of the whole file/);
+  assert.match(written.content, /evolve_output with id "call_step_0"/);
   // The HUD's context line: what the last request used of the model's limit, and what masking took out of it.
   const hud = text(main[10].messages.at(-1).content);
   assert.match(hud, /\nContext: the last request used [\d,]+ of 32,000 tokens \(\d+ %\); masking took out about [\d,]+ of superseded outputs\n/);

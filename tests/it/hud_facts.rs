@@ -1195,3 +1195,44 @@ fn valgrind_reports_its_first_record_and_never_its_banner_or_the_echoed_command(
     assert!(!text.contains("-Werror"), "{text}");
     assert!(text.contains("undefined reference to `helper'"), "{text}");
 }
+
+/// A status of 0 that the output denies is no pass: Octave's `test` prints
+/// `!!!!! test failed` and exits 0 (GNU Octave 7.3, a real output). The
+/// HUD says what it saw, and the run closes no failure of the same check;
+/// a search whose lines name failures (`grep -rn FAIL`) is data, not a
+/// denial.
+#[test]
+fn a_status_of_0_that_the_output_denies_is_no_pass() {
+    let failed = output_fixture("octave-test-failed-exit-0.txt");
+    let run = |command: &str| json!({ "command": command, "description": "test" });
+    let octave = "cd inst && octave --no-gui --quiet --eval \"test clamp\"";
+    let text = hud(&merged(&[
+        tool_message(
+            1,
+            "bash",
+            run(octave),
+            "completed",
+            "PASSES 4 out of 5 tests\n!!!!! test failed\n",
+            Some(1),
+        ),
+        tool_message(2, "bash", run(octave), "completed", &failed, Some(0)),
+        tool_message(
+            3,
+            "bash",
+            run("grep -rn 'test failed' inst"),
+            "completed",
+            "inst/notes.txt:3: !!!!! test failed means a block failed\n",
+            Some(0),
+        ),
+    ]));
+    assert!(
+        text.contains("? bash `cd inst && octave --no-gui --quiet --eval \"test clamp\"` → exit 0, but the output says otherwise: !!!!! test failed"),
+        "{text}"
+    );
+    assert!(!text.contains("✓ bash `cd inst && octave"), "{text}");
+    assert!(
+        text.contains("no pass since"),
+        "the first run's failure stays open: {text}"
+    );
+    assert!(text.contains("✓ bash `grep -rn 'test failed' inst`"), "{text}");
+}

@@ -12,7 +12,10 @@
 //!   again whole (or the same part of it again);
 //! - a test runner's or checker's output whose summary the HUD read (its
 //!   counts and what failed, all of it in the stub), once [`OLD_AFTER`]
-//!   calls came after it.
+//!   calls came after it;
+//! - a build's log, once [`OLD_AFTER`] calls came after it, where its own
+//!   exit status says it passed and no line of it warns or says that
+//!   anything went wrong (the stub says it passed and quotes how it ended).
 //!
 //! A stub keeps what the output said: the HUD's line for the call, naming
 //! up to [`STUB_FAILURES`] failures, and where the runner's report names
@@ -65,14 +68,26 @@ pub fn superseded(state: &SessionState, problems: &Problems) -> Vec<MaskedOutput
         if call.status != ToolStatus::Completed || bytes < MIN_BYTES || problems.is_open(&call.call_id) {
             continue;
         }
-        let why = match calls[i + 1..].iter().find_map(|later| supersedes(call, later)) {
-            Some((later, why)) => format!("superseded by {why} ({})", call_line_naming(later, 0)),
-            None if calls.len() - 1 - i >= OLD_AFTER && summarised(call) => {
-                format!("{OLD_AFTER} or more calls old, and the runner's summary is here")
-            }
+        let old = calls.len() - 1 - i >= OLD_AFTER;
+        let (why, said) = match calls[i + 1..].iter().find_map(|later| supersedes(call, later)) {
+            Some((later, why)) => (
+                format!("superseded by {why} ({})", call_line_naming(later, 0)),
+                said(call),
+            ),
+            None if old && summarised(call) => (
+                format!("{OLD_AFTER} or more calls old, and the runner's summary is here"),
+                said(call),
+            ),
+            None if old => match built(call) {
+                Some(said) => (
+                    format!("{OLD_AFTER} or more calls old, and the build passed"),
+                    Some(said),
+                ),
+                None => continue,
+            },
             None => continue,
         };
-        let Some(said) = said(call) else {
+        let Some(said) = said else {
             continue;
         };
         masked.push(MaskedOutput {
@@ -110,7 +125,7 @@ fn written_superseded(call: &ToolCall, later: &[&ToolCall]) -> Option<MaskedOutp
         call_id: call.call_id.clone(),
         bytes,
         stub: format!(
-            "[evolve-hud: the content this call wrote is masked in this request (it is not what was written): superseded by {why} ({}). The file as it is now: read it. What this call wrote: the {RECOVER_TOOL} tool with id \"{}\" (optionally a line range).]",
+            "[evolve-hud: the content written is masked (this is not what was written): superseded by {why} ({}). The file now: read it. What was written: {RECOVER_TOOL} with id \"{}\".]",
             call_line_naming(by, 0),
             call.call_id,
         ),
@@ -169,6 +184,37 @@ fn said(call: &ToolCall) -> Option<String> {
     })
 }
 
+/// What a passing build's output said, for its stub: the HUD's line for
+/// it and its key line, the last that says something (not make's
+/// `Leaving directory`). None unless the call is a build
+/// ([`crate::command::builds`]) whose own status says it passed, and no
+/// kept line of its output says that anything went wrong or warns: a
+/// passing build's log is the steps it took, which the stub need not hold.
+fn built(call: &ToolCall) -> Option<String> {
+    let passed = call.kind == ToolKind::Shell
+        && call.exit == Some(0)
+        && !call.failed()
+        && call.unsettled().is_none()
+        && call.said.masked_by.is_none()
+        && call.report.is_none();
+    if !passed || !call.command.as_deref().is_some_and(crate::command::builds) {
+        return None;
+    }
+    let output = call.output.as_ref()?;
+    let quiet = output.kept_lines().all(|l| {
+        let l = l.trim();
+        !crate::text::LineSays::of(l).anything() && !l.to_ascii_lowercase().contains("warn")
+    });
+    let last = output.key_line()?;
+    quiet.then(|| {
+        format!(
+            "{}; it ended: `{}`",
+            call_line_naming(call, 0),
+            evolve_hud_api::clean::clean_line(last, STUB_LINE_CHARS)
+        )
+    })
+}
+
 /// Whether `later` supersedes `call`'s output, and how it is said.
 fn supersedes<'a>(call: &ToolCall, later: &'a ToolCall) -> Option<(&'a ToolCall, &'static str)> {
     if later.status != ToolStatus::Completed {
@@ -214,7 +260,7 @@ fn stub(call: &ToolCall, why: &str, said: &str, bytes: usize) -> String {
     };
     let range = call.range.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
     format!(
-        "[evolve-hud: this output ({size}, {lines} lines){range} is masked in this request: {why}. It said: {said}. The full text: the {RECOVER_TOOL} tool with id \"{}\" (optionally a line range).]",
+        "[evolve-hud: this output ({size}, {lines} lines){range} is masked: {why}. It said: {said}. Full text: {RECOVER_TOOL} with id \"{}\".]",
         call.call_id,
     )
 }
@@ -328,7 +374,73 @@ mod tests {
             stub.contains("superseded by a later run of the same command (✓ bash `cargo test"),
             "{stub}"
         );
-        assert!(stub.contains("evolve_output tool with id \"c1\""), "{stub}");
+        assert!(stub.contains("evolve_output with id \"c1\""), "{stub}");
+    }
+
+    #[test]
+    fn a_passing_builds_log_is_masked_once_old_and_data_never_is() {
+        let log = |warning: &str| {
+            let mut out: String = (0..120)
+                .map(|i| {
+                    format!(
+                        "gcc -std=c99 -Wall -Wextra -O2 -Iinclude -c gen/table_{i:02}.c -o build/gen/table_{i:02}.o\n"
+                    )
+                })
+                .collect();
+            out += warning;
+            out + "ar rcs build/libutil.a build/gen/*.o\nbuilt build/libutil.a from 120 objects\nmake: Leaving directory '/p/csrc'\n"
+        };
+        let data: String = (0..200).map(|i| format!("src/m{i}.c:{i}: make_table(x);\n")).collect();
+        let state = session(&[
+            ("b1", "bash", json!({ "command": "make -C csrc" }), log(""), Some(0)),
+            (
+                "warned",
+                "bash",
+                json!({ "command": "cd csrc && make all" }),
+                log("src/a.c:3:5: warning: unused variable 'x'\n"),
+                Some(0),
+            ),
+            (
+                "piped",
+                "bash",
+                json!({ "command": "make -C csrc 2>&1 | tail -400" }),
+                log(""),
+                Some(0),
+            ),
+            (
+                "grep",
+                "bash",
+                json!({ "command": "grep -rn make_table src" }),
+                data,
+                Some(0),
+            ),
+            ("failed", "bash", json!({ "command": "make" }), log(""), Some(2)),
+            filler("f1"),
+            (
+                "b2",
+                "bash",
+                json!({ "command": "make -C csrc clean all" }),
+                log(""),
+                Some(0),
+            ),
+            filler("f2"),
+            filler("f3"),
+            filler("f4"),
+            filler("f5"),
+            filler("f6"),
+        ]);
+        let masks = masked(&state);
+        // `failed` is superseded by `b2`? No: `make` and `make -C csrc clean
+        // all` are not the same check, and its failure is open.
+        assert_eq!(masks.iter().map(|m| m.call_id.as_str()).collect::<Vec<_>>(), ["b1"]);
+        let stub = &masks[0].stub;
+        assert!(stub.contains("6 or more calls old, and the build passed"), "{stub}");
+        assert!(stub.contains("✓ bash `make -C csrc`"), "{stub}");
+        assert!(
+            stub.contains("it ended: `built build/libutil.a from 120 objects`"),
+            "{stub}"
+        );
+        assert!(stub.contains("evolve_output with id \"b1\""), "{stub}");
     }
 
     #[test]
@@ -354,14 +466,14 @@ mod tests {
             (
                 "piped",
                 "bash",
-                json!({ "command": "make lint" }),
+                json!({ "command": "python3 tools/lint.py" }),
                 "x\n".repeat(2000),
                 Some(0),
             ),
             (
                 "piped2",
                 "bash",
-                json!({ "command": "make lint | tail -3" }),
+                json!({ "command": "python3 tools/lint.py | tail -3" }),
                 "x\n".repeat(2000),
                 Some(0),
             ),
@@ -614,12 +726,12 @@ mod tests {
             masks[0].stub
         );
         assert!(
-            masks[0].stub.contains("it is not what was written"),
+            masks[0].stub.contains("this is not what was written"),
             "{}",
             masks[0].stub
         );
         assert!(
-            masks[0].stub.contains("evolve_output tool with id \"w1\""),
+            masks[0].stub.contains("evolve_output with id \"w1\""),
             "{}",
             masks[0].stub
         );

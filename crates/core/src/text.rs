@@ -167,6 +167,7 @@ impl Clipped {
         let last = |keep: &dyn Fn(&str) -> bool| {
             self.tail
                 .lines()
+                .rev()
                 .chain(self.head.lines().rev())
                 .map(|l| as_shown(l).trim())
                 .find(|l| !l.is_empty() && keep(l))
@@ -266,17 +267,23 @@ pub fn as_shown(line: &str) -> &str {
 /// Whether `line` says nothing of what failed: a rule, progress dots
 /// (`.FF.`), a heading over what follows (`Failures:`, `There were 2
 /// failures:`, `1) Failure:`, `FAILURES!`), a package manager's notice or
-/// the echo of the script it runs (`> prove -l t/`).
+/// the echo of the script it runs (`> prove -l t/`), make's notice of the
+/// folder it runs in.
 fn says_nothing(line: &str) -> bool {
     static HEADING: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(r"(?i)^(?:\d+\) )?(?:there (?:was|were) \d+ \w+|failures?|errors?|failed examples|failures \(\d+\))\s*:?$|^FAILURES!*$|^\d+\) (?:Failure|Error):$")
             .expect("a valid pattern")
+    });
+    // make's notice of the folder it runs in (`make[1]: Leaving directory '/p/csrc'`).
+    static MAKE_DIRECTORY: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"^g?make(?:\[\d+\])?: (?:Entering|Leaving) directory ").expect("a valid pattern")
     });
     let l = line.trim();
     !has_words(l)
         || l.chars().all(|c| matches!(c, '.' | 'F' | 'E' | 'S' | '*' | 'x' | ' '))
         || HEADING.is_match(l)
         || l.starts_with("npm notice")
+        || MAKE_DIRECTORY.is_match(l)
         || l.starts_with("npm WARN")
         || (l.starts_with("> ") && !l.contains("Error"))
 }
@@ -530,6 +537,28 @@ impl LineSays {
     }
 }
 
+/// Whether `line` is a verdict that a test or check failed, in a runner's
+/// words: `!!!!! test failed`, `FAIL: test_x`, `not ok 3 - parse`, `2
+/// checks failed`; not a count of none (`0 tests failed`, `[ FAIL 0 |
+/// PASS 3 ]`).
+pub fn says_a_test_failed(line: &str) -> bool {
+    static VERDICT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?i)^\W*(?:fail(?:ed|ure)?|not ok)\b|\b(?:tests?|checks?|assertions?|cases?|specs?|examples?)\s+(?:(?:has|have)\s+)?failed\b",
+        )
+        .expect("a valid pattern")
+    });
+    static COUNTED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?i)\b[1-9]\d*\s+(?:\w+\s+)?(?:failed|failures?|failing)\b").expect("a valid pattern")
+    });
+    // `[ FAIL 0 | WARN 0 | SKIP 0 | PASS 3 ]` (testthat), `failures: 0`.
+    static NONE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?i)\bfail(?:ed|ures?|ing)?\s*[:=]?\s*0\b").expect("a valid pattern")
+    });
+    let l = as_shown(line).trim();
+    VERDICT.is_match(l) && (!summary_line(l) || COUNTED.is_match(l)) && !NONE.is_match(l) && !no_tests_line(l)
+}
+
 /// Whether `line` has letters or digits enough to say anything.
 pub fn has_words(line: &str) -> bool {
     line.chars().filter(|c| c.is_alphanumeric()).count() >= 4
@@ -669,7 +698,37 @@ mod tests {
     }
 
     #[test]
+    fn verdicts_that_a_test_failed() {
+        for verdict in [
+            "!!!!! test failed",
+            "FAIL: test_div (test_calc.TestCalc.test_div)",
+            "not ok 3 - parse rejects junk",
+            "2 checks failed",
+            "Some tests have failed",
+        ] {
+            assert!(says_a_test_failed(verdict), "{verdict}");
+        }
+        for other in [
+            "0 tests failed",
+            "4 passed, 0 failed",
+            "test_failed_login_is_rejected ... ok",
+            "PASSES 5 out of 5 tests",
+            "rendering the failure page",
+            "[ FAIL 0 | WARN 0 | SKIP 0 | PASS 3 ]",
+            "FAILED: 0",
+        ] {
+            assert!(!says_a_test_failed(other), "{other}");
+        }
+    }
+
+    #[test]
     fn summaries_banners_and_fixes_explain_nothing() {
+        for notice in [
+            "make: Leaving directory '/p/csrc'",
+            "make[2]: Entering directory '/home/dev/project/build'",
+        ] {
+            assert!(explains_nothing(notice), "{notice}");
+        }
         for summary in [
             "0 features passed, 1 failed, 0 skipped",
             "2 tests, 1 passed, 1 failed",
@@ -821,6 +880,15 @@ mod tests {
         assert!(c.head.starts_with("start") && c.tail.ends_with("end error here\n"));
         assert_eq!(c.lines, 10_003);
         assert_eq!(c.key_line(), Some("end error here"));
+        // With no failing line, the last line of the tail that says something.
+        let built = format!(
+            "{}built libutil.a from 72 objects\n\n",
+            "cc -O2 -c gen/t.c -o build/t.o\n".repeat(500)
+        );
+        assert_eq!(
+            Clipped::new(&built, 2048, 2048).key_line(),
+            Some("built libutil.a from 72 objects")
+        );
         let multibyte = "é".repeat(1000);
         let c = Clipped::new(&multibyte, 101, 101);
         assert!(c.head.len() <= 101 && c.tail.len() <= 101);

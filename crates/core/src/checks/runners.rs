@@ -17,6 +17,11 @@ pub(super) fn unittest(lines: &[&str]) -> Option<Report> {
     let ran = lines.iter().rposition(|l| RAN.is_match(l))?;
     let total = num(&RAN.captures(lines[ran])?[1]);
     let status = lines[ran + 1..].iter().find_map(|l| STATUS.captures(l))?;
+    // An earlier run's status line (`tox` over two environments, its `Ran`
+    // line clipped away): this count is one run's, not the command's.
+    if lines[..ran].iter().any(|l| STATUS.is_match(l)) {
+        return None;
+    }
     let (mut failed, mut skipped) = (0, 0);
     for c in COUNT.captures_iter(status.get(2).map_or("", |m| m.as_str())) {
         match &c[1] {

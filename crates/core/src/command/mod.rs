@@ -121,20 +121,19 @@ pub fn script_run(command: &str) -> Option<String> {
     Some(format!("{program} {}", path.trim_start_matches("./")))
 }
 
-/// Whether `command`'s checked step runs other commands it does not name:
-/// a build or task runner (`make doctest`, `npm test`, `tox -e lint`) or a
-/// script (`./check.sh`, `bash ci/test.sh`). Its pass may or may not have
-/// run a check that failed before.
-pub fn runs_others(command: &str) -> bool {
+/// The checked step of `command` ([`check_key`] without its folders), as
+/// words.
+fn checked_words(command: &str) -> Vec<String> {
     let key = check_key(command);
     let step = key.split_once('\u{1f}').map_or(key.as_str(), |(_, s)| s);
-    let words = shell::words(step);
-    let Some(program) = words.first() else {
-        return false;
-    };
-    let name = shell::basename(program);
-    let runner = matches!(
-        name,
+    shell::words(step)
+}
+
+/// Whether `program` (a basename) is a build or task runner: it runs the
+/// commands of a target or script it is given by name.
+fn task_runner(program: &str) -> bool {
+    matches!(
+        program,
         "make"
             | "gmake"
             | "ninja"
@@ -156,10 +155,88 @@ pub fn runs_others(command: &str) -> bool {
             | "mix"
             | "invoke"
             | "cargo-make"
-    );
+            | "scons"
+    )
+}
+
+/// Whether `command`'s checked step runs other commands it does not name:
+/// a build or task runner (`make doctest`, `npm test`, `tox -e lint`) or a
+/// script (`./check.sh`, `bash ci/test.sh`). Its pass may or may not have
+/// run a check that failed before.
+pub fn runs_others(command: &str) -> bool {
+    let words = checked_words(command);
+    let Some(program) = words.first() else {
+        return false;
+    };
     let script = |w: &str| w.ends_with(".sh") || w.starts_with("./");
-    let shell_script = matches!(name, "sh" | "bash" | "zsh") && words.get(1).is_some_and(|w| script(w));
-    runner || shell_script || script(program)
+    let shell_script =
+        matches!(shell::basename(program), "sh" | "bash" | "zsh") && words.get(1).is_some_and(|w| script(w));
+    task_runner(shell::basename(program)) || shell_script || script(program)
+}
+
+/// Whether `command`'s checked step builds: a build or task runner, a
+/// compiler, or a toolchain's build command (`cmake --build`, `cargo
+/// build`, `go build`). What its output says beyond its exit status is the
+/// steps it took and what they warned of, not data the agent asked for (as
+/// a `grep`, a `git log` or a script's report is).
+pub fn builds(command: &str) -> bool {
+    let words = checked_words(command);
+    let Some(program) = words.first() else {
+        return false;
+    };
+    let arg = |set: &[&str]| words[1..].iter().any(|w| set.contains(&w.as_str()));
+    match shell::basename(program) {
+        "cc" | "gcc" | "g++" | "c++" | "clang" | "clang++" | "rustc" | "javac" | "kotlinc" | "scalac" | "tsc"
+        | "ghc" | "gfortran" | "nvcc" => true,
+        "cmake" => arg(&["--build"]),
+        "meson" => arg(&["compile"]),
+        "cargo" | "go" | "dotnet" | "zig" | "swift" | "stack" | "cabal" | "dune" => arg(&["build"]),
+        name => task_runner(name),
+    }
+}
+
+/// Whether `command`'s checked step shows data the agent asked for: a
+/// search, a file's text, a listing, a repository's history (`grep -rn
+/// FAIL src`, `cat log.txt`, `git log`). Its lines are what it found, not
+/// what happened when it ran.
+pub fn shows_data(command: &str) -> bool {
+    let words = checked_words(command);
+    words.first().is_some_and(|program| {
+        matches!(
+            shell::basename(program),
+            "read"
+                | "grep"
+                | "egrep"
+                | "fgrep"
+                | "rg"
+                | "ag"
+                | "cat"
+                | "head"
+                | "tail"
+                | "less"
+                | "more"
+                | "bat"
+                | "tac"
+                | "sed"
+                | "awk"
+                | "cut"
+                | "sort"
+                | "uniq"
+                | "wc"
+                | "ls"
+                | "find"
+                | "tree"
+                | "git"
+                | "echo"
+                | "printf"
+                | "jq"
+                | "diff"
+                | "nl"
+                | "column"
+                | "stat"
+                | "file"
+        )
+    })
 }
 
 /// The file a read (`tail -n 4 run.log`, `cat run.log`) shows, from its
@@ -478,5 +555,32 @@ mod tests {
         assert_eq!(benign_exit("python -m pytest -k smoke", 5), Some("no tests selected"));
         assert_eq!(benign_exit("pytest -k smoke", 1), None);
         assert_eq!(benign_exit("grep foo log || make", 1), None);
+    }
+
+    #[test]
+    fn builds_are_told_from_commands_that_show_data() {
+        for command in [
+            "make -C csrc",
+            "make -C csrc clean all 2>&1",
+            "cd web && npm run build",
+            "cmake --build build -j2",
+            "gcc -O2 -c a.c -o a.o",
+            "cargo build --release",
+            "timeout 300 go build ./...",
+        ] {
+            assert!(builds(command), "{command}");
+        }
+        for command in [
+            "grep -rn make src",
+            "git log --oneline",
+            "./build.sh",
+            "python3 report.py data.csv",
+            "cmake -S . -B build",
+            "cargo run",
+            "go test ./...",
+            "cat Makefile",
+        ] {
+            assert!(!builds(command), "{command}");
+        }
     }
 }

@@ -86,6 +86,12 @@ pub struct Said {
     pub echoed_exit: Option<i64>,
     /// The run ran no test (see [`ToolCall::ran_no_tests`]).
     pub ran_no_tests: bool,
+    /// A line of the output that says a test or check failed
+    /// ([`crate::text::says_a_test_failed`]) where the command's own exit
+    /// status is 0 and no runner's summary settles it (Octave's `test`
+    /// prints `!!!!! test failed` and exits 0): the status does not say
+    /// that it passed.
+    pub denied_by: Option<String>,
 }
 
 impl ToolCall {
@@ -110,8 +116,10 @@ impl ToolCall {
 
     /// Finished with an exit status that is not the command's (see
     /// [`Said::masked_by`]) and nothing else that settles it: no runner or
-    /// checker summary, no status it printed of itself. Neither a pass nor
-    /// a failure: it closes no problem, and the HUD says what it saw.
+    /// checker summary, no status it printed of itself; or with a status of
+    /// 0 that a line of its output denies ([`Said::denied_by`]). Neither a
+    /// pass nor a failure: it closes no problem, and the HUD says what it
+    /// saw. The program that set the status, or `the output`.
     pub fn unsettled(&self) -> Option<&str> {
         let settled = self.status != ToolStatus::Completed
             || self.said.ran_no_tests
@@ -121,7 +129,10 @@ impl ToolCall {
         if settled {
             return None;
         }
-        self.said.masked_by.as_deref()
+        self.said
+            .masked_by
+            .as_deref()
+            .or(self.said.denied_by.as_ref().map(|_| "the output"))
     }
 
     /// The command's own exit status: the one it printed of itself where
@@ -202,6 +213,23 @@ impl ToolCall {
                                 .any(|l| !no_tests_line(l) && !explains_nothing(l) && LineSays::of(l).failed())
                     }),
                 });
+        let denied_by = (self.status == ToolStatus::Completed
+            && self.exit == Some(0)
+            && masked_by.is_none()
+            && self.report.is_none()
+            && timeout_secs.is_none()
+            && !ran_no_tests
+            && !crashed_behind_a_filter
+            && command.is_some_and(|c| !crate::command::shows_data(c)))
+        .then(|| {
+            let output = self.output.as_ref()?;
+            let line = output
+                .kept_lines()
+                .map(str::trim)
+                .find(|l| crate::text::says_a_test_failed(l))?;
+            Some(line.to_owned())
+        })
+        .flatten();
         self.said = Said {
             timeout_secs,
             benign,
@@ -209,6 +237,7 @@ impl ToolCall {
             masked_by,
             echoed_exit,
             ran_no_tests,
+            denied_by,
         };
     }
 

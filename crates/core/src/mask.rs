@@ -163,10 +163,10 @@ fn said(call: &ToolCall) -> Option<String> {
             (says.failed() || says.error_word()) && !crate::text::explains_nothing(l)
         })
         .collect();
-    let named_all = call
-        .report
-        .as_ref()
-        .is_some_and(|r| r.failures.len() >= r.failed.min(STUB_FAILURES) && r.failed > 0);
+    // (Several runs' names are not known to be all: no count says how many.)
+    let named_all = call.report.as_ref().is_some_and(|r| {
+        r.counted != crate::checks::Counted::Runs && r.failures.len() >= r.failed.min(STUB_FAILURES) && r.failed > 0
+    });
     let all_kept = output.kept_lines().count() >= output.lines;
     if !named_all && (!all_kept || failing.len() > STUB_FAILURES) {
         return None;

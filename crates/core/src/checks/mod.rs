@@ -25,31 +25,40 @@ use runners::{cargo_test, ctest, go_test, jest, mocha, node_test, pytest, tap, u
 /// formats whole families share, then any count summary by its shape, and
 /// last the bare `path:line: message` lines of any compiler or linter.
 ///
-/// A runner that prints one summary per run, found with a whole run of its
-/// own before the run it read (`tox` over two environments, a `make` target
-/// that runs the suite twice, a loop), gives no report: its count is one
-/// run's, not the command's, and the sum may not be either.
+/// A runner that prints one summary per run, found with several whole runs
+/// in one output (`tox` over two environments, a `make` target that runs
+/// the suite twice, a loop), gives a report of several runs
+/// ([`Counted::Runs`]): whether one failed and the names they gave, no
+/// count, since one run's is not the command's and the sum may not be
+/// either.
 pub fn read(text: &str) -> Option<Report> {
     let owned: Vec<String> = text.lines().map(|l| strip_ansi(crate::text::as_shown(l))).collect();
     let lines: Vec<&str> = owned.iter().map(String::as_str).collect();
     let one_run: [Parser; 7] = [unittest, pytest, node_test, jest, vitest, mocha, ctest];
-    for parse in PARSERS {
-        if let Some(report) = parse(&lines) {
-            let once = !one_run.iter().any(|p| std::ptr::fn_addr_eq(*p, parse)) || !runs_twice(parse, &lines);
-            return once.then_some(report);
-        }
+    let (parse, report) = PARSERS.iter().find_map(|parse| Some((*parse, parse(&lines)?)))?;
+    if report.counted == Counted::Runs || !one_run.iter().any(|p| std::ptr::fn_addr_eq(*p, parse)) {
+        return Some(report);
     }
-    None
+    let runs = runs(parse, &lines);
+    Some(if runs.len() > 1 {
+        Report::of_runs(&runs, false)
+    } else {
+        report
+    })
 }
 
 type Parser = fn(&[&str]) -> Option<Report>;
 
-/// Whether `lines` hold two whole runs that `parse` reads: the shortest
-/// start of them that it reads, and the rest after it, each alone.
-fn runs_twice(parse: Parser, lines: &[&str]) -> bool {
-    (1..lines.len())
-        .find(|&end| parse(&lines[..end]).is_some())
-        .is_some_and(|end| parse(&lines[end..]).is_some())
+/// The whole runs `parse` reads in `lines`, in order: the shortest start
+/// of them that it reads, then the same in the rest.
+fn runs(parse: Parser, lines: &[&str]) -> Vec<Report> {
+    let mut runs = Vec::new();
+    let mut rest = lines;
+    while let Some((end, run)) = (1..=rest.len()).find_map(|end| Some((end, parse(&rest[..end])?))) {
+        runs.push(run);
+        rest = &rest[end..];
+    }
+    runs
 }
 
 /// The runners and checkers known by their own formats first, then the
@@ -99,22 +108,46 @@ mod tests {
     /// then 1 of 3): neither run's count is the command's.
     const TOX: &str = include_str!("../../../../tests/fixtures/runners/tox-two-environments.txt");
 
+    fn names(report: &Report) -> Vec<&str> {
+        report.failures.iter().map(|f| f.name.as_str()).collect()
+    }
+
     #[test]
-    fn two_runs_of_a_runner_in_one_output_give_no_count() {
+    fn several_runs_of_a_runner_in_one_output_give_no_count() {
         let second = TOX.find("integration: commands[0]>").expect("the second environment");
         let one = read(&TOX[..second]).expect("one run is read");
-        assert_eq!((one.failed, one.passed), (3, Some(2)));
-        assert!(read(TOX).is_none());
+        assert_eq!(
+            (one.failed, one.passed, one.counts()),
+            (3, Some(2), "3 of 5 failed".to_owned())
+        );
+        let both = read(TOX).expect("the runs are read");
+        assert_eq!(both.label(), "unittest failed (several runs)");
+        assert!(!both.ok());
+        let all = [
+            "test_dollar_sign",
+            "test_whole_dollars",
+            "test_single_digit_cents",
+            "test_discount_rounds_to_nearest_cent",
+        ];
+        assert_eq!(names(&both), all);
         // Clipped as the sidecar keeps a long output: the first run's `Ran`
         // line is gone, its status line is kept.
         let long = TOX.replace("Traceback (most recent call last):", &"    frame\n".repeat(200));
-        let kept = crate::text::Clipped::new(&long, 2048, 2048);
-        assert!(kept.kept_text().contains("FAILED (failures=2, errors=1)"));
-        assert!(!kept.kept_text().contains("Ran 5 tests"));
-        assert!(read(&kept.kept_text()).is_none(), "{}", kept.kept_text());
-        // Two pytest runs behind one command.
+        let kept = crate::text::Clipped::new(&long, 2048, 2048).kept_text();
+        assert!(kept.contains("FAILED (failures=2, errors=1)") && !kept.contains("Ran 5 tests"));
+        let clipped = read(&kept).expect("the runs are read");
+        assert_eq!(clipped.label(), "unittest failed (several runs)");
+        // Two pytest runs behind one command, and two that passed.
         let pytest = "F.\n=== 1 failed, 1 passed in 0.01s ===\n..\n=== 2 passed in 0.01s ===\n";
-        assert!(read(pytest).is_none());
+        assert_eq!(
+            read(pytest).map(|r| r.counts()).as_deref(),
+            Some("failed (several runs)")
+        );
+        let passed = "..\n=== 2 passed in 0.01s ===\n..\n=== 2 passed in 0.01s ===\n";
+        assert_eq!(
+            read(passed).map(|r| r.counts()).as_deref(),
+            Some("passed (several runs)")
+        );
         assert_eq!(
             read("F.\n=== 1 failed, 1 passed in 0.01s ===\n").map(|r| r.failed),
             Some(1)

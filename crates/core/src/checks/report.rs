@@ -41,6 +41,12 @@ pub enum Counted {
     /// Findings counted in the part of a clipped output that was kept: at
     /// least this many (see [`Report::read_from_part`]).
     FindingsAtLeast,
+    /// Several runs of one runner in one output (`tox` over two
+    /// environments, a loop), each with a summary of its own: whether one
+    /// failed is known, and the names it gave, not how many tests in all
+    /// (neither one run's count nor their sum is known to be the
+    /// command's). `failed` is 1 where one failed, else 0.
+    Runs,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,6 +85,26 @@ pub(super) fn push_finding(failures: &mut Vec<Failure>, at: &str, detail: Option
             name: at.to_owned(),
             detail: detail.map(str::to_owned),
         });
+    }
+}
+
+impl Report {
+    /// The report of several runs of one runner in one output, from those
+    /// read whole (`runs`, in output order) and the status of any other
+    /// (`failed_elsewhere`: a run whose status line is all that is left).
+    pub(super) fn of_runs(runs: &[Report], failed_elsewhere: bool) -> Report {
+        let mut failures = Vec::new();
+        for f in runs.iter().flat_map(|r| &r.failures) {
+            push(&mut failures, &f.name, f.detail.as_deref());
+        }
+        Report {
+            tool: runs.first().map_or("", |r| r.tool),
+            passed: None,
+            failed: usize::from(failed_elsewhere || runs.iter().any(|r| !r.ok())),
+            counted: Counted::Runs,
+            failures,
+            passes: Vec::new(),
+        }
     }
 }
 
@@ -133,7 +159,8 @@ impl Report {
         }
     }
 
-    /// `2 of 4 failed`, `4 passed`, `no tests ran`, `2 errors`, `no errors`.
+    /// `2 of 4 failed`, `4 passed`, `no tests ran`, `2 errors`, `no errors`,
+    /// `failed (several runs)`.
     pub fn counts(&self) -> String {
         match (self.counted, self.passed) {
             (Counted::Findings, _) => format!("{} finding{}", self.failed, if self.failed == 1 { "" } else { "s" }),
@@ -147,6 +174,8 @@ impl Report {
             (Counted::Tests, Some(0)) if self.failed == 0 => "no tests ran".to_owned(),
             (Counted::Tests, Some(passed)) if self.failed == 0 => format!("{passed} passed"),
             (Counted::Tests, Some(passed)) => format!("{} of {} failed", self.failed, self.failed + passed),
+            (Counted::Runs, _) if self.failed == 0 => "passed (several runs)".to_owned(),
+            (Counted::Runs, _) => "failed (several runs)".to_owned(),
             (Counted::Tests, None) if self.failed == 0 => "passed".to_owned(),
             (Counted::Tests, None) => format!("{} failed", self.failed),
         }

@@ -19,9 +19,7 @@ pub(super) fn unittest(lines: &[&str]) -> Option<Report> {
     let status = lines[ran + 1..].iter().find_map(|l| STATUS.captures(l))?;
     // An earlier run's status line (`tox` over two environments, its `Ran`
     // line clipped away): this count is one run's, not the command's.
-    if lines[..ran].iter().any(|l| STATUS.is_match(l)) {
-        return None;
-    }
+    let earlier = lines[..ran].iter().find_map(|l| STATUS.captures(l));
     let (mut failed, mut skipped) = (0, 0);
     for c in COUNT.captures_iter(status.get(2).map_or("", |m| m.as_str())) {
         match &c[1] {
@@ -41,13 +39,17 @@ pub(super) fn unittest(lines: &[&str]) -> Option<Report> {
             push(&mut failures, &c[1], detail);
         }
     }
-    Some(Report {
+    let report = Report {
         tool: "unittest",
         passed: Some(total.saturating_sub(failed + skipped)),
         failed,
         counted: Counted::Tests,
         failures,
         passes: Vec::new(),
+    };
+    Some(match earlier {
+        Some(earlier) => Report::of_runs(&[report], &earlier[1] == "FAILED"),
+        None => report,
     })
 }
 /// `=== 1 failed, 3 passed in 0.03s ===` (or bare, with `-q`), and

@@ -418,6 +418,7 @@ impl<'a> Scope<'a> {
         };
         let mut paths = Vec::new();
         let mut script_seen = false;
+        let mut verb = false;
         let mut subcommand = matches!(
             program,
             "go" | "cargo" | "npm" | "pnpm" | "yarn" | "bun" | "ruff" | "deno"
@@ -449,6 +450,13 @@ impl<'a> Scope<'a> {
             if subcommand {
                 scope.program.push(word);
                 subcommand = false;
+                // A subcommand with a verb of its own: `cargo nextest run`,
+                // `npm run test`; the verb is no path.
+                verb = true;
+                continue;
+            }
+            if std::mem::take(&mut verb) && matches!(word, "run" | "test" | "exec" | "list") {
+                scope.program.push(word);
                 continue;
             }
             // `make test SPEC=label`: a variable may select, like an

@@ -397,6 +397,16 @@ mod tests {
     #[test]
     fn a_wider_selection_covers_a_narrower_one() {
         assert!(covers("pytest", "pytest tests/test_a.py -k parse"));
+        // A subcommand's own verb is no path: a filter narrows the run.
+        assert!(covers(
+            "cd units && cargo nextest run",
+            "cd units && cargo nextest run parses_"
+        ));
+        assert!(!covers(
+            "cd units && cargo nextest run parses_",
+            "cd units && cargo nextest run"
+        ));
+        assert!(!covers("npm run test", "npm run lint"));
         assert!(covers("python -m pytest -q tests", "pytest tests/test_a.py"));
         assert!(covers("pytest -v", "pytest -q"));
         assert!(covers("python3 -m mypy --strict .", "mypy orders.py"));

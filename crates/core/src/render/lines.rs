@@ -66,8 +66,8 @@ pub(crate) fn call_line_naming(call: &ToolCall, details: usize) -> String {
                 (None, None) => {}
             }
         }
-        ToolStatus::Completed if call.unsettled().is_some() && call.said.masked_by.is_none() => {
-            let denied = call.said.denied_by.as_deref().unwrap_or_default();
+        ToolStatus::Completed if call.denied().is_some() => {
+            let denied = call.denied().unwrap_or_default();
             line.push_str(&format!(
                 " → exit 0, but the output says otherwise: {}",
                 clean_line(denied, 100)

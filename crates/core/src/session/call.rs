@@ -135,6 +135,13 @@ impl ToolCall {
             .or(self.said.denied_by.as_ref().map(|_| "the output"))
     }
 
+    /// The line of the output that denies a status of 0, where that is why
+    /// the call is [`Self::unsettled`].
+    pub fn denied(&self) -> Option<&str> {
+        let by_output = self.unsettled().is_some() && self.said.masked_by.is_none();
+        self.said.denied_by.as_deref().filter(|_| by_output)
+    }
+
     /// The command's own exit status: the one it printed of itself where
     /// the shell's was thrown away (`; echo "exit: $?"`), else the shell's.
     pub fn exit_code(&self) -> Option<i64> {

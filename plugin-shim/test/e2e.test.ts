@@ -172,8 +172,6 @@ test("with no sidecar running, the installed plugin starts one: the HUD comes wi
     stop();
     await prepared.model.stop();
   });
-  const serving = () =>
-    spawnSync("pgrep", ["-f", `evolve-hud serve --port ${port}`], { encoding: "utf8" }).stdout.split("\n").filter(Boolean);
   // Two OpenCode processes writing one SQLite database at once can fail
   // with "database is locked" (OpenCode's own race, not the plugin's): each
   // gets its own data folder. They share what finds the sidecar: the config
@@ -185,7 +183,7 @@ test("with no sidecar running, the installed plugin starts one: the HUD comes wi
   assert.equal(first.code, 0, first.output);
   assert.equal(second.code, 0, second.output);
   const logPath = join(prepared.env.XDG_STATE_HOME, "evolve-hud", "serve.log");
-  assert.equal(serving().length, 1, `exactly one sidecar serves the port\n${existsSync(logPath) ? readFileSync(logPath, "utf8") : "no log"}\n${first.output.slice(-3000)}`);
+  assert.equal(harness.serving(port).length, 1, `exactly one sidecar serves the port\n${existsSync(logPath) ? readFileSync(logPath, "utf8") : "no log"}\n${first.output.slice(-3000)}`);
   const main = prepared.model.requests.filter((r) => r.kind === "main");
   const withHud = main.map((r) => r.body.messages.some((m: any) => JSON.stringify(m).includes("<evolve-hud")));
   // A session's first request carries no tool result yet; every later one
@@ -200,7 +198,7 @@ test("with no sidecar running, the installed plugin starts one: the HUD comes wi
   const log = readFileSync(join(prepared.env.XDG_STATE_HOME, "evolve-hud", "serve.log"), "utf8");
   assert.match(log, /listening on http:\/\/127\.0\.0\.1:/);
   assert.match(stop().stdout, /stopped evolve-hud serve/);
-  assert.equal(serving().length, 0);
+  assert.deepEqual(harness.serving(port), [], "`evolve-hud stop` returned while the sidecar still ran");
 });
 
 test("auto-compaction: the summary request carries the sidecar's compaction text and no HUD", async (t) => {

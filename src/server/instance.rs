@@ -114,7 +114,10 @@ pub fn running(port: u16) -> Option<u32> {
     }
 }
 
-/// Stops the server on `port`: SIGTERM, then up to 10 s for it to end.
+/// Stops the server on `port`: SIGTERM, then up to 10 s for the process to
+/// end. The lock goes before the process does (its model and runtime are
+/// freed after), and whoever runs `stop` may next replace the binary or
+/// count processes: the wait is for the process.
 pub fn stop(port: u16) -> anyhow::Result<String> {
     let Some(pid) = running(port) else {
         return Ok(format!("no evolve-hud serve is running on port {port}"));
@@ -125,13 +128,14 @@ pub fn stop(port: u16) -> anyhow::Result<String> {
 it was not signalled"
         );
     }
+    let started = proc_stat(pid).map_or(0, |(_, at)| at);
     let pid_t = libc::pid_t::try_from(pid).context("process id out of range")?;
     // SAFETY: kill(2) with a process id and a signal number has no memory effects.
     if unsafe { libc::kill(pid_t, libc::SIGTERM) } != 0 {
         return Err(std::io::Error::last_os_error()).with_context(|| format!("signalling process {pid}"));
     }
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while running(port).is_some() {
+    while running(port).is_some() || !ended(pid, started) {
         if std::time::Instant::now() > deadline {
             anyhow::bail!("process {pid} on port {port} did not stop within 10 s");
         }
@@ -146,6 +150,30 @@ it was not signalled"
             Err(_) => "; the OpenCode plugin may start it again at its next step",
         }
     ))
+}
+
+/// Process `pid`'s state letter and start time (in clock ticks after boot),
+/// from `/proc/PID/stat`; `None` once it is gone.
+fn proc_stat(pid: u32) -> Option<(char, u64)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields follow the command's name, which is in parentheses and may
+    // itself hold any character: the state first, the start time 20th.
+    let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    Some((state, fields.nth(18)?.parse().ok()?))
+}
+
+/// Whether the process that was `pid` when it started at `started` has
+/// ended: gone (or its id taken by another process), or a zombie whose
+/// threads have all ended, left for its parent to reap.
+fn ended(pid: u32, started: u64) -> bool {
+    match proc_stat(pid) {
+        Some((state, at)) if at == started => {
+            matches!(state, 'Z' | 'X')
+                && std::fs::read_dir(format!("/proc/{pid}/task")).map_or(true, |tasks| tasks.count() <= 1)
+        }
+        _ => true,
+    }
 }
 
 /// Where `stop` records that the user stopped the sidecar of `port`: the

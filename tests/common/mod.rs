@@ -221,6 +221,18 @@ impl Server {
         server
     }
 
+    /// Its exit status, once the process has ended and within `limit`.
+    pub fn exited_within(&mut self, limit: std::time::Duration) -> Option<ExitStatus> {
+        let deadline = std::time::Instant::now() + limit;
+        loop {
+            let status = self.child.try_wait().expect("asking whether the server ended");
+            if status.is_some() || std::time::Instant::now() > deadline {
+                return status;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
     /// The port it listens on.
     pub fn port(&self) -> u16 {
         self.base

@@ -756,7 +756,7 @@ async fn the_official_openai_client_works() {
 fn a_second_server_on_a_port_leaves_and_stop_ends_the_first() {
     let free = common::free_port();
     let port = free.to_string();
-    let _first = Server::start_on(free, &[]);
+    let mut first = Server::start_on(free, &[]);
     let started = std::time::Instant::now();
     let second = common::command()
         .args([
@@ -780,6 +780,12 @@ fn a_second_server_on_a_port_leaves_and_stop_ends_the_first() {
         .expect("running stop");
     assert!(stop.status.success(), "{stop:?}");
     assert!(String::from_utf8_lossy(&stop.stdout).contains("stopped evolve-hud serve"));
+    // `stop` returns once the process has ended; its parent (this test)
+    // reaps it the moment the last of its threads is gone.
+    assert!(
+        first.exited_within(std::time::Duration::from_secs(2)).is_some(),
+        "`stop` returned while the process still ran"
+    );
     let again = common::command()
         .args(["stop", "--port", &port])
         .output()

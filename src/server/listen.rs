@@ -37,6 +37,14 @@ pub const UNPROVEN_LIFETIME: Duration = Duration::from_secs(10);
 /// the request it is answering.
 const UNPROVEN_GRACE: Duration = Duration::from_secs(2);
 
+/// How long, at a shutdown, a connection accepted but not yet asked
+/// anything waits for its first request. A client sends it right after
+/// connecting; closing such a connection at once would fail a request the
+/// kernel already took in (as at a restart in place, where the next
+/// sidecar answers every connection the old one did not accept). Within
+/// [`super::DRAIN`].
+const FIRST_REQUEST_GRACE: Duration = Duration::from_millis(500);
+
 /// Descriptors kept for everything but client connections: the model file,
 /// the log, the engine's connections, the lock.
 const RESERVED_FDS: u64 = 128;
@@ -371,9 +379,15 @@ async fn accept(
         let (app, table, shutdown, ended) = (app.clone(), table.clone(), shutdown.clone(), ended.clone());
         tokio::spawn(async move {
             let _ = stream.set_nodelay(true);
+            // Whether a request has come on this connection, and its signal.
+            let asked = Arc::new(AtomicBool::new(false));
+            let first = Arc::new(tokio::sync::Notify::new());
             let service = {
-                let conn = conn.clone();
+                let (conn, asked, first) = (conn.clone(), asked.clone(), first.clone());
                 hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
+                    if !asked.swap(true, Ordering::Relaxed) {
+                        first.notify_one();
+                    }
                     request.extensions_mut().insert(conn.clone());
                     tower::ServiceExt::oneshot(app.clone(), request)
                 })
@@ -395,11 +409,36 @@ async fn accept(
             let mut unproven = std::pin::pin!(unproven);
             let mut expired = false;
             let mut closing = false;
+            // At a shutdown, a connection not yet asked anything closes once
+            // its first request has come (and been answered), or after
+            // FIRST_REQUEST_GRACE.
+            let awaiting = tokio::time::sleep(Duration::ZERO);
+            let mut awaiting = std::pin::pin!(awaiting);
+            let mut awaiting_first = false;
+            let mut stopping = false;
             loop {
                 tokio::select! {
                     _ = connection.as_mut() => break,
                     () = close.cancelled() => break,
-                    () = shutdown.cancelled(), if !closing => {
+                    () = shutdown.cancelled(), if !stopping => {
+                        stopping = true;
+                        if closing {
+                            // Already closing: its lifetime ended.
+                        } else if asked.load(Ordering::Relaxed) {
+                            connection.as_mut().graceful_shutdown();
+                            closing = true;
+                        } else {
+                            awaiting_first = true;
+                            awaiting.as_mut().reset(tokio::time::Instant::now() + FIRST_REQUEST_GRACE);
+                        }
+                    }
+                    () = first.notified(), if awaiting_first => {
+                        awaiting_first = false;
+                        connection.as_mut().graceful_shutdown();
+                        closing = true;
+                    }
+                    () = awaiting.as_mut(), if awaiting_first => {
+                        awaiting_first = false;
                         connection.as_mut().graceful_shutdown();
                         closing = true;
                     }
@@ -409,6 +448,7 @@ async fn accept(
                             break;
                         }
                         expired = true;
+                        awaiting_first = false;
                         if !closing {
                             connection.as_mut().graceful_shutdown();
                             closing = true;
@@ -432,6 +472,36 @@ mod tests {
             proven: Arc::new(AtomicBool::new(proven)),
             close: CancellationToken::new(),
         }
+    }
+
+    /// A connection accepted just before a shutdown (a restart in place)
+    /// whose request comes right after is answered, not closed unasked.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_connection_accepted_before_a_shutdown_gets_its_first_answer() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listeners = Listeners::bind("127.0.0.1:0".parse().expect("an address"))
+            .await
+            .expect("a free port");
+        let address = listeners.local_addr().expect("bound");
+        let app = Router::new().route("/", axum::routing::get(|| async { "answered" }));
+        let shutdown = CancellationToken::new();
+        let served = tokio::spawn(serve(listeners, app, false, shutdown.clone()));
+        let mut client = tokio::net::TcpStream::connect(address).await.expect("connecting");
+        // On this one thread, the server accepts while the test waits.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        shutdown.cancel();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        client
+            .write_all(b"GET / HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+            .await
+            .expect("sending the request");
+        let mut answer = String::new();
+        client.read_to_string(&mut answer).await.expect("reading the answer");
+        assert!(
+            answer.starts_with("HTTP/1.1 200") && answer.ends_with("answered"),
+            "{answer:?}"
+        );
+        served.await.expect("the server ends");
     }
 
     #[test]

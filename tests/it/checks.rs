@@ -9,7 +9,8 @@
 //! harness (prove through `npm run`), Python's doctest through make, raco
 //! test and HUnit through make (neither known by name), Guile's SRFI-64
 //! in DejaGnu's words, and
-//! `path:line:col: message` lines of flake8 and pylint.
+//! `path:line:col: message` lines of flake8 and pylint, and Ant 1.10's
+//! `<junit>` task.
 
 use evolve_hud::hud::checks::{read, Counted, Failure, Report};
 
@@ -358,6 +359,44 @@ fn xunit_summaries() {
     assert_eq!((r.tool, r.passed, r.failed), ("xunit", Some(2), 2));
     let r = report("java-own-runner-passed.txt");
     assert_eq!((r.tool, r.counts().as_str()), ("xunit", "4 passed"));
+    // Ant 1.10's `<junit>` over two classes (3 tests, 1 failed; 4 tests, 2
+    // failed), each class's `Tests run: …, Time elapsed: …` line printed
+    // twice and no total: neither a class's count nor a sum is the run's.
+    let r = report("ant-junit-2-classes-3-failed.txt");
+    assert_eq!(
+        (r.counted, r.failed, r.counts().as_str()),
+        (Counted::Runs, 1, "failed (several runs)")
+    );
+    assert_eq!(
+        r.failures,
+        [
+            failure(
+                "keepsEmptyLastField(text.CsvLineTest)",
+                "expected:<[a, b, ]> but was:<[a, b]>"
+            ),
+            failure("acceptsIsbn13(text.IsbnTest)", "junit.framework.AssertionFailedError"),
+            failure(
+                "acceptsIsbn10WithCheckDigitX(text.IsbnTest)",
+                "check digit X stands for 10"
+            ),
+        ]
+    );
+    // One class, its line printed twice in a row: that class's count is
+    // the run's.
+    let class = classes_of_one(&fixture("ant-junit-2-classes-3-failed.txt"));
+    assert_eq!(read(&class).expect("read").counts(), "1 of 3 failed");
+    // A total after the classes' lines (Maven Surefire's `Results:`) is the
+    // run's count.
+    let classes = fixture("ant-junit-2-classes-3-failed.txt");
+    let total = format!("{classes}\nResults:\n\nTests run: 7, Failures: 3, Errors: 0, Skipped: 0\n");
+    let r = read(&total).expect("read");
+    assert_eq!(r.counts(), "3 of 7 failed");
+}
+
+/// The lines of an Ant run up to the second class it ran.
+fn classes_of_one(run: &str) -> String {
+    let second = run.find("[junit] Running text.IsbnTest").expect("a second class");
+    run[..second].to_owned()
 }
 
 /// Summaries no rule was written for, read by their shape, from real runs

@@ -1236,3 +1236,43 @@ fn a_status_of_0_that_the_output_denies_is_no_pass() {
     );
     assert!(text.contains("✓ bash `grep -rn 'test failed' inst`"), "{text}");
 }
+
+/// `git bisect run` runs the check on other commits (git 2.47 over pytest
+/// 9, a real output): the failing run in it is of a commit it tried, not of
+/// the files now, and its status is the bisect's. It neither fails nor
+/// passes the check, and the line shown is where it ended.
+#[test]
+fn a_bisect_reports_on_other_commits_not_on_the_files_now() {
+    let bisect = output_fixture("git-bisect-run-pytest.txt");
+    let run = |command: &str| json!({ "command": command, "description": "test" });
+    let failed = "FAILED tests/test_units.py::test_format_megabytes - AssertionError\n1 failed, 6 passed in 0.07s\n";
+    let text = hud(&merged(&[
+        tool_message(
+            1,
+            "bash",
+            run("python -m pytest -q tests/"),
+            "completed",
+            failed,
+            Some(1),
+        ),
+        tool_message(
+            2,
+            "bash",
+            run("git bisect run python -m pytest -q tests/"),
+            "completed",
+            &bisect,
+            Some(0),
+        ),
+    ]));
+    assert!(
+        text.contains("✓ bash `git bisect run python -m pytest -q tests/` (54 lines; bisect found first bad commit)"),
+        "{text}"
+    );
+    assert!(!text.contains("several runs"), "{text}");
+    assert!(
+        text.contains(
+            "bash `python -m pytest -q tests/` exited 1 (pytest 1 of 7 failed: test_format_megabytes); no pass since"
+        ),
+        "{text}"
+    );
+}

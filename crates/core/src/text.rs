@@ -164,18 +164,27 @@ impl Clipped {
     /// runner's stated reason (`Incomplete: fit() or fdescribe() was found`
     /// under `1 spec, 0 failures`).
     pub fn key_line(&self) -> Option<&str> {
-        let last = |keep: &dyn Fn(&str) -> bool| {
-            self.tail
-                .lines()
-                .rev()
-                .chain(self.head.lines().rev())
-                .map(|l| as_shown(l).trim())
-                .find(|l| !l.is_empty() && keep(l))
-        };
         self.failure_line()
-            .or_else(|| last(&|l| !explains_nothing(l)))
-            .or_else(|| last(&|l| !says_nothing(l) && !fixed_line(l)))
-            .or_else(|| last(&|_| true))
+            .or_else(|| self.last_told())
+            .or_else(|| self.last_kept(|l| !says_nothing(l) && !fixed_line(l)))
+            .or_else(|| self.last_kept(|_| true))
+    }
+
+    /// The last kept line that tells something beyond a summary or a
+    /// banner: where a run ended (`… is the first bad commit`).
+    pub fn last_told(&self) -> Option<&str> {
+        self.last_kept(|l| !explains_nothing(l))
+    }
+
+    /// The last kept line, as shown and trimmed, that is not empty and that
+    /// `keep` takes.
+    fn last_kept(&self, keep: impl Fn(&str) -> bool) -> Option<&str> {
+        self.tail
+            .lines()
+            .rev()
+            .chain(self.head.lines().rev())
+            .map(|l| as_shown(l).trim())
+            .find(|l| !l.is_empty() && keep(l))
     }
 
     /// The line of [`Self::key_line`] that says what failed: a crash

@@ -50,7 +50,6 @@ pub(super) fn xunit(lines: &[&str]) -> Option<Report> {
         LazyLock::new(|| re(r"^Tests: (\d+), Assertions: \d+((?:, [A-Z][a-z]+: \d+)*)\.$"));
     static PHP_COUNT: LazyLock<Regex> = LazyLock::new(|| re(r"(Errors|Failures|Skipped|Incomplete|Risky): (\d+)"));
     static OK: LazyLock<Regex> = LazyLock::new(|| re(r"^OK \((\d+) tests?(?:, \d+ assertions?)?\)$"));
-    static JUPITER: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*JUnit (?:Jupiter|Vintage|Platform Suite):(.+)$"));
     // The shape alone is any xUnit runner's (a home-made one prints `Tests
     // run: 4, Failures: 2` too): JUnit only where it says so, on every run
     // alike, pass or fail (JUnit 4's `JUnit version` header, Surefire's banner).
@@ -70,9 +69,50 @@ pub(super) fn xunit(lines: &[&str]) -> Option<Report> {
         }
         ("junit", ok, failed)
     } else if let Some(c) = lines.iter().rev().find_map(|l| RUN.captures(l.trim())) {
-        let failed = num(&c[2]) + c.get(3).map_or(0, |m| num(m.as_str()));
-        let skipped = c.get(4).map_or(0, |m| num(m.as_str()));
-        (xunit, num(&c[1]).saturating_sub(failed + skipped), failed)
+        let counts = |c: &regex::Captures| {
+            let failed = num(&c[2]) + c.get(3).map_or(0, |m| num(m.as_str()));
+            let skipped = c.get(4).map_or(0, |m| num(m.as_str()));
+            (num(&c[1]).saturating_sub(failed + skipped), failed)
+        };
+        // A line with its time (`Time elapsed: 0.07 sec`) is one test
+        // class's; the whole run's total (Surefire's `Results:`, JUnit 4's
+        // runner) has none. With no total, several classes' lines (Ant's
+        // `<junit>`, which may print each twice) say whether one failed,
+        // and no count: neither one class's count nor their sum is known to
+        // be the command's. A line printed twice in a row (Ant's summary,
+        // then its formatter's) is one class's.
+        let per_class = |l: &&&str| l.contains("Time elapsed");
+        let runs: Vec<regex::Captures> = lines
+            .iter()
+            .enumerate()
+            .filter(|&(i, l)| i == 0 || lines[i - 1] != *l)
+            .filter_map(|(_, l)| RUN.captures(l.trim()))
+            .collect();
+        match lines
+            .iter()
+            .rev()
+            .filter(|l| !per_class(l))
+            .find_map(|l| RUN.captures(l.trim()))
+        {
+            Some(total) => {
+                let (passed, failed) = counts(&total);
+                (xunit, passed, failed)
+            }
+            None if runs.len() > 1 => {
+                return Some(Report {
+                    tool: xunit,
+                    passed: None,
+                    failed: usize::from(runs.iter().any(|c| counts(c).1 > 0)),
+                    counted: Counted::Runs,
+                    failures: xunit_failures(lines),
+                    passes: Vec::new(),
+                });
+            }
+            None => {
+                let (passed, failed) = counts(&c);
+                (xunit, passed, failed)
+            }
+        }
     } else if let Some(c) = lines.iter().rev().find_map(|l| PHPUNIT.captures(l.trim())) {
         let (mut failed, mut skipped) = (0, 0);
         for k in PHP_COUNT.captures_iter(&c[2]) {
@@ -91,6 +131,23 @@ pub(super) fn xunit(lines: &[&str]) -> Option<Report> {
         };
         (tool, num(&c[1]), 0)
     };
+    Some(Report {
+        tool,
+        passed: Some(passed),
+        failed,
+        counted: Counted::Tests,
+        failures: xunit_failures(lines),
+        passes: Vec::new(),
+    })
+}
+
+/// The failures an xUnit report names: JUnit 5's `Failures (N):` section,
+/// the numbered blocks (`1) testAdd(CalcTest)`), or JUnit's plain and brief
+/// formatters' `Testcase: name(Class): FAILED` (Ant's `<junit>`).
+fn xunit_failures(lines: &[&str]) -> Vec<Failure> {
+    static JUPITER: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*JUnit (?:Jupiter|Vintage|Platform Suite):(.+)$"));
+    static TESTCASE: LazyLock<Regex> =
+        LazyLock::new(|| re(r"^(?:\[\w+\]\s+)?Testcase: (.+?):\s+(?:FAILED|Caused an ERROR)$"));
     let mut failures = Vec::new();
     // JUnit 5: the `Failures (N):` section.
     for (i, l) in lines.iter().enumerate() {
@@ -110,14 +167,19 @@ pub(super) fn xunit(lines: &[&str]) -> Option<Report> {
             Some((name, i + 1))
         });
     }
-    Some(Report {
-        tool,
-        passed: Some(passed),
-        failed,
-        counted: Counted::Tests,
-        failures,
-        passes: Vec::new(),
-    })
+    for (i, l) in lines.iter().enumerate() {
+        if let Some(c) = TESTCASE.captures(l.trim()) {
+            // The message under it, as the formatter prints it: `[junit]
+            // expected:<…>`, or the exception's line where it has none.
+            let detail = lines[i + 1..]
+                .iter()
+                .take(3)
+                .map(|l| l.trim().trim_start_matches("[junit]").trim())
+                .find(|l| crate::text::has_words(l) && *l != "null" && !l.starts_with("at "));
+            push(&mut failures, &c[1], detail);
+        }
+    }
+    failures
 }
 
 /// RSpec: `3 examples, 1 failure` (`, 2 pending`), `rspec ./spec/cart_spec.rb:12

@@ -174,6 +174,36 @@ pub fn runs_others(command: &str) -> bool {
     task_runner(shell::basename(program)) || shell_script || script(program)
 }
 
+/// Whether `command`'s checked step runs a check on other versions of the
+/// code than the working tree's: `git bisect run pytest` (on each commit it
+/// tries), `git rebase --exec 'make test'` (on each commit it replays).
+/// What those runs reported is of those commits, not of the files now.
+pub fn checks_other_versions(command: &str) -> bool {
+    let words = checked_words(command);
+    if words.first().is_none_or(|p| shell::basename(p) != "git") {
+        return false;
+    }
+    // git's own options before the subcommand: `-C dir`, `-c key=value`.
+    let mut rest = words[1..].iter().map(String::as_str);
+    let subcommand = loop {
+        match rest.next() {
+            Some("-C" | "-c" | "--git-dir" | "--work-tree") => {
+                rest.next();
+            }
+            Some(w) if w.starts_with('-') => {}
+            other => break other,
+        }
+    };
+    let rest: Vec<&str> = rest.collect();
+    match subcommand {
+        Some("bisect") => rest.first() == Some(&"run"),
+        Some("rebase") => rest
+            .iter()
+            .any(|w| *w == "-x" || *w == "--exec" || w.starts_with("--exec=") || (w.starts_with("-x") && w.len() > 2)),
+        _ => false,
+    }
+}
+
 /// Whether `command`'s checked step builds: a build or task runner, a
 /// compiler, or a toolchain's build command (`cmake --build`, `cargo
 /// build`, `go build`). What its output says beyond its exit status is the
@@ -375,9 +405,32 @@ mod tests {
                 checks_passed(text),
                 exit_program(text),
                 benign_exit(text, 1),
+                checks_other_versions(text),
             );
         }
         assert_eq!(exit_program("日本 && 語 | grep 語").as_deref(), Some("grep"));
+    }
+
+    #[test]
+    fn a_bisect_or_a_rebase_that_runs_a_check_runs_it_on_other_commits() {
+        for command in [
+            "git bisect run python -m pytest -q tests/",
+            "cd app && git -C lib bisect run make test",
+            "git rebase -i --exec 'make test' main",
+            "git rebase -x 'cargo test' HEAD~3",
+            "git rebase --exec='npm test' main",
+        ] {
+            assert!(checks_other_versions(command), "{command}");
+        }
+        for command in [
+            "git bisect start HEAD v0.1",
+            "git bisect good",
+            "git rebase main",
+            "python -m pytest -q tests/",
+            "make bisect run",
+        ] {
+            assert!(!checks_other_versions(command), "{command}");
+        }
     }
 
     #[test]

@@ -126,7 +126,13 @@ pub(crate) fn call_line_naming(call: &ToolCall, details: usize) -> String {
                 // rest, without saying how many the command printed.
                 let over = if out.cut_by_client() { "over " } else { "" };
                 line.push_str(&format!(" ({over}{} lines", out.lines));
-                if let Some(s) = out.salient() {
+                // A bisect's or a rebase's output holds checks of other
+                // commits: what it found is where it ended.
+                let other_versions = call
+                    .command
+                    .as_deref()
+                    .is_some_and(crate::command::checks_other_versions);
+                if let Some(s) = if other_versions { out.last_told() } else { out.salient() } {
                     line.push_str(&format!("; {}", clean_line(s, 80)));
                 }
                 line.push(')');

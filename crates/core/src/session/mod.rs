@@ -330,16 +330,23 @@ impl SessionState {
         // The runner's summary and failures from the whole output where the
         // sidecar has it (a long failing run names its failures in the
         // middle); from what the plugin kept where it clipped the output.
+        // None from runs of other commits (`git bisect run`).
         let mut report = match (&output, state.output.as_deref()) {
-            (Some(kept), Some(whole)) if command.is_some() => match state.clipped {
-                Some(_) => super::checks::read(&kept.kept_text()).map(|mut r| {
-                    if kept.kept_lines().count() < kept.lines {
-                        r.read_from_part();
-                    }
-                    r
-                }),
-                None => super::checks::read(whole),
-            },
+            (Some(kept), Some(whole))
+                if command
+                    .as_deref()
+                    .is_some_and(|c| !crate::command::checks_other_versions(c)) =>
+            {
+                match state.clipped {
+                    Some(_) => super::checks::read(&kept.kept_text()).map(|mut r| {
+                        if kept.kept_lines().count() < kept.lines {
+                            r.read_from_part();
+                        }
+                        r
+                    }),
+                    None => super::checks::read(whole),
+                }
+            }
             _ => None,
         };
         if let Some(report) = &mut report {

@@ -393,6 +393,15 @@ fn xunit_summaries() {
     assert_eq!(r.counts(), "3 of 7 failed");
 }
 
+/// Erlang's common_test 1.23 (`ct_run`): `TEST COMPLETE, 2 ok, 3 failed of
+/// 5 test cases`, after `TEST INFO: 1 test(s), 5 case(s) in 1 suite(s)`
+/// and a `*** FAILED test case 3 of 5 ***` line per failure.
+#[test]
+fn common_test_counts() {
+    let r = report("common-test-3-failed.txt");
+    assert_eq!((r.passed, r.failed, r.counts().as_str()), (Some(2), 3, "3 of 5 failed"));
+}
+
 /// The lines of an Ant run up to the second class it ran.
 fn classes_of_one(run: &str) -> String {
     let second = run.find("[junit] Running text.IsbnTest").expect("a second class");
@@ -446,7 +455,10 @@ fn rspec_and_minitest_summaries() {
         r.failures[0],
         failure("Inventory#add adds up repeated skus", "expected: 5, got: 3")
     );
-    assert_eq!(report("rspec-passed.txt").counts(), "4 passed");
+    assert_eq!(report("rspec-passed.txt").label(), "rspec 4 passed");
+    // Hspec 2.8 through make counts in RSpec's words and is no RSpec.
+    let r = report("hspec-make-4-failed.txt");
+    assert_eq!(r.label(), "4 of 8 failed");
     // Through `rake test`, whose own `rake aborted!` follows.
     let r = report("minitest-rake-3-failed.txt");
     assert_eq!((r.tool, r.passed, r.failed), ("minitest", Some(1), 3));

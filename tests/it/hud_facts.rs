@@ -1276,3 +1276,24 @@ fn a_bisect_reports_on_other_commits_not_on_the_files_now() {
         "{text}"
     );
 }
+
+/// A run that `timeout` killed (124) shows only the tests that passed
+/// before it hung (xargs over shell test scripts, a real output): the HUD
+/// says it timed out, and no test's pass is given as why it failed.
+#[test]
+fn a_run_that_timeout_killed_says_so_and_no_pass_is_its_reason() {
+    let command = json!({ "command": "ls tests/*.sh | timeout 5 xargs -n1 bash", "description": "test" });
+    let text = hud(&merged(&[tool_message(
+        1,
+        "bash",
+        command,
+        "completed",
+        "PASS retry_stops_at_first_success\n",
+        Some(124),
+    )]));
+    assert!(
+        text.contains("✗ bash `ls tests/*.sh | timeout 5 xargs -n1 bash` → exit 124 (timed out)\n"),
+        "{text}"
+    );
+    assert!(!text.contains(": PASS"), "{text}");
+}

@@ -166,14 +166,16 @@ impl Clipped {
     pub fn key_line(&self) -> Option<&str> {
         self.failure_line()
             .or_else(|| self.last_told())
-            .or_else(|| self.last_kept(|l| !says_nothing(l) && !fixed_line(l)))
-            .or_else(|| self.last_kept(|_| true))
+            .or_else(|| self.last_kept(|l| !says_nothing(l) && !fixed_line(l) && !reports_a_pass(l)))
+            .or_else(|| self.last_kept(|l| !reports_a_pass(l)))
     }
 
-    /// The last kept line that tells something beyond a summary or a
-    /// banner: where a run ended (`… is the first bad commit`).
+    /// The last kept line that tells something beyond a summary, a banner
+    /// or one test's pass: where a run ended (`… is the first bad commit`).
+    /// A test's pass tells nothing of why a run failed (a run that
+    /// `timeout` killed shows only the tests that passed before).
     pub fn last_told(&self) -> Option<&str> {
-        self.last_kept(|l| !explains_nothing(l))
+        self.last_kept(|l| !explains_nothing(l) && !reports_a_pass(l))
     }
 
     /// The last kept line, as shown and trimmed, that is not empty and that
@@ -223,6 +225,21 @@ impl Clipped {
             .find(|l| warns(l) && l.contains(" generated ") && l.chars().any(|c| c.is_ascii_digit()))
             .or_else(|| told.iter().copied().find(|l| LineSays::of(l).error_word() || warns(l)))
     }
+}
+
+/// A line that states that one test or check passed: it heads no failure.
+/// The verdict leads or ends the line, bare or framed (`ok 1 …`, `PASS …`,
+/// `[       OK ] Ring.Full (0 ms)`, `… ... ok`, `Format Short Duration   |
+/// PASS |`).
+pub fn reports_a_pass(line: &str) -> bool {
+    static FRAMED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?i)^\[\s*(?:ok|pass(?:ed)?)\s*\]|[\s|:\[(]\s*(?:ok|pass(?:ed)?)\s*[|\])]?$")
+            .expect("a valid pattern")
+    });
+    let l = line.trim();
+    ["ok ", "PASS ", "PASSED ", "✓", "✔"].iter().any(|p| l.starts_with(p))
+        || [" ok", " PASSED", " passed", "... ok"].iter().any(|s| l.ends_with(s))
+        || FRAMED.is_match(l)
 }
 
 /// A line without the process marker a tool puts before each line of its

@@ -182,7 +182,8 @@ fn xunit_failures(lines: &[&str]) -> Vec<Failure> {
     failures
 }
 
-/// RSpec: `3 examples, 1 failure` (`, 2 pending`), `rspec ./spec/cart_spec.rb:12
+/// RSpec and runners that count in its words (Hspec): `3 examples, 1
+/// failure` (`, 2 pending`), `rspec ./spec/cart_spec.rb:12
 /// # Cart#total applies the discount`, and the numbered block's
 /// `Failure/Error:` and `expected` lines.
 pub(super) fn rspec(lines: &[&str]) -> Option<Report> {
@@ -214,8 +215,14 @@ pub(super) fn rspec(lines: &[&str]) -> Option<Report> {
         });
         push(&mut failures, name, detail.as_deref());
     }
+    // Other runners count in RSpec's words (Hspec: `8 examples, 4
+    // failures`): RSpec only where it says so, pass or fail (`Finished in
+    // 0.01 seconds (files took 0.1 seconds to load)`, `rspec ./spec/…`).
+    let own = lines
+        .iter()
+        .any(|l| (l.contains("(files took ") && l.contains(" to load)")) || RERUN.is_match(l.trim()));
     Some(Report {
-        tool: "rspec",
+        tool: if own { "rspec" } else { "" },
         passed: Some(examples.saturating_sub(num(&c[2]) + pending)),
         failed,
         counted: Counted::Tests,
@@ -538,6 +545,13 @@ pub(super) fn counts(lines: &[&str]) -> Option<Report> {
                         named = named.max(Some(r));
                     }
                     (None, Some(t)) => add(t, num(n.as_str())),
+                    // `3 failed of 5 test cases` (common_test): the word
+                    // after the count says how they went.
+                    (Some(Some(t @ (Tally::Failed | Tally::Passed | Tally::Skipped))), None) => {
+                        add(t, num(n.as_str()));
+                    }
+                    // `of 5 test cases`: a total in two words.
+                    (Some(Some(Tally::Total(r))), Some(Tally::Total(_))) => add(Tally::Total(r), num(n.as_str())),
                     _ => {}
                 }
             } else if let (Some(noun), Some(n)) = (c.get(4), c.get(5)) {

@@ -21,6 +21,17 @@ pub fn exit_program(command: &str) -> Option<String> {
     words(last).into_iter().next()
 }
 
+/// Whether `exit` is `timeout`'s status for a command it killed (124):
+/// `timeout 60 pytest`, `ls tests/*.sh | timeout 5 xargs -n1 bash`.
+pub fn killed_by_timeout(command: &str, exit: i64) -> bool {
+    // The stage as written: `words` reads past `timeout` to what it runs.
+    let last_stage = steps(command).last().and_then(|s| stages(s).last().copied());
+    exit == 124
+        && last_stage
+            .and_then(|s| s.split_whitespace().next())
+            .is_some_and(|p| shell::basename(p) == "timeout")
+}
+
 /// Whether the shell's exit status for `command` is an output filter's
 /// (`… 2>&1 | tail -3`): then it says nothing of the command before it.
 pub fn exit_is_a_filters(command: &str) -> bool {
@@ -406,6 +417,7 @@ mod tests {
                 exit_program(text),
                 benign_exit(text, 1),
                 checks_other_versions(text),
+                killed_by_timeout(text, 124),
             );
         }
         assert_eq!(exit_program("日本 && 語 | grep 語").as_deref(), Some("grep"));

@@ -128,7 +128,7 @@ fn owns(name: &str, lines: &[&str], at: usize) -> bool {
     let Some(head) = above.chain(below).find(|&i| lines[i].contains(name)) else {
         return false;
     };
-    if reports_a_pass(lines[head]) {
+    if crate::text::reports_a_pass(lines[head]) {
         return false;
     }
     let head_shape = shape(lines[head]);
@@ -148,21 +148,6 @@ fn option_like(name: &str) -> bool {
         regex::Regex::new(r"^(?:--?[A-Za-z][\w-]*(?:=\S*)?|[A-Za-z][\w-]*=\S*)$").expect("a valid pattern")
     });
     OPTION.is_match(name)
-}
-
-/// A line that states that one test or check passed: it heads no failure.
-/// The verdict leads or ends the line, bare or framed (`ok 1 …`, `PASS …`,
-/// `[       OK ] Ring.Full (0 ms)`, `… ... ok`, `Format Short Duration   |
-/// PASS |`).
-fn reports_a_pass(line: &str) -> bool {
-    static FRAMED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"(?i)^\[\s*(?:ok|pass(?:ed)?)\s*\]|[\s|:\[(]\s*(?:ok|pass(?:ed)?)\s*[|\])]?$")
-            .expect("a valid pattern")
-    });
-    let l = line.trim();
-    ["ok ", "PASS ", "PASSED ", "✓", "✔"].iter().any(|p| l.starts_with(p))
-        || [" ok", " PASSED", " passed", "... ok"].iter().any(|s| l.ends_with(s))
-        || FRAMED.is_match(l)
 }
 
 /// A line's form without its words: `In check.sh line 8:` and `In

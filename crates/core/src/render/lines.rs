@@ -108,8 +108,8 @@ pub(crate) fn call_line_naming(call: &ToolCall, details: usize) -> String {
                 line.push_str(&format!(" → exit {exit} ({meaning})"));
             } else if let Some(exit) = call.exit_code().filter(|&e| e != 0).or(call.failed().then_some(0)) {
                 line.push_str(&format!(" → exit {exit}"));
-                if let Some(signal) = signal_of(exit) {
-                    line.push_str(&format!(" ({signal})"));
+                if let Some(why) = signal_of(exit).or_else(|| timed_out(call, exit)) {
+                    line.push_str(&format!(" ({why})"));
                 }
                 if let Some(key) = call.output.as_ref().and_then(|o| o.key_line()) {
                     line.push_str(&format!(": {}", clean_line(key, 100)));
@@ -190,6 +190,15 @@ fn signal_of(exit: i64) -> Option<&'static str> {
         139 => "SIGSEGV",
         _ => return None,
     })
+}
+
+/// `timed out` where the status is `timeout`'s own for a command it
+/// killed.
+fn timed_out(call: &ToolCall, exit: i64) -> Option<&'static str> {
+    call.command
+        .as_deref()
+        .is_some_and(|c| command::killed_by_timeout(c, exit))
+        .then_some("timed out")
 }
 
 /// [`report_line`] of a call's report, with what made the run partial when

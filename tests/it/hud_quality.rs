@@ -59,9 +59,10 @@ async fn no_false_or_stale_statement_and_no_missing_fact_on_the_known_formats() 
 }
 
 /// The held-out sessions hold outputs no parser knows: the model is asked
-/// about them.
+/// about them. In three parts, each well inside the test time limit on a
+/// 2-core machine (47 sessions took 174 s and 141 s in two).
 async fn held_out_part(part: usize) {
-    let held_out = replay(true, part, 2).await;
+    let held_out = replay(true, part, 3).await;
     assert!(held_out.asked > 0, "the model is asked");
 }
 
@@ -73,6 +74,11 @@ async fn no_false_or_stale_statement_on_the_held_out_sessions_part_1() {
 #[tokio::test]
 async fn no_false_or_stale_statement_on_the_held_out_sessions_part_2() {
     held_out_part(1).await;
+}
+
+#[tokio::test]
+async fn no_false_or_stale_statement_on_the_held_out_sessions_part_3() {
+    held_out_part(2).await;
 }
 
 /// The session files hold together: every script was captured (its

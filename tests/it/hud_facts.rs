@@ -181,6 +181,18 @@ fn tool_message(i: usize, tool: &str, input: Value, status: &str, output: &str, 
     })
 }
 
+/// A completed shell call: `command` run, `output` printed, `exit` its status.
+fn bash_run(i: usize, command: &str, output: &str, exit: i64) -> Value {
+    tool_message(
+        i,
+        "bash",
+        json!({ "command": command, "description": "test" }),
+        "completed",
+        output,
+        Some(exit),
+    )
+}
+
 #[test]
 fn budget_holds_for_huge_inputs() {
     let mut messages = vec![json!({
@@ -1204,25 +1216,15 @@ fn valgrind_reports_its_first_record_and_never_its_banner_or_the_echoed_command(
 #[test]
 fn a_status_of_0_that_the_output_denies_is_no_pass() {
     let failed = output_fixture("octave-test-failed-exit-0.txt");
-    let run = |command: &str| json!({ "command": command, "description": "test" });
     let octave = "cd inst && octave --no-gui --quiet --eval \"test clamp\"";
     let text = hud(&merged(&[
-        tool_message(
-            1,
-            "bash",
-            run(octave),
-            "completed",
-            "PASSES 4 out of 5 tests\n!!!!! test failed\n",
-            Some(1),
-        ),
-        tool_message(2, "bash", run(octave), "completed", &failed, Some(0)),
-        tool_message(
+        bash_run(1, octave, "PASSES 4 out of 5 tests\n!!!!! test failed\n", 1),
+        bash_run(2, octave, &failed, 0),
+        bash_run(
             3,
-            "bash",
-            run("grep -rn 'test failed' inst"),
-            "completed",
+            "grep -rn 'test failed' inst",
             "inst/notes.txt:3: !!!!! test failed means a block failed\n",
-            Some(0),
+            0,
         ),
     ]));
     assert!(
@@ -1244,25 +1246,10 @@ fn a_status_of_0_that_the_output_denies_is_no_pass() {
 #[test]
 fn a_bisect_reports_on_other_commits_not_on_the_files_now() {
     let bisect = output_fixture("git-bisect-run-pytest.txt");
-    let run = |command: &str| json!({ "command": command, "description": "test" });
     let failed = "FAILED tests/test_units.py::test_format_megabytes - AssertionError\n1 failed, 6 passed in 0.07s\n";
     let text = hud(&merged(&[
-        tool_message(
-            1,
-            "bash",
-            run("python -m pytest -q tests/"),
-            "completed",
-            failed,
-            Some(1),
-        ),
-        tool_message(
-            2,
-            "bash",
-            run("git bisect run python -m pytest -q tests/"),
-            "completed",
-            &bisect,
-            Some(0),
-        ),
+        bash_run(1, "python -m pytest -q tests/", failed, 1),
+        bash_run(2, "git bisect run python -m pytest -q tests/", &bisect, 0),
     ]));
     assert!(
         text.contains("✓ bash `git bisect run python -m pytest -q tests/` (54 lines; bisect found first bad commit)"),
@@ -1282,14 +1269,11 @@ fn a_bisect_reports_on_other_commits_not_on_the_files_now() {
 /// says it timed out, and no test's pass is given as why it failed.
 #[test]
 fn a_run_that_timeout_killed_says_so_and_no_pass_is_its_reason() {
-    let command = json!({ "command": "ls tests/*.sh | timeout 5 xargs -n1 bash", "description": "test" });
-    let text = hud(&merged(&[tool_message(
+    let text = hud(&merged(&[bash_run(
         1,
-        "bash",
-        command,
-        "completed",
+        "ls tests/*.sh | timeout 5 xargs -n1 bash",
         "PASS retry_stops_at_first_success\n",
-        Some(124),
+        124,
     )]));
     assert!(
         text.contains("✗ bash `ls tests/*.sh | timeout 5 xargs -n1 bash` → exit 124 (timed out)\n"),

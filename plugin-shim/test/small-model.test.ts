@@ -20,12 +20,13 @@ after(async () => {
   rmSync(base, { recursive: true, force: true });
 }, { timeout: 60_000 });
 
-/** `fetch`, whose failure names the URL and its cause (a bare "fetch failed" names neither). */
+/** `fetch`, whose failure names the URL and its cause (a bare "fetch failed" names neither), with the sidecar's last log lines. */
 async function fetchNamed(url: string, init?: RequestInit): Promise<Response> {
   try {
     return await fetch(url, init);
   } catch (e: any) {
-    throw new Error(`${init?.method ?? "GET"} ${url}: ${e?.message}${e?.cause ? ` (${e.cause.code ?? ""} ${e.cause.message ?? e.cause})` : ""}`);
+    const cause = e?.cause ? ` (${e.cause.code ?? ""} ${e.cause.message ?? e.cause})` : "";
+    throw new Error(`${init?.method ?? "GET"} ${url}: ${e?.message}${cause}\nsidecar log:\n${sidecar?.log() ?? "(none)"}`);
   }
 }
 

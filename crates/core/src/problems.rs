@@ -235,25 +235,19 @@ impl Problems {
                 if failing.command.as_deref().map(command::check_dirs) != Some(dir.clone()) && !same_script {
                     continue;
                 }
-                // A run of the same runner in the same directory that passed
-                // at least as many tests as the failing run held ran them:
-                // `node --test` failed 2 of 4, `node --test test/` passed 4.
+                // A run that is not the same check or a wider one (it did
+                // not close the problem above) closes nothing, however many
+                // tests it passed: a count does not say which ran (a run
+                // stopped at its first failure counts only those before
+                // it). The tests it selected by name or file, or listed as
+                // passed, are told as passed since, and the problem stays
+                // open until the failing check itself passes again.
                 let passed = report.passed.unwrap_or(0);
-                if passed > 0 && passed >= f.failed.saturating_add(f.passed.unwrap_or(usize::MAX)) {
-                    track.last_pass = Some(i);
-                    continue;
-                }
-                // Otherwise it closes only the tests it selected by name or
-                // file, or listed as passed.
                 for failure in &f.failures {
                     let listed = report.passes.iter().any(|p| same_test(&failure.name, p));
                     if listed || (passed > 0 && selects(command, &failure.name)) {
                         track.passed.insert(failure.name.clone());
                     }
-                }
-                let all_named = f.failures.len() >= f.failed;
-                if all_named && f.failures.iter().all(|x| track.passed.contains(&x.name)) {
-                    track.last_pass = Some(i);
                 }
             }
         }
@@ -289,29 +283,24 @@ impl Problems {
                     })
                     .map(|c| Arc::clone(c))
                     .collect();
+                // A failure of a command that runs several checks (a make
+                // target, a script, nox) is the whole command's: no other
+                // command settles it, a part of it least of all.
                 let wrapper = call.command.as_deref().is_some_and(command::runs_others);
                 // A folder and the folders below it (`` is the project's).
                 let within = |inner: &str, outer: &str| {
                     outer.is_empty() || inner == outer || inner.strip_prefix(outer).is_some_and(|r| r.starts_with('/'))
                 };
                 let here = dirs.clone().unwrap_or_default();
-                // A runner's pass of at least as many tests as the failing
-                // wrapper's report held (a subset run cannot have run them all).
-                let ran_as_many = |c: &ToolCall| {
-                    c.report.as_ref().is_some_and(|r| {
-                        let passed = r.passed.unwrap_or(0);
-                        r.settles()
-                            && passed > 0
-                            && call
-                                .report
-                                .as_ref()
-                                .is_none_or(|f| passed >= f.failed.saturating_add(f.passed.unwrap_or(usize::MAX)))
-                    })
-                };
+                // A plain check's failure may have been run again by a later
+                // wrapper that names no selection and builds no file
+                // (`make test`, `./check.sh`; not `make build/tests`, not
+                // `bash test.sh --gtest_filter=…`).
                 let mut maybe_since: Vec<String> = calls[i + 1..]
                     .iter()
                     .filter(|c| {
-                        c.tool == call.tool
+                        !wrapper
+                            && c.tool == call.tool
                             && c.finished()
                             && c.exit == Some(0)
                             && !c.failed()
@@ -320,8 +309,7 @@ impl Problems {
                             && c.check() != call.check()
                             && c.command.as_deref().is_some_and(|cmd| {
                                 let there = command::check_dirs(cmd);
-                                (command::runs_others(cmd) && within(&here, &there))
-                                    || (wrapper && within(&there, &here) && ran_as_many(c))
+                                command::runs_others(cmd) && within(&here, &there) && !command::narrows(cmd)
                             })
                     })
                     .filter_map(|c| c.command.clone())

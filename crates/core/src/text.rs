@@ -197,6 +197,7 @@ impl Clipped {
         let lines: Vec<&str> = self.kept_lines().collect();
         let told = told_lines(&lines);
         crash_line(&lines)
+            .or_else(|| told.iter().copied().find(|l| finding_line(l) && !fixed_line(l)))
             .or_else(|| {
                 told.iter()
                     .copied()
@@ -565,9 +566,16 @@ impl LineSays {
 
 /// Whether `line` is a verdict that a test or check failed, in a runner's
 /// words: `!!!!! test failed`, `FAIL: test_x`, `not ok 3 - parse`, `2
-/// checks failed`; not a count of none (`0 tests failed`, `[ FAIL 0 |
-/// PASS 3 ]`).
+/// checks failed`, a test's line that ends in its verdict (`Test: wraps
+/// ...FAILED`, `test_x (t.T) ... FAIL`); not a count of none (`0 tests
+/// failed`, `[ FAIL 0 | PASS 3 ]`).
 pub fn says_a_test_failed(line: &str) -> bool {
+    // The verdict last, in capitals, after the dots or dashes that lead to
+    // it from the test's name.
+    static LAST: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"\w[\w)\]]*\s*(?:\.{2,}|\s-+|\s)\s*(?:FAILED|FAIL|FAILURE|ERROR)\s*!*$")
+            .expect("a valid pattern")
+    });
     static VERDICT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
             r"(?i)^\W*(?:fail(?:ed|ure)?|not ok)\b|\b(?:tests?|checks?|assertions?|cases?|specs?|examples?)\s+(?:(?:has|have)\s+)?failed\b",
@@ -584,7 +592,64 @@ pub fn says_a_test_failed(line: &str) -> bool {
     let l = as_shown(line).trim();
     // TAP's `not ok 3 - later # TODO` is a test expected to fail.
     let todo = ["# todo", "# skip"].iter().any(|d| l.to_ascii_lowercase().contains(d));
-    VERDICT.is_match(l) && (!summary_line(l) || COUNTED.is_match(l)) && !NONE.is_match(l) && !no_tests_line(l) && !todo
+    // A line with a colon and no dots is a message that may end in any word
+    // (`error: see FAILED`); the dots lead from a test's name to its verdict.
+    let last = LAST.is_match(l) && (l.contains("...") || !l.contains(':'));
+    let verdict = VERDICT.is_match(l) || last;
+    verdict && (!summary_line(l) || COUNTED.is_match(l)) && !NONE.is_match(l) && !no_tests_line(l) && !todo
+}
+
+/// Whether `line` is a checker's finding at a place in a file, not a
+/// warning or a note: `app/report.py:1:1: F401 'os' imported but unused`,
+/// `calc.c:4:5: error: …`. What a failed lint or build found is such a
+/// line, where a wrapper's own lines (`nox > uv binary not found.`,
+/// `Command flake8 app failed`) only say that it ran.
+pub fn finding_line(line: &str) -> bool {
+    static FINDING: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"^[^\s:]+\.[A-Za-z0-9]{1,5}:\d+(?::\d+)?:\s*\S").expect("a valid pattern")
+    });
+    let lower = line.to_ascii_lowercase();
+    FINDING.is_match(line) && !lower.contains("warning") && !lower.contains(": note:") && !lower.contains(": info")
+}
+
+/// Whether `line` says that a test or a check failed: a test's verdict
+/// ([`says_a_test_failed`]), a diagnostic of an error (`calc.c:10:5: error:
+/// …`, as a checker prints it whatever its exit status), a coverage
+/// threshold missed, a memory checker's errors (`ERROR SUMMARY: 2 errors`),
+/// a path's verdict (`tests/a.scm:5: FAIL slugify`).
+pub fn says_a_check_failed(line: &str) -> bool {
+    static CHECK: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(concat!(
+            r"^[^\s:]+:\d+(?::\d+)?:\s*(?:fatal\s+)?error\b",
+            r"|^[^\s:]+:\d+(?::\d+)?:\s*(?:FAIL|FAILED|FAILURE)\b",
+            r"|(?i:\bcoverage\b.*\b(?:does not meet|is less than|not reached|below (?:the )?(?:threshold|minimum)))",
+            r"|(?i:^coverage failure\b)",
+            r"|ERROR SUMMARY: [1-9]",
+            // A runner of several checks on one that failed: nox's `Session
+            // lint failed.` and `* lint: failed`, tox's `py311: FAIL code 1`.
+            r"|(?i:\b(?:session|environment|job|step|stage|task|target)\s+[\w.:-]+\s+failed\b)",
+            r"|(?:^|[\s*])[\w.-]+:\s+(?:failed\b|FAIL code \d+)",
+        ))
+        .expect("a valid pattern")
+    });
+    let line = as_shown(line).trim();
+    says_a_test_failed(line) || CHECK.is_match(line) || finding_line(line)
+}
+
+/// Whether `line` shows a request answered with an error: an HTTP status
+/// line of 400 or more (`HTTP/1.1 500 Internal Server Error`) or such a
+/// status with its reason (`<h1>502 Bad Gateway</h1>`).
+pub fn says_a_request_failed(line: &str) -> bool {
+    static STATUS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(concat!(
+            r"^HTTP/\d(?:\.\d)?\s+[45]\d\d\b",
+            r"|\b[45]\d\d\s+(?:Internal Server Error|Bad Request|Not Found|Unauthorized|Forbidden|Method Not Allowed",
+            r"|Conflict|Gone|Unprocessable (?:Entity|Content)|Too Many Requests|Service Unavailable|Bad Gateway",
+            r"|Gateway Time-?out|Not Implemented|Payload Too Large)\b",
+        ))
+        .expect("a valid pattern")
+    });
+    STATUS.is_match(as_shown(line).trim())
 }
 
 /// Whether `line` has letters or digits enough to say anything.
@@ -733,6 +798,10 @@ mod tests {
             "not ok 3 - parse rejects junk",
             "2 checks failed",
             "Some tests have failed",
+            "Test: clamp_high ...FAILED",
+            "test_div (test_calc.TestCalc.test_div) ... FAIL",
+            "  Test: wraps ...FAILED",
+            "parse_dates ... ERROR",
         ] {
             assert!(says_a_test_failed(verdict), "{verdict}");
         }
@@ -745,8 +814,50 @@ mod tests {
             "[ FAIL 0 | WARN 0 | SKIP 0 | PASS 3 ]",
             "FAILED: 0",
             "not ok 4 - parses leap seconds # TODO not yet",
+            "Test: clamp_low ...passed",
+            "error: could not compile: see FAILED",
+            "BUILD SUCCESSFUL",
         ] {
             assert!(!says_a_test_failed(other), "{other}");
+        }
+    }
+
+    #[test]
+    fn verdicts_that_a_check_or_a_request_failed() {
+        for verdict in [
+            "tidy.c:10:5: error: Null pointer dereference: p [nullPointer]",
+            "/home/dev/project/tests/slug-test.scm:5: FAIL slugify collapses separators",
+            "ERROR: Coverage for lines (66.66%) does not meet global threshold (95%)",
+            "Coverage failure: total of 77 is less than fail-under=90",
+            "FAIL Required test coverage of 90% not reached. Total coverage: 77.00%",
+            "==4242== ERROR SUMMARY: 2 errors from 2 contexts (suppressed: 0 from 0)",
+            "Test: wraps ...FAILED",
+            "nox > Session lint failed.",
+            "nox > * lint: failed",
+            "  py311: FAIL code 1 (0.52 seconds)",
+            "app/report.py:1:1: F401 'os' imported but unused",
+        ] {
+            assert!(says_a_check_failed(verdict), "{verdict}");
+        }
+        for other in [
+            "==4242== ERROR SUMMARY: 0 errors from 0 contexts (suppressed: 0 from 0)",
+            "calc.c:4:1: warning: unused variable 'x' [-Wunused-variable]",
+            "Coverage: 97% of lines",
+            "error handling is tested in tests/test_errors.py",
+            "nox > * tests: success, took 2 seconds",
+            "tests/test_x.py:10: DeprecationWarning: use y",
+        ] {
+            assert!(!says_a_check_failed(other), "{other}");
+        }
+        for answer in [
+            "HTTP/1.1 500 Internal Server Error",
+            "<html><body><h1>500 Internal Server Error</h1></body></html>",
+            "404 Not Found",
+        ] {
+            assert!(says_a_request_failed(answer), "{answer}");
+        }
+        for other in ["HTTP/1.1 200 OK", "served 500 requests", "status: ok"] {
+            assert!(!says_a_request_failed(other), "{other}");
         }
     }
 

@@ -333,11 +333,15 @@ fn located_key(dirs: &[&str], step: &str) -> String {
 /// does: the same program (and subcommand) in the same directory, with no
 /// selecting option (`-k`, `-run`, `-t`, `--grep`, …) the other lacks, and
 /// paths that hold the other's (`.`, `./...` or none: the whole project).
-/// Other options (`--strict`, `--max-warnings 0`, `-p tsconfig.json`)
-/// choose how strictly or how results are shown, not what is checked.
-/// `pytest` and `pytest tests` cover `pytest tests/test_a.py -k parse`;
-/// `mypy --strict .` covers `mypy orders.py`; `pytest -k parse` does not
-/// cover `pytest`. Both are [`check_key`]s (or commands).
+/// Options that make the check stricter (`-race`, `--strict`, `-Werror`,
+/// `--max-warnings 0`, a coverage threshold: see [`stricter`]) the wider run
+/// must have too: a pass without the race detector says nothing of a race
+/// it found. Other options (`-p tsconfig.json`, `-v`) choose how results
+/// are shown, not what is checked. `pytest` and `pytest tests` cover
+/// `pytest tests/test_a.py -k parse`; `mypy --strict .` covers `mypy
+/// orders.py` but `mypy .` does not cover `mypy --strict orders.py`;
+/// `pytest -k parse` does not cover `pytest`. Both are [`check_key`]s (or
+/// commands).
 pub fn covers(wider: &str, narrower: &str) -> bool {
     let key = |k: &str| {
         if k.contains('\u{1f}') {
@@ -359,6 +363,7 @@ pub fn covers(wider: &str, narrower: &str) -> bool {
         && wide.program == narrow.program
         && wide.selecting.iter().all(|o| narrow.selecting.contains(o))
         && wide.unknown.iter().all(|o| narrow.unknown.contains(o))
+        && narrow.strict.iter().all(|o| wide.strict.contains(o))
         && match (&wide.paths, &narrow.paths) {
             (None, _) => true,
             (Some(_), None) => false,
@@ -368,6 +373,26 @@ pub fn covers(wider: &str, narrower: &str) -> bool {
                 })
             }),
         }
+}
+
+/// Whether `command`'s checked step runs less than its program's whole
+/// check: it names a selection (`-k`, `--filter`), an option not known to
+/// leave the selection alone, a variable (`TESTS=unit`), or a target that
+/// is a file (`make build/tests`: a build of that file, not a run).
+pub fn narrows(command: &str) -> bool {
+    let key = check_key(command);
+    let step = key.split_once('\u{1f}').map_or(key.as_str(), |(_, step)| step);
+    let Some(scope) = Scope::of(step) else {
+        return false;
+    };
+    let script = scope.program.first().is_some_and(|p| is_interpreter(p));
+    !scope.selecting.is_empty()
+        || !scope.unknown.is_empty()
+        || scope
+            .paths
+            .iter()
+            .flatten()
+            .any(|p| !(script && is_script(p)) && p.contains(['/', '.']))
 }
 
 /// Whether the glob `wide` holds every file `narrow` (a path or a glob)
@@ -403,6 +428,8 @@ struct Scope<'a> {
     /// (`--only-failures`, `--failed`, `--lf`), so a run with one covers
     /// only a run with the same.
     unknown: Vec<&'a str>,
+    /// Options that make the check stricter, with their values.
+    strict: Vec<String>,
     paths: Option<Vec<String>>,
 }
 
@@ -414,15 +441,15 @@ impl<'a> Scope<'a> {
             program: vec![program],
             selecting: Vec::new(),
             unknown: Vec::new(),
+            strict: Vec::new(),
             paths: None,
         };
         let mut paths = Vec::new();
         let mut script_seen = false;
+        let mut everything = false;
         let mut verb = false;
-        let mut subcommand = matches!(
-            program,
-            "go" | "cargo" | "npm" | "pnpm" | "yarn" | "bun" | "ruff" | "deno"
-        );
+        let mut subcommand = takes_a_subcommand(program);
+        let named_by_subcommand = subcommand;
         while let Some(word) = words.next() {
             if let Some(option) = word.strip_prefix('-').map(|_| word) {
                 let (flag, inline) = match option.split_once('=') {
@@ -432,11 +459,27 @@ impl<'a> Scope<'a> {
                 let selects = SELECTING.contains(&flag)
                     || matches!(
                         (program, flag),
-                        ("cargo", "-p") | ("bats" | "mocha", "-f") | ("make", "-C") | ("ruby", "-n" | "--name")
+                        ("cargo", "-p")
+                            | ("bats" | "mocha", "-f")
+                            | ("make", "-C")
+                            | ("ruby", "-n" | "--name")
+                            | ("ctest", "-R" | "-E" | "-L" | "-LE" | "-I" | "-N")
+                            | ("tox", "-e")
+                            | ("nox", "-s" | "-e" | "-k" | "--session" | "--sessions")
                     );
                 if selects {
                     let value = inline.or_else(|| words.next()).unwrap_or("");
                     scope.selecting.push((flag, value));
+                } else if stricter(flag) {
+                    let value = match inline {
+                        Some(v) => Some(v),
+                        None if takes_a_value(program, flag) || matches!(flag, "-D" | "--deny") => words.next(),
+                        None => None,
+                    };
+                    scope.strict.push(match value {
+                        Some(v) => format!("{flag}={v}"),
+                        None => flag.to_owned(),
+                    });
                 } else {
                     if !leaves_the_selection(flag) {
                         scope.unknown.push(option);
@@ -467,6 +510,12 @@ impl<'a> Scope<'a> {
                 scope.unknown.push(word);
                 continue;
             }
+            // After a subcommand, a word that is no path names tests or
+            // targets to run (`cargo test parses_`, `meson test add`).
+            if named_by_subcommand && !word.contains(['/', '.', '*']) {
+                scope.selecting.push(("", word));
+                continue;
+            }
             // `vitest run` runs once what `vitest` watches.
             if program == "vitest" && matches!(word, "run" | "watch") {
                 continue;
@@ -482,12 +531,16 @@ impl<'a> Scope<'a> {
             let path = word.trim_start_matches("./").trim_end_matches('/');
             // The whole project: `.`, `./...`, and mocha's default folder.
             let whole = matches!(path, "" | "." | "...") || (program == "mocha" && path == "test");
-            if !whole {
+            if whole {
+                everything = true;
+            } else {
                 paths.push(path.to_owned());
             }
-            if whole {
-                return Some(scope.whole());
-            }
+        }
+        // A path of `.` selects everything, whatever other paths say; the
+        // options after it still count.
+        if everything {
+            return Some(scope.whole());
         }
         // A bare `go test` or `go vet` checks the package in the folder only.
         if paths.is_empty() && program == "go" {
@@ -503,6 +556,35 @@ impl<'a> Scope<'a> {
         self.paths = None;
         self
     }
+}
+
+/// Programs whose first word is a subcommand (`cargo test`, `meson
+/// test`): the words after it that are no paths name what it runs (`cargo
+/// test parses_`, `meson test -C build add`), a selection.
+fn takes_a_subcommand(program: &str) -> bool {
+    matches!(
+        program,
+        "go" | "cargo"
+            | "npm"
+            | "pnpm"
+            | "yarn"
+            | "bun"
+            | "ruff"
+            | "deno"
+            | "coverage"
+            | "mix"
+            | "dub"
+            | "dotnet"
+            | "swift"
+            | "gradle"
+            | "./gradlew"
+            | "bundle"
+            | "poetry"
+            | "uv"
+            | "meson"
+            | "tox"
+            | "nox"
+    )
 }
 
 /// Programs that run a script file given to them, passing it the words
@@ -705,6 +787,38 @@ fn leaves_the_selection(flag: &str) -> bool {
     })
 }
 
+/// Whether `flag` makes a check stricter: a failure found with it need
+/// not be found without it (the race detector, strict modes, warnings
+/// made errors, a warning or coverage threshold, sanitizers).
+fn stricter(flag: &str) -> bool {
+    matches!(
+        flag,
+        "-race"
+            | "--race"
+            | "--strict"
+            | "--strict-markers"
+            | "--strict-config"
+            | "--pedantic"
+            | "-pedantic-errors"
+            | "--max-warnings"
+            | "-D"
+            | "--deny"
+            | "--warnings-as-errors"
+            | "--cov-fail-under"
+            | "--fail-under"
+            | "--check-coverage"
+            | "--lines"
+            | "--branches"
+            | "--functions"
+            | "--statements"
+            | "--error-on-warnings"
+            | "--werror"
+            | "-Werror"
+    ) || flag.starts_with("-Werror")
+        || flag.starts_with("-fsanitize")
+        || flag.starts_with("--warnings-as-errors")
+}
+
 /// Whether `flag` of `program` takes the next word as its value (and does
 /// not select: see [`SELECTING`]).
 fn takes_a_value(program: &str, flag: &str) -> bool {
@@ -734,4 +848,5 @@ fn takes_a_value(program: &str, flag: &str) -> bool {
             | "--shell"
             | "--test-reporter"
     ) && !(program == "make" && flag == "-n")
+        || (program == "meson" && flag == "-C")
 }

@@ -11,7 +11,7 @@
 mod check;
 mod shell;
 
-pub use check::{check_dirs, check_key, checks_passed, checks_passed_before, covers};
+pub use check::{check_dirs, check_key, checks_passed, checks_passed_before, covers, narrows};
 use shell::{output_filter, stages, steps, words};
 
 /// The program whose exit status the shell returns for `command`.
@@ -86,7 +86,29 @@ pub fn exit_masked_by(command: &str) -> Option<String> {
     let offset = last.as_ptr() as usize - command.as_ptr() as usize;
     let before = command[..offset].trim_end();
     let unconditional = before.ends_with("||") || before.ends_with(';') || command[..offset].ends_with('\n');
-    (steps.len() > 1 && unconditional && check::always_succeeds(last)).then_some(program)
+    // `pytest > out.log 2>&1; cat out.log`: the status is the read's, which
+    // says nothing of the run whose output it shows.
+    let reads = matches!(
+        program.rsplit('/').next().unwrap_or(&program),
+        "cat" | "tail" | "head" | "less" | "more" | "tac" | "bat"
+    ) && stages.len() == 1
+        && words.len() > 1;
+    (steps.len() > 1 && unconditional && (check::always_succeeds(last) || reads)).then_some(program)
+}
+
+/// Whether `command` shows a file that an earlier step of it wrote
+/// (`pytest > out.log 2>&1; cat out.log`): what it shows is that step's
+/// output, not data.
+pub fn reads_its_own_output(command: &str) -> bool {
+    let steps = steps(command);
+    let Some((last, before)) = steps.split_last() else {
+        return false;
+    };
+    let key = check_key(last);
+    let Some(shown) = file_read(&key) else {
+        return false;
+    };
+    before.iter().any(|step| output_file(step).is_some_and(|f| f == shown))
 }
 
 /// The file the last step of `command` writes its output to (`pytest >
@@ -460,6 +482,36 @@ mod tests {
     }
 
     #[test]
+    fn a_read_of_a_file_the_command_wrote_is_its_output() {
+        assert!(reads_its_own_output("pytest > out.log 2>&1; cat out.log"));
+        assert!(reads_its_own_output("make check &> build.log || tail -n 40 build.log"));
+        assert!(!reads_its_own_output("cat out.log"));
+        assert!(!reads_its_own_output("pytest > out.log 2>&1; cat other.log"));
+    }
+
+    #[test]
+    fn a_run_that_names_a_selection_or_a_file_narrows() {
+        for narrow in [
+            "make build/tests",
+            "bash test.sh --gtest_filter=Ring.PopEmpty*",
+            "npx jasmine --filter=parse",
+            "pytest -k parse",
+            "cd app && make test TESTS=unit",
+        ] {
+            assert!(narrows(narrow), "{narrow}");
+        }
+        for whole in [
+            "make test",
+            "./check.sh",
+            "npm test",
+            "cd app && make check",
+            "bash test.sh",
+        ] {
+            assert!(!narrows(whole), "{whole}");
+        }
+    }
+
+    #[test]
     fn a_wider_selection_covers_a_narrower_one() {
         assert!(covers("pytest", "pytest tests/test_a.py -k parse"));
         // A subcommand's own verb is no path: a filter narrows the run.
@@ -505,6 +557,22 @@ mod tests {
         assert!(!covers("pytest test", "pytest tests/test_a.py"));
         assert!(!covers("cd web && npm test", "cd api && npm test"));
         assert!(!covers("cargo test", "pytest"));
+        // A stricter run is not covered by a laxer one: the race detector,
+        // a strict mode, warnings made errors, a coverage threshold.
+        assert!(!covers("go test ./...", "go test -race ./..."));
+        assert!(covers("go test -race -count=1 ./...", "go test -race ./..."));
+        assert!(covers("go test -race ./...", "go test ./..."));
+        assert!(!covers("mypy .", "mypy --strict orders.py"));
+        assert!(!covers("npx eslint .", "npx eslint . --max-warnings 0"));
+        assert!(!covers(
+            "npx eslint . --max-warnings 5",
+            "npx eslint . --max-warnings 0"
+        ));
+        assert!(!covers("pytest", "pytest --cov=app --cov-fail-under=90"));
+        assert!(!covers(
+            "cargo clippy --all-targets",
+            "cargo clippy --all-targets -- -D warnings"
+        ));
         // An option not known to leave the selection alone may select:
         // reruns of the failures never cover the whole run.
         for partial in [
@@ -587,6 +655,9 @@ mod tests {
             ("echo hello", None),
             ("cd app && pytest", None),
             ("make 2>&1 | tail -5 && ./app", None),
+            ("bandit -q app.py > out.log 2>&1; cat out.log", Some("cat")),
+            ("pytest > run.log 2>&1 || tail -n 30 run.log", Some("tail")),
+            ("pytest > run.log 2>&1 && tail -n 30 run.log", None),
         ] {
             assert_eq!(exit_masked_by(command).as_deref(), by, "{command}");
         }

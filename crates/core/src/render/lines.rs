@@ -95,7 +95,7 @@ pub(crate) fn call_line_naming(call: &ToolCall, details: usize) -> String {
                 line.push_str(&format!(": {}", call_report_line(call, report, details)));
                 // Failed with nothing named as failing: the key line says
                 // what (with nothing counted as failing, the stated reason).
-                if call.failed() && report.failures.is_empty() {
+                if call.failed() && report.failures.is_empty() && !(report.ok() && report.settles()) {
                     let key = call.output.as_ref().and_then(|o| o.failure_line());
                     if let Some(key) = key.filter(|k| !crate::text::explains_nothing(k)) {
                         line.push_str(&format!("; {}", clean_line(key, 100)));
@@ -205,6 +205,21 @@ fn timed_out(call: &ToolCall, exit: i64) -> Option<&'static str> {
 /// an option says so (`rspec 1 of 2 failed, a rerun of earlier failures
 /// only: …`): its counts are not the whole suite's.
 fn call_report_line(call: &ToolCall, report: &Report, details: usize) -> String {
+    // A failed run whose summary says everything passed ran more than that
+    // summary's runner (nox's lint session failed, its tests session
+    // passed): it is told by what failed, its passing part after.
+    if call.failed() && report.ok() && report.settles() {
+        let key = call.output.as_ref().and_then(|o| o.failure_line());
+        let part = format!(
+            "its {} part: {}",
+            if report.tool.is_empty() { "test" } else { report.tool },
+            report.counts()
+        );
+        return match key.filter(|k| !crate::text::explains_nothing(k)) {
+            Some(key) => format!("{}; {part}", clean_line(key, 100)),
+            None => format!("something else failed; {part}"),
+        };
+    }
     let line = report_line(report, details);
     match call.command.as_deref().and_then(command::partial_run) {
         Some(partial) => {
@@ -450,12 +465,20 @@ pub(crate) fn open_problems(problems: &Problems, findings: &Findings) -> Vec<Str
                     .take(3)
                     .map(|f| clean_line(&f.name, 60))
                     .collect();
-                let rest = if rest.is_empty() {
-                    "the rest".to_owned()
+                if rest.is_empty() {
+                    // Every named failure passed in runs narrower than the
+                    // failing one: what else it checked has not run again.
+                    format!(
+                        "{} passed since in a narrower run; the whole check has not passed since",
+                        passed.join(", ")
+                    )
                 } else {
-                    rest.join(", ")
-                };
-                format!("{} passed since; no pass since for {rest}", passed.join(", "))
+                    format!(
+                        "{} passed since; no pass since for {}",
+                        passed.join(", "),
+                        rest.join(", ")
+                    )
+                }
             };
             if problem.failures > 1 {
                 what.push_str(&format!("; failed {} times, {no_pass}", problem.failures));

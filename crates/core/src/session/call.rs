@@ -124,8 +124,8 @@ impl ToolCall {
         let settled = self.status != ToolStatus::Completed
             || self.said.ran_no_tests
             || self.failed()
-            || self.report.as_ref().is_some_and(|r| r.settles())
-            || self.said.echoed_exit.is_some();
+            || ((self.report.as_ref().is_some_and(|r| r.settles()) || self.said.echoed_exit.is_some())
+                && self.said.denied_by.is_none());
         if settled {
             return None;
         }
@@ -220,20 +220,29 @@ impl ToolCall {
                                 .any(|l| !no_tests_line(l) && !explains_nothing(l) && LineSays::of(l).failed())
                     }),
                 });
+        // A status of 0 proves a pass only where no line says something
+        // failed: a runner that exits 0 over its failures (CUnit's basic
+        // run, Octave's `test`), a wrapper whose passing part's summary
+        // was read while another of its checks failed (a coverage
+        // threshold after the tests), a checker that reports errors and
+        // exits 0 (cppcheck), a request answered with an error (`curl -s`).
         let denied_by = (self.status == ToolStatus::Completed
             && self.exit == Some(0)
-            && masked_by.is_none()
-            && self.report.is_none()
+            && self.report.as_ref().is_none_or(|r| r.ok())
             && timeout_secs.is_none()
             && !ran_no_tests
             && !crashed_behind_a_filter
-            && command.is_some_and(|c| !crate::command::shows_data(c)))
+            // A search's or a file's lines are data, unless a runner's
+            // summary among them says they are a run's output (a log read
+            // back), or the command wrote the file it shows.
+            && command.is_some_and(|c| {
+                !crate::command::shows_data(c) || self.report.is_some() || crate::command::reads_its_own_output(c)
+            }))
         .then(|| {
             let output = self.output.as_ref()?;
-            let line = output
-                .kept_lines()
-                .map(str::trim)
-                .find(|l| crate::text::says_a_test_failed(l))?;
+            let line = output.kept_lines().map(str::trim).find(|l| {
+                crate::text::says_a_check_failed(l) || (self.report.is_none() && crate::text::says_a_request_failed(l))
+            })?;
             Some(line.to_owned())
         })
         .flatten();

@@ -641,7 +641,9 @@ fn marks_and_problems_follow_what_the_output_says() {
 
 /// Each failing test of a run is tracked: a passing run that selected it
 /// passed it, and the problem stays open for the rest; once every named
-/// failure has passed, it closes. A suite-level failure (a collection
+/// failure has passed in narrower runs, it is still open, since what else
+/// the failing run checked has not run again: only a pass of the same
+/// check or a wider one closes it. A suite-level failure (a collection
 /// error) closes when a run of the same or a wider selection passes.
 #[test]
 fn a_failing_test_closes_when_a_run_that_selected_it_passes() {
@@ -660,6 +662,25 @@ fn a_failing_test_closes_when_a_run_that_selected_it_passes() {
             ("pytest", &failed, Some(1)),
             (first, one, Some(0)),
             ("python -m pytest -k test_div", one, Some(0)),
+        ],
+        0,
+    );
+    let problems = open_problems(&h);
+    assert_eq!(problems.len(), 1, "{h}");
+    assert!(
+        problems[0]
+            .contains("test_average, test_div passed since in a narrower run; the whole check has not passed since"),
+        "{h}"
+    );
+    assert!(!h.contains("Open problems: none"), "{h}");
+    // The whole check passing closes it.
+    let passed = runner_output("pytest-passed.txt");
+    let h = shell_session(
+        &[
+            ("pytest", &failed, Some(1)),
+            (first, one, Some(0)),
+            ("python -m pytest -k test_div", one, Some(0)),
+            ("pytest -q", &passed, Some(0)),
         ],
         0,
     );

@@ -235,14 +235,43 @@ impl Problems {
                 if failing.command.as_deref().map(command::check_dirs) != Some(dir.clone()) && !same_script {
                     continue;
                 }
-                // A run that is not the same check or a wider one (it did
-                // not close the problem above) closes nothing, however many
-                // tests it passed: a count does not say which ran (a run
-                // stopped at its first failure counts only those before
-                // it). The tests it selected by name or file, or listed as
-                // passed, are told as passed since, and the problem stays
-                // open until the failing check itself passes again.
                 let passed = report.passed.unwrap_or(0);
+                // The same script run from another folder (`cd tests &&
+                // tclsh all.tcl` after `tclsh tests/all.tcl`), with nothing
+                // that narrows it, is the same check.
+                if same_script && passed > 0 && !command::narrows(command) {
+                    track.last_pass = Some(i);
+                    continue;
+                }
+                // A run of the same runner that passed at least as many
+                // tests as the failing run held in all ran as much: the same
+                // program over paths only (`node --test` failed 2 of 4,
+                // `node --test test/` passed 4), or a wrapper that names no
+                // selection and printed that runner's summary (`make test`
+                // after `python3 -m unittest`). Not where the failing run's
+                // count is not its whole (it stopped at its first failure,
+                // or selected some).
+                let failing_command = failing.command.as_deref().unwrap_or_default();
+                let whole = command::partial_run(failing_command).is_none()
+                    && !command::narrows(failing_command)
+                    && !command::wraps(failing_command);
+                let runs_as_much = (command::same_program(failing_command, command)
+                    && command::selects_paths_only(command))
+                    || (command::runs_others(command) && !command::narrows(command));
+                if whole
+                    && runs_as_much
+                    && passed > 0
+                    && passed >= f.failed.saturating_add(f.passed.unwrap_or(usize::MAX))
+                {
+                    track.last_pass = Some(i);
+                    continue;
+                }
+                // Any other run that is not the same check or a wider one
+                // (it did not close the problem above) closes nothing,
+                // however many tests it passed. The tests it selected by
+                // name or file, or listed as passed, are told as passed
+                // since, and the problem stays open until the failing check
+                // itself passes again.
                 for failure in &f.failures {
                     let listed = report.passes.iter().any(|p| same_test(&failure.name, p));
                     if listed || (passed > 0 && selects(command, &failure.name)) {
@@ -286,7 +315,7 @@ impl Problems {
                 // A failure of a command that runs several checks (a make
                 // target, a script, nox) is the whole command's: no other
                 // command settles it, a part of it least of all.
-                let wrapper = call.command.as_deref().is_some_and(command::runs_others);
+                let wrapper = call.command.as_deref().is_some_and(command::wraps);
                 // A folder and the folders below it (`` is the project's).
                 let within = |inner: &str, outer: &str| {
                     outer.is_empty() || inner == outer || inner.strip_prefix(outer).is_some_and(|r| r.starts_with('/'))

@@ -587,7 +587,10 @@ pub fn says_a_test_failed(line: &str) -> bool {
     });
     // `[ FAIL 0 | WARN 0 | SKIP 0 | PASS 3 ]` (testthat), `failures: 0`.
     static NONE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"(?i)\bfail(?:ed|ures?|ing)?\s*[:=]?\s*0\b").expect("a valid pattern")
+        regex::Regex::new(
+            r"(?i)\bfail(?:ed|ures?|ing)?\s*[:=]?\s*0\b|(?:^|[^\d.])0\s+(?:of\s+\d+\s+)?(?:\w+\s+)?(?:failed|failures?|failing)\b",
+        )
+        .expect("a valid pattern")
     });
     let l = as_shown(line).trim();
     // TAP's `not ok 3 - later # TODO` is a test expected to fail.
@@ -814,6 +817,8 @@ mod tests {
             "[ FAIL 0 | WARN 0 | SKIP 0 | PASS 3 ]",
             "FAILED: 0",
             "not ok 4 - parses leap seconds # TODO not yet",
+            "100% tests passed, 0 tests failed out of 3",
+            "0 of 3 tests failed",
             "Test: clamp_low ...passed",
             "error: could not compile: see FAILED",
             "BUILD SUCCESSFUL",

@@ -395,6 +395,31 @@ pub fn narrows(command: &str) -> bool {
             .any(|p| !(script && is_script(p)) && p.contains(['/', '.']))
 }
 
+/// Whether the checked steps of `a` and `b` run the same program (and
+/// subcommand), in the same folder.
+pub fn same_program(a: &str, b: &str) -> bool {
+    let scope = |c: &str| {
+        let key = check_key(c);
+        let (dir, step) = key
+            .split_once('\u{1f}')
+            .map_or((String::new(), key.clone()), |(d, s)| (d.to_owned(), s.to_owned()));
+        (
+            dir,
+            Scope::of(&step).map(|s| s.program.iter().map(|p| p.to_string()).collect::<Vec<_>>()),
+        )
+    };
+    let (a, b) = (scope(a), scope(b));
+    a.1.is_some() && a == b
+}
+
+/// Whether `command`'s checked step selects by paths alone, if at all: no
+/// name filter, no option not known to leave the selection alone.
+pub fn selects_paths_only(command: &str) -> bool {
+    let key = check_key(command);
+    let step = key.split_once('\u{1f}').map_or(key.as_str(), |(_, step)| step);
+    Scope::of(step).is_some_and(|s| s.selecting.is_empty() && s.unknown.is_empty())
+}
+
 /// Whether the glob `wide` holds every file `narrow` (a path or a glob)
 /// can name: `css/**/*.css` holds `css/*.css` and `css/a/b.css`;
 /// `css/*.css` holds `css/a.css` but not `css/a/b.css`.
@@ -456,6 +481,11 @@ impl<'a> Scope<'a> {
                     Some((f, v)) => (f, Some(v)),
                     None => (option, None),
                 };
+                // `node --test` is a mode, not cargo's `--test NAME`: it
+                // runs the test files it finds, as a path would say.
+                if program == "node" && flag == "--test" {
+                    continue;
+                }
                 let selects = SELECTING.contains(&flag)
                     || matches!(
                         (program, flag),

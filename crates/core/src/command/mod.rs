@@ -11,7 +11,9 @@
 mod check;
 mod shell;
 
-pub use check::{check_dirs, check_key, checks_passed, checks_passed_before, covers, narrows};
+pub use check::{
+    check_dirs, check_key, checks_passed, checks_passed_before, covers, narrows, same_program, selects_paths_only,
+};
 use shell::{output_filter, stages, steps, words};
 
 /// The program whose exit status the shell returns for `command`.
@@ -94,6 +96,21 @@ pub fn exit_masked_by(command: &str) -> Option<String> {
     ) && stages.len() == 1
         && words.len() > 1;
     (steps.len() > 1 && unconditional && (check::always_succeeds(last) || reads)).then_some(program)
+}
+
+/// Whether `command` runs a loop (`for i in 1 2 3; do pytest && break;
+/// done`): its status is one pass's, and its output several runs'.
+pub fn loops(command: &str) -> bool {
+    steps(command)
+        .iter()
+        .any(|s| s.starts_with("for ") || s.starts_with("while ") || s.starts_with("until "))
+}
+
+/// Whether `command` runs several checks, or one several times: a build or
+/// task runner, a script ([`runs_others`]) or a loop. Only its own rerun
+/// settles its failure.
+pub fn wraps(command: &str) -> bool {
+    runs_others(command) || loops(command)
 }
 
 /// Whether `command` shows a file that an earlier step of it wrote

@@ -95,7 +95,14 @@ pub(crate) fn call_line_naming(call: &ToolCall, details: usize) -> String {
                 line.push_str(&format!(": {}", call_report_line(call, report, details)));
                 // Failed with nothing named as failing: the key line says
                 // what (with nothing counted as failing, the stated reason).
-                if call.failed() && report.failures.is_empty() && !(report.ok() && report.settles()) {
+                let told_by_failure = call
+                    .output
+                    .as_ref()
+                    .and_then(|o| o.failure_line())
+                    .is_some_and(crate::text::says_a_check_failed)
+                    && report.ok()
+                    && report.settles();
+                if call.failed() && report.failures.is_empty() && !told_by_failure {
                     let key = call.output.as_ref().and_then(|o| o.failure_line());
                     if let Some(key) = key.filter(|k| !crate::text::explains_nothing(k)) {
                         line.push_str(&format!("; {}", clean_line(key, 100)));
@@ -208,17 +215,14 @@ fn call_report_line(call: &ToolCall, report: &Report, details: usize) -> String 
     // A failed run whose summary says everything passed ran more than that
     // summary's runner (nox's lint session failed, its tests session
     // passed): it is told by what failed, its passing part after.
-    if call.failed() && report.ok() && report.settles() {
-        let key = call.output.as_ref().and_then(|o| o.failure_line());
-        let part = format!(
-            "its {} part: {}",
-            if report.tool.is_empty() { "test" } else { report.tool },
-            report.counts()
-        );
-        return match key.filter(|k| !crate::text::explains_nothing(k)) {
-            Some(key) => format!("{}; {part}", clean_line(key, 100)),
-            None => format!("something else failed; {part}"),
-        };
+    let failed_elsewhere = call
+        .output
+        .as_ref()
+        .and_then(|o| o.failure_line())
+        .filter(|k| crate::text::says_a_check_failed(k));
+    if let Some(key) = failed_elsewhere.filter(|_| call.failed() && report.ok() && report.settles()) {
+        let tool = if report.tool.is_empty() { "test" } else { report.tool };
+        return format!("{}; its {tool} part: {}", clean_line(key, 100), report.counts());
     }
     let line = report_line(report, details);
     match call.command.as_deref().and_then(command::partial_run) {

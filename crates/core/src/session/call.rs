@@ -236,7 +236,9 @@ impl ToolCall {
             // summary among them says they are a run's output (a log read
             // back), or the command wrote the file it shows.
             && command.is_some_and(|c| {
-                !crate::command::shows_data(c) || self.report.is_some() || crate::command::reads_its_own_output(c)
+                !crate::command::shows_data(c)
+                    || self.report.as_ref().is_some_and(|r| r.settles())
+                    || crate::command::reads_its_own_output(c)
             }))
         .then(|| {
             let output = self.output.as_ref()?;

@@ -4,6 +4,7 @@
 
 use crate::cli::DoctorArgs;
 use crate::client::{Sidecar, Trouble};
+use crate::launch::Install;
 use evolve_hud_api::{EngineDetails, HealthState};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -56,11 +57,22 @@ impl Check {
 }
 
 pub fn run(args: &DoctorArgs) -> ExitCode {
-    let plugin = plugin(&args.project);
+    let this = std::env::current_exe().ok();
+    let on_path = crate::launch::find_on_path("evolve-hud");
+    let install = Install::of(this.as_deref(), on_path.as_deref());
+    let me = crate::launch::this_command();
+    let plugin = plugin(&args.project, &me);
     let installed = plugin.mark != Mark::Wrong;
-    let (sidecar, running) = sidecar(args, installed);
+    let (sidecar, running) = sidecar(args, installed, &me);
     let recorded = crate::launch::recorded_launch().is_some_and(|l| Path::new(&l.binary).is_file());
-    let checks = [binary(recorded), model(args), sidecar, plugin, launch()];
+    let checks = [
+        binary(&install, on_path.as_deref(), recorded),
+        cpu(),
+        model(args, &me),
+        sidecar,
+        plugin,
+        launch(&install, &me),
+    ];
     for c in &checks {
         let mark = match c.mark {
             Mark::Ok => "✓",
@@ -94,40 +106,67 @@ fn autostart() -> bool {
     )
 }
 
-/// This binary, its version, and whether `evolve-hud` on PATH is it. Where
-/// the launch record names a binary the plugin runs that one, and PATH
-/// only matters to the user's shell: a warning; else the plugin runs the
-/// one on PATH, and it must be this.
-fn binary(recorded: bool) -> Check {
+/// This binary, its version, and how it was installed. The plugin runs its
+/// npm package's binary where it came from npm, else the one the launch
+/// record names, else `evolve-hud` on PATH: only in that last case must
+/// PATH have this binary.
+fn binary(install: &Install, on_path: Option<&Path>, recorded: bool) -> Check {
     let version = env!("CARGO_PKG_VERSION");
-    let this = std::env::current_exe().ok();
-    let on_path = crate::launch::find_on_path("evolve-hud");
-    let said = format!(
-        "evolve-hud {version} at {}",
-        this.as_deref().map_or_else(|| "?".into(), |p| p.display().to_string())
-    );
-    let fix = "cargo install --locked --path . (in the evolve-hud repository)".to_owned();
-    let (said, fix) = match (&on_path, &this) {
-        (Some(p), Some(t)) if crate::launch::same_file(p, t) => {
-            return Check::ok("binary", format!("{said} (on PATH)"))
-        }
-        (Some(p), _) => (format!("{said}; `evolve-hud` on PATH is another: {}", p.display()), fix),
-        (None, _) if recorded => (
-            format!("{said}; not on PATH (the plugin runs the recorded binary; your shell needs the full path)"),
-            fix,
+    let said = |path: &Path| format!("evolve-hud {version} at {}", path.display());
+    match install {
+        Install::OnPath => Check::ok(
+            "binary",
+            format!(
+                "evolve-hud {version} (on PATH{})",
+                on_path.map(|p| format!(": {}", p.display())).unwrap_or_default()
+            ),
         ),
-        (None, _) => (format!("{said}; not on PATH"), fix),
-    };
-    if recorded {
-        Check::warn("binary", said, fix)
-    } else {
-        Check::wrong("binary", said, fix)
+        Install::Npm { package, path } => Check::ok(
+            "binary",
+            format!(
+                "{}, from the npm package {package}, which the plugin runs; your shell runs it by that path",
+                said(path)
+            ),
+        ),
+        Install::Elsewhere(path) => {
+            let fix = "cargo install --locked --path .   (in the evolve-hud repository; or put this binary on PATH)"
+                .to_owned();
+            match on_path {
+                Some(other) => Check::wrong(
+                    "binary",
+                    format!("{}; `evolve-hud` on PATH is another: {}", said(path), other.display()),
+                    fix,
+                ),
+                None if recorded => Check::warn(
+                    "binary",
+                    format!(
+                        "{}; not on PATH (the plugin runs the recorded binary; your shell needs the full path)",
+                        said(path)
+                    ),
+                    fix,
+                ),
+                None => Check::wrong("binary", format!("{}; not on PATH", said(path)), fix),
+            }
+        }
+    }
+}
+
+/// Which CPU code runs: the features ggml's CPU back-end was built with,
+/// and, in the portable build, the module it picks for this CPU.
+fn cpu() -> Check {
+    match crate::engine::local::supervisor::cpu_code() {
+        Ok((module, features)) => Check::ok("cpu", format!("{module}: {features}")),
+        Err(e) => Check::wrong(
+            "cpu",
+            format!("llama.cpp's back-end does not start: {e}"),
+            "see the log above; a build for another CPU fails so (docs/performance.md#building)".into(),
+        ),
     }
 }
 
 /// The model the sidecar would serve: the recorded one, else the
 /// registry's default, on disk.
-fn model(args: &DoctorArgs) -> Check {
+fn model(args: &DoctorArgs, me: &str) -> Check {
     let recorded = crate::launch::recorded_launch().and_then(|l| l.model);
     let registry = match crate::registry::Registry::load(args.registry.as_deref()) {
         Ok(r) => r,
@@ -146,7 +185,7 @@ fn model(args: &DoctorArgs) -> Check {
         return Check::wrong(
             "model",
             "no model named and no registry entry".into(),
-            "evolve-hud install-shim --model FILE.gguf".into(),
+            format!("{me} install-shim --model FILE.gguf"),
         );
     };
     match crate::registry::resolve(&name, &registry) {
@@ -157,8 +196,7 @@ fn model(args: &DoctorArgs) -> Check {
         Ok(crate::registry::ModelSpec::Path(p)) => Check::wrong(
             "model",
             format!("the recorded model file {} is not a file on disk", p.display()),
-            "evolve-hud install-shim --model FILE.gguf   (a GGUF file, or a registry name from `evolve-hud models`)"
-                .into(),
+            format!("{me} install-shim --model FILE.gguf   (a GGUF file, or a registry name from `{me} models`)"),
         ),
         Ok(crate::registry::ModelSpec::Entry(e)) => match crate::pull::cached(&e) {
             Some(path) => Check::ok("model", format!("{name} at {}", path.display())),
@@ -166,19 +204,19 @@ fn model(args: &DoctorArgs) -> Check {
                 "model",
                 format!("{name} is not on disk"),
                 format!(
-                    "evolve-hud pull {name}   (where the Hub cannot be reached: docs/models.md; or a GGUF file you have: `evolve-hud install-shim --model FILE.gguf`)"
+                    "{me} pull {name}   (where the Hub cannot be reached: `{me} pull {name} --from FILE_OR_URL`, or HF_ENDPOINT for a mirror; or a GGUF file you have: `{me} install-shim --model FILE.gguf`)"
                 ),
             ),
         },
         Ok(crate::registry::ModelSpec::Hub { .. }) => Check::wrong(
             "model",
             format!("{name} is not on disk"),
-            format!("evolve-hud pull {name}"),
+            format!("{me} pull {name}"),
         ),
         Err(e) => Check::wrong(
             "model",
             format!("the recorded model `{name}` is not usable: {e:#}"),
-            "evolve-hud install-shim --model FILE.gguf".into(),
+            format!("{me} install-shim --model FILE.gguf"),
         ),
     }
 }
@@ -188,13 +226,13 @@ fn model(args: &DoctorArgs) -> Check {
 /// and its model is ready. Nothing answering is the finished state when the
 /// plugin is installed and starts one. Whether a sidecar of the user's
 /// answers.
-fn sidecar(args: &DoctorArgs, plugin_installed: bool) -> (Check, bool) {
-    let check = sidecar_check(args, plugin_installed);
+fn sidecar(args: &DoctorArgs, plugin_installed: bool, me: &str) -> (Check, bool) {
+    let check = sidecar_check(args, plugin_installed, me);
     let running = check.mark == Mark::Ok && check.said.starts_with("ready at");
     (check, running)
 }
 
-fn sidecar_check(args: &DoctorArgs, plugin_installed: bool) -> Check {
+fn sidecar_check(args: &DoctorArgs, plugin_installed: bool, me: &str) -> Check {
     let url = args.sidecar.url();
     // What the checks say names the sidecar without credentials in its URL.
     let shown = crate::redact::url(&url);
@@ -245,44 +283,41 @@ fn sidecar_check(args: &DoctorArgs, plugin_installed: bool) -> Check {
             "the plugin sends this server nothing either: stop it, or run yours on another port".into(),
         );
     }
-    let health = match health {
-        Ok(health) => health,
-        Err(e) => {
-            if answered {
-                return Check::wrong(
-                    "sidecar",
-                    format!("{e}"),
-                    "evolve-hud stop   (the plugin starts a new one at its next step; or `evolve-hud serve --facts-without-model`)"
-                        .into(),
-                );
-            }
-            // A port held by something that does not speak HTTP.
-            if let Some(who) = crate::client::listener_of(&url) {
-                return Check::wrong(
-                    "sidecar",
-                    format!("{who}, but what listens there does not answer as a sidecar: {e}"),
-                    "stop that server, or serve the sidecar on another port (--port, EVOLVE_HUD_PORT)".into(),
-                );
-            }
-            if plugin_installed && autostart() {
-                return Check::ok(
-                    "sidecar",
-                    format!("not running yet at {shown}: the OpenCode plugin starts it when none answers"),
-                );
-            }
+    if let Err(e) = health {
+        if answered {
             return Check::wrong(
                 "sidecar",
-                format!("nothing answers at {shown}"),
-                if plugin_installed {
-                    "evolve-hud serve --facts-without-model   (EVOLVE_HUD_AUTOSTART is off, so the plugin starts none)"
-                } else {
-                    "evolve-hud install-shim   (then OpenCode's plugin starts the sidecar)"
-                }
-                .into(),
+                format!("{e}"),
+                format!(
+                    "{me} stop   (the plugin starts a new one at its next step; or `{me} serve --facts-without-model`)"
+                ),
             );
         }
-    };
-    match status {
+        // A port held by something that does not speak HTTP.
+        if let Some(who) = crate::client::listener_of(&url) {
+            return Check::wrong(
+                "sidecar",
+                format!("{who}, but what listens there does not answer as a sidecar: {e}"),
+                "stop that server, or serve the sidecar on another port (--port, EVOLVE_HUD_PORT)".into(),
+            );
+        }
+        if plugin_installed && autostart() {
+            return Check::ok(
+                "sidecar",
+                format!("not running yet at {shown}: the OpenCode plugin starts it when none answers"),
+            );
+        }
+        return Check::wrong(
+            "sidecar",
+            format!("nothing answers at {shown}"),
+            if plugin_installed {
+                format!("{me} serve --facts-without-model   (EVOLVE_HUD_AUTOSTART is off, so the plugin starts none)")
+            } else {
+                format!("{me} install-shim   (then OpenCode's plugin starts the sidecar)")
+            },
+        );
+    }
+    match &status {
         Some(Err(Trouble::Unauthorized { .. })) => {
             return Check::wrong(
                 "sidecar",
@@ -295,6 +330,16 @@ then both use ~/.config/evolve-hud/token"
         Some(Err(e)) => return Check::wrong("sidecar", e.to_string(), "see its log".into()),
         Some(Ok(_)) | None => {}
     }
+    // `/health` tells a client without the token the state alone; the
+    // sidecar proved it is the user's, and its status has the details.
+    let Some(Ok(view)) = status else {
+        return Check::wrong(
+            "sidecar",
+            format!("{shown} answered /health but not /v1/status"),
+            "see its log".into(),
+        );
+    };
+    let health = view.health;
     match (&health.state, &health.details) {
         (_, Some(EngineDetails::Missing { missing, fix })) => Check::wrong(
             "sidecar",
@@ -325,14 +370,14 @@ then both use ~/.config/evolve-hud/token"
         (HealthState::Failed { reason }, _) => Check::wrong(
             "sidecar",
             format!("{shown} answers 503: {reason}"),
-            "see ~/.local/state/evolve-hud/serve.log; `evolve-hud stop` and start it again".into(),
+            format!("see ~/.local/state/evolve-hud/serve.log; `{me} stop` and start it again"),
         ),
     }
 }
 
 /// The plugin in the project and globally, against the one this binary
 /// ships.
-fn plugin(project: &Path) -> Check {
+fn plugin(project: &Path, me: &str) -> Check {
     let places = [
         Some(project.join(".opencode/plugins")),
         crate::install::global_dir().ok(),
@@ -365,7 +410,7 @@ fn plugin(project: &Path) -> Check {
                         files.iter().take(3).copied().collect::<Vec<_>>().join(", ")
                             + if files.len() > 3 { ", …" } else { "" }
                     ),
-                    "evolve-hud install-shim   (--global for the global one)".into(),
+                    format!("{me} install-shim   (--global for the global one)"),
                 );
             }
             Installed::Absent => {}
@@ -386,7 +431,7 @@ fn plugin(project: &Path) -> Check {
                 list(&[current.clone(), stale.clone()].concat())
             ),
             format!(
-                "evolve-hud install-shim --uninstall --project {}   (keeps the global one; or `evolve-hud install-shim --uninstall --global`)",
+                "{me} install-shim --uninstall --project {}   (keeps the global one; or `{me} install-shim --uninstall --global`)",
                 project.display()
             ),
         );
@@ -395,26 +440,27 @@ fn plugin(project: &Path) -> Check {
         (_, false) => Check::wrong(
             "plugin",
             format!("older than this binary's: {}", list(&stale)),
-            "evolve-hud install-shim   (--global for the global one)".into(),
+            format!("{me} install-shim   (--global for the global one)"),
         ),
         (false, true) => Check::ok("plugin", format!("current: {}", list(&current))),
         (true, true) => Check::wrong(
             "plugin",
             format!("not installed in {} nor globally", project.display()),
-            "evolve-hud install-shim   (in the project; --global for every project)".into(),
+            format!("{me} install-shim   (in the project; --global for every project)"),
         ),
     }
 }
 
-/// What the plugin starts when no sidecar answers.
-fn launch() -> Check {
+/// What the plugin starts when no sidecar answers: its npm package's
+/// binary, else the recorded one, else `evolve-hud` on PATH.
+fn launch(install: &Install, me: &str) -> Check {
     let recorded = match crate::launch::read_launch() {
         Ok(recorded) => recorded,
         Err(e) => {
             return Check::wrong(
                 "start",
                 format!("{e:#}"),
-                "evolve-hud install-shim   (writes the record again)".into(),
+                format!("{me} install-shim   (writes the record again)"),
             )
         }
     };
@@ -422,6 +468,21 @@ fn launch() -> Check {
         let mut model = crate::cli::ModelConfig::from_name(m).ok()?;
         model.resolve_on_disk().err().map(|e| format!("{e:#}"))
     });
+    if let Install::Npm { path, .. } = install {
+        let model = recorded
+            .as_ref()
+            .and_then(|l| l.model.as_deref())
+            .map(|m| format!(" --model {m}"))
+            .unwrap_or_default();
+        return Check::ok(
+            "start",
+            format!(
+                "the plugin starts its npm package's `{} serve --port {} --facts-without-model{model}` when none answers",
+                path.display(),
+                crate::launch::sidecar_port()
+            ),
+        );
+    }
     match recorded {
         Some(l) if Path::new(&l.binary).is_file() && missing_model.is_some() => Check::wrong(
             "start",
@@ -431,7 +492,7 @@ fn launch() -> Check {
                 l.model.as_deref().unwrap_or_default(),
                 missing_model.unwrap_or_default()
             ),
-            "evolve-hud install-shim --model FILE.gguf   (a GGUF file on disk, or a registry name that is)".into(),
+            format!("{me} install-shim --model FILE.gguf   (a GGUF file on disk, or a registry name that is)"),
         ),
         Some(l) if Path::new(&l.binary).is_file() => Check::ok(
             "start",
@@ -445,7 +506,7 @@ fn launch() -> Check {
         Some(l) => Check::wrong(
             "start",
             format!("the recorded binary {} is gone", l.binary),
-            "evolve-hud install-shim   (records this binary)".into(),
+            format!("{me} install-shim   (records this binary)"),
         ),
         None => Check::ok(
             "start",

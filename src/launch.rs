@@ -6,7 +6,7 @@
 
 use anyhow::Context;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The program `name` on PATH, as a shell finds it.
 pub fn find_on_path(name: &str) -> Option<PathBuf> {
@@ -20,6 +20,45 @@ pub fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
     match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
+    }
+}
+
+/// How a binary was installed: what the plugin runs, and what its fixes
+/// name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Install {
+    /// The binary of the plugin's npm platform package (`…/node_modules/
+    /// opencode-evolve-hud-linux-x64/bin/evolve-hud`): OpenCode installed
+    /// it with the plugin, and the plugin runs it.
+    Npm { package: String, path: PathBuf },
+    /// `evolve-hud` on PATH is this binary.
+    OnPath,
+    /// Anywhere else (a build in a checkout, a copy).
+    Elsewhere(PathBuf),
+}
+
+impl Install {
+    /// The install of the binary at `this`, with `evolve-hud` on PATH at
+    /// `on_path`.
+    pub fn of(this: Option<&Path>, on_path: Option<&Path>) -> Install {
+        let Some(this) = this else {
+            return Install::OnPath;
+        };
+        if on_path.is_some_and(|p| same_file(p, this)) {
+            return Install::OnPath;
+        }
+        let parts: Vec<&str> = this.iter().filter_map(|p| p.to_str()).collect();
+        let package = parts.windows(4).find_map(|w| {
+            (w[0] == "node_modules" && w[1].starts_with("opencode-evolve-hud-") && w[2] == "bin")
+                .then(|| w[1].to_owned())
+        });
+        match package {
+            Some(package) => Install::Npm {
+                package,
+                path: this.to_owned(),
+            },
+            None => Install::Elsewhere(this.to_owned()),
+        }
     }
 }
 

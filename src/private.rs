@@ -18,6 +18,9 @@ pub enum Base {
     State,
     /// `$XDG_CACHE_HOME`, else `~/.cache`: models.
     Cache,
+    /// `$XDG_DATA_HOME`, else `~/.local/share`: the binary a user service
+    /// runs.
+    Data,
 }
 
 impl Base {
@@ -27,6 +30,7 @@ impl Base {
             Base::Config => "XDG_CONFIG_HOME",
             Base::State => "XDG_STATE_HOME",
             Base::Cache => "XDG_CACHE_HOME",
+            Base::Data => "XDG_DATA_HOME",
         }
     }
 
@@ -35,6 +39,7 @@ impl Base {
             Base::Config => ".config",
             Base::State => ".local/state",
             Base::Cache => ".cache",
+            Base::Data => ".local/share",
         }
     }
 

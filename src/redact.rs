@@ -119,7 +119,9 @@ fn params(text: &str) -> (String, bool) {
 fn secret_name(name: &str) -> bool {
     let name = decoded(name).to_lowercase();
     const PARTS: &[&str] = &["key", "token", "secret", "pass", "auth", "signature", "credential"];
-    name == "sig" || PARTS.iter().any(|part| name.contains(part))
+    // `sig` and `sas` (a shared access signature) are whole names: as
+    // parts they are in words such as `signal` and `sasl`.
+    matches!(name.as_str(), "sig" | "sas") || PARTS.iter().any(|part| name.contains(part))
 }
 
 /// A percent-encoded name decoded, `+` read as a space; bad escapes and
@@ -196,6 +198,8 @@ mod tests {
             "client_secret",
             "Subscription-Key",
             "signature",
+            "sas",
+            "SAS",
         ] {
             let raw = format!("http://host/v1?{name}=SECRET&keep=1");
             assert_eq!(url(&raw), format!("http://host/v1?{name}=***&keep=1"), "{name}");

@@ -10,11 +10,65 @@ use std::path::PathBuf;
 const UNIT: &str = "evolve-hud.service";
 const AGENT: &str = "dev.evolve-hud.serve.plist";
 
+/// The binary a service may run: this one, unless it lives where an
+/// update or a cleanup replaces it (the npm package OpenCode installed in
+/// its cache, any cache folder). Then it is copied, with the libraries
+/// beside it, to `~/.local/share/evolve-hud/bin/`, and what was copied is
+/// said; `service install` again after an update copies the new one.
+fn stable_binary(binary: &std::path::Path) -> anyhow::Result<(PathBuf, Option<String>)> {
+    let packaged = matches!(
+        crate::launch::Install::of(Some(binary), None),
+        crate::launch::Install::Npm { .. }
+    );
+    let cached = crate::private::Base::Cache
+        .dir("models")
+        .is_ok_and(|cache| binary.starts_with(cache));
+    if !packaged && !cached {
+        return Ok((binary.to_owned(), None));
+    }
+    let from = binary.parent().context("the binary's folder")?;
+    let dir = crate::private::Base::Data
+        .dir("the service's binary")?
+        .join("evolve-hud/bin");
+    crate::private::own_dir(&dir, "the service's binary", crate::private::Base::Data.var())?;
+    let mut files = 0;
+    for entry in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
+        let entry = entry?;
+        // Regular files only (the binary, its libraries and modules):
+        // links followed to what they name.
+        let source = entry.path();
+        if !std::fs::metadata(&source).is_ok_and(|m| m.is_file()) {
+            continue;
+        }
+        let target = dir.join(entry.file_name());
+        let temp = dir.join(format!(
+            ".{}.{}",
+            entry.file_name().to_string_lossy(),
+            std::process::id()
+        ));
+        std::fs::copy(&source, &temp)
+            .and_then(|_| std::fs::rename(&temp, &target))
+            .with_context(|| format!("copying {} to {}", source.display(), target.display()))?;
+        files += 1;
+    }
+    let stable = dir.join(binary.file_name().context("the binary's name")?);
+    Ok((
+        stable.clone(),
+        Some(format!(
+            "copied {} ({files} files with its libraries) to {}: the service runs that copy, since {} is replaced by \
+updates of the plugin and by cache cleanups; run `service install` again after an update\n",
+            binary.display(),
+            dir.display(),
+            from.display()
+        )),
+    ))
+}
+
 pub fn run(args: &ServiceArgs) -> anyhow::Result<String> {
     let path = file()?;
     match &args.action {
         ServiceAction::Install { model, port } => {
-            let binary = std::env::current_exe().context("finding this binary's path")?;
+            let (binary, copied) = stable_binary(&std::env::current_exe().context("finding this binary's path")?)?;
             let mut command = vec![
                 binary.to_string_lossy().into_owned(),
                 "serve".into(),
@@ -40,7 +94,7 @@ pub fn run(args: &ServiceArgs) -> anyhow::Result<String> {
             std::fs::write(&path, &unit).with_context(|| format!("writing {}", path.display()))?;
             // The plugin talks to the service's port, and starts the same binary and model.
             crate::launch::record_launch(model.as_deref(), Some(*port))?;
-            let mut said = replaced;
+            let mut said = copied.unwrap_or_default() + &replaced;
             said += &format!(
                 "the plugin talks to it on port {port} (recorded in {})\n",
                 crate::launch::launch_path()?.display()

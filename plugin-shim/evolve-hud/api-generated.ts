@@ -11,7 +11,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness, what the sidecar serves, and how clients clip outputs */
+        /** Readiness; with the token also what the sidecar serves, and how clients clip outputs */
         get: operations["Health"];
         put?: never;
         post?: never;
@@ -352,8 +352,9 @@ export interface components {
             known: boolean;
         };
         /**
-         * @description `GET /health`: 200 once the engine can take work, 503 with the reason
-         *     otherwise. Needs no token and tells nothing secret.
+         * @description `GET /health` with the token: 200 once the engine can take work, 503
+         *     with the reason otherwise, and what the sidecar serves. Without the
+         *     token the answer is [`PublicHealth`].
          */
         Health: ({
             /** @description `local`, `remote` or `none`. */
@@ -416,6 +417,8 @@ export interface components {
             /** @constant */
             status: "failed";
         });
+        /** @description `/health`'s body: [`Health`] with the token, [`PublicHealth`] without. */
+        HealthAnswer: components["schemas"]["Health"] | components["schemas"]["PublicHealth"];
         /** @description `POST /v1/heartbeat`. */
         HeartbeatRequest: {
             /**
@@ -541,6 +544,27 @@ export interface components {
             reason: string;
             /** @constant */
             state: "rejected";
+        };
+        /**
+         * @description `GET /health` without the token: whether the sidecar can take work, and
+         *     nothing a stranger may not know (no paths, no engine, no activity). A
+         *     client asks it before it has checked the server's identity, so it sends
+         *     no token; it asks [`Health`] (with the token) once the server proved it
+         *     is the user's.
+         */
+        PublicHealth: {
+            /** @constant */
+            status: "loading";
+        } | {
+            /** @constant */
+            status: "ready";
+        } | {
+            /** @constant */
+            status: "released";
+        } | {
+            reason: string;
+            /** @constant */
+            status: "failed";
         };
         /** @description A `removed` event. */
         Removed: {
@@ -786,7 +810,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Health"];
+                    "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
             400: components["responses"]["Error400"];
@@ -803,7 +827,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Health"];
+                    "application/json": components["schemas"]["HealthAnswer"];
                 };
             };
         };

@@ -9,7 +9,9 @@
 
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { lstatSync, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
+import { endianness } from "node:os";
 import { dirname, join } from "node:path";
+import { canonicalIp } from "./address.ts";
 import { baseDir, swappable } from "./private.ts";
 
 export interface SecretSource {
@@ -127,25 +129,60 @@ export interface Holder {
 /** The last holder found, by socket: a holder asked about at every step is looked up once. */
 let lastHolder: Holder | undefined;
 
+/** Reads one of the kernel's socket tables (`/proc/net/tcp`, `/proc/net/tcp6`): the file, or a stand-in in tests. */
+export type TableReader = (table: string) => string;
+
+const readTable: TableReader = (table) => readFileSync(table, "utf8");
+
 /**
- * Who holds the listening socket of `port` on this machine: its owner from
- * `/proc/net/tcp` (the table of the address family dialled first, `ipv6`,
- * since that socket got the question), and the process from the
+ * An address as `/proc/net/tcp{,6}` writes it (each 32-bit word in hex, in
+ * the machine's byte order: `0100007F` is 127.0.0.1 on a little-endian
+ * one), as `canonicalIp` writes it; undefined when it is not one. The
+ * sidecar reads it the same way (`proc_address` in src/holder.rs).
+ */
+export function procAddress(hex: string, littleEndian: boolean = endianness() === "LE"): string | undefined {
+  if ((hex.length !== 8 && hex.length !== 32) || !/^[0-9A-Fa-f]+$/.test(hex)) return undefined;
+  const bytes = Buffer.alloc(hex.length / 2);
+  for (let i = 0; i < hex.length / 8; i++) {
+    const word = Number.parseInt(hex.slice(i * 8, i * 8 + 8), 16);
+    if (littleEndian) bytes.writeUInt32LE(word, i * 4);
+    else bytes.writeUInt32BE(word, i * 4);
+  }
+  if (bytes.length === 4) return bytes.join(".");
+  const groups = Array.from({ length: 8 }, (_, i) => bytes.readUInt16BE(i * 2).toString(16));
+  return canonicalIp(groups.join(":"));
+}
+
+/**
+ * Who holds the listening socket that got a connection to `ip` (as
+ * `canonicalIp` writes it) and `port` on this machine: the socket bound to
+ * that very address, or one bound to every address (`0.0.0.0` for IPv4,
+ * `::` for both, a dual-stack socket taking IPv4 too), never one on
+ * another address with the same port (another loopback address may be
+ * another account's relay). Its owner from `/proc/net/tcp` (the table of
+ * the address family dialled first), and the process from the
  * `socket:[INODE]` links in `/proc/PID/fd`, where this user may read them.
  */
-export function listenerOf(port: number, ipv6 = false): Holder | undefined {
-  const wanted = `:${port.toString(16).toUpperCase().padStart(4, "0")}`;
+export function listenerOf(ip: string, port: number, read: TableReader = readTable): Holder | undefined {
+  const dialled = canonicalIp(ip);
+  if (dialled === undefined) return undefined;
+  const ipv6 = dialled.includes(":");
+  const wanted = port.toString(16).toUpperCase().padStart(4, "0");
   const tables = ["/proc/net/tcp", "/proc/net/tcp6"];
   for (const table of ipv6 ? tables.reverse() : tables) {
     let text: string;
     try {
-      text = readFileSync(table, "utf8");
+      text = read(table);
     } catch {
       continue;
     }
     for (const line of text.split("\n").slice(1)) {
+      // sl local_address rem_address st … uid timeout inode: LISTEN is state 0A.
       const f = line.trim().split(/\s+/);
-      if (f[3] !== "0A" || !f[1]?.endsWith(wanted)) continue;
+      const [hex, at] = f[1]?.split(":") ?? [];
+      if (f[3] !== "0A" || at?.toUpperCase() !== wanted || hex === undefined) continue;
+      const local = procAddress(hex);
+      if (local !== dialled && local !== "::" && !(local === "0.0.0.0" && !ipv6)) continue;
       const uid = Number(f[7]);
       const inode = f[9] ?? "";
       if (lastHolder && lastHolder.inode === inode && lastHolder.port === port && inode !== "0") return lastHolder;

@@ -8,16 +8,17 @@
 // since this plugin started. What becomes of a start (a model loading for
 // long, an exit with its reason, no answer in time) is told through
 // `onNotice`. The program is the platform package's sidecar where the
-// plugin came from npm with one, else the binary `evolve-hud install-shim`
-// recorded, else `evolve-hud` on PATH. Only what is the user's alone is used: the launch record,
-// the state folder, its log and the stop marker, and the binary run (see
-// `private.ts`).
+// plugin came from npm with one (only where npm puts it: `packagedBinary`),
+// else the binary `evolve-hud install-shim` recorded, else `evolve-hud` on
+// PATH; never a name looked up elsewhere (no `npx`). Only what is the
+// user's alone is used: the launch record, the state folder, its log and
+// the stop marker, and the binary run (see `private.ts`).
 
 import { spawn } from "node:child_process";
-import { closeSync, existsSync, fstatSync, openSync, readSync } from "node:fs";
-import { createRequire } from "node:module";
+import { closeSync, fstatSync, lstatSync, openSync, readFileSync, readSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { dialTarget, isLocalSidecarHost } from "./address.ts";
 import type { Config } from "./config.ts";
 import { isObject } from "./hud.ts";
@@ -72,18 +73,50 @@ export function platformPackage(platform: string = process.platform, arch: strin
 }
 
 /**
- * The sidecar of the platform package installed beside this plugin (an
- * optional dependency of the plugin's npm package), if there is one:
- * `bin/evolve-hud` in it, its libraries beside it.
+ * The folder of the plugin's own npm package (`NPM_NAME`): the folder of
+ * the module `from` (a file URL or path), or the one above it (the entry
+ * is at the package's root, its modules in `evolve-hud/`), whichever has a
+ * package.json of that name; none for a plugin not in its package (a file
+ * copied by `install-shim`).
+ */
+export function pluginRoot(from: string = import.meta.url): string | undefined {
+  const file = from.startsWith("file:") ? fileURLToPath(from) : from;
+  for (let dir = dirname(file), up = 0; up < 2; dir = dirname(dir), up++) {
+    try {
+      const manifest: unknown = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+      if (isObject(manifest) && manifest.name === NPM_NAME) return dir;
+    } catch {
+      // None there, or not JSON: not the package's root.
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The sidecar of the platform package `name` installed with this plugin
+ * (an optional dependency of the plugin's npm package), if there is one:
+ * `bin/evolve-hud` in it, its libraries beside it. Only where npm puts it:
+ * in the plugin package's own `node_modules`, or beside the package in the
+ * `node_modules` holding it. No folder further up counts: one there
+ * (`/tmp/node_modules`) may be another account's. Something there, even a
+ * link leading nowhere, is returned for `trustedBinary` to check: one that
+ * fails is refused, not passed over for another program.
  */
 export function packagedBinary(from: string = import.meta.url, name: string = platformPackage()): string | undefined {
-  try {
-    const bin = join(dirname(createRequire(from).resolve(`${name}/package.json`)), "bin", "evolve-hud");
-    return existsSync(bin) ? bin : undefined;
-  } catch {
-    // Not installed (a plugin copied by `install-shim`, or another platform).
-    return undefined;
+  const root = pluginRoot(from);
+  if (root === undefined) return undefined;
+  const holder = dirname(root);
+  const places = [join(root, "node_modules", name), ...(basename(holder) === "node_modules" ? [join(holder, name)] : [])];
+  for (const place of places) {
+    const bin = join(place, "bin", "evolve-hud");
+    try {
+      lstatSync(bin);
+      return bin;
+    } catch {
+      // Not here: the next place.
+    }
   }
+  return undefined;
 }
 
 /** The first wait between starts, and the longest. */
@@ -167,8 +200,10 @@ export class Launcher {
       ...(this.record.model ? ["--model", this.record.model] : []),
     ];
     const program = trustedBinary(binary, this.env);
-    if ("missing" in program) return this.couldNotStart(binary, program.missing);
-    if ("refused" in program) return this.refuse(program.refused);
+    // The plugin package's own sidecar that cannot be run is told, and nothing else is run in its place.
+    const ours = this.packaged === undefined ? "" : `; it is the sidecar of the plugin's npm package (${platformPackage()}), and nothing else is run in its place`;
+    if ("missing" in program) return this.packaged === undefined ? this.couldNotStart(binary, program.missing) : this.refuse(`${program.missing}${ours}`);
+    if ("refused" in program) return this.refuse(`${program.refused}${ours}`);
     const logDir = userDir(this.env, "state");
     const folder = ownFolder(logDir);
     if ("refused" in folder) return this.refuse(`its state folder is not yours alone: ${folder.refused}`);

@@ -161,39 +161,92 @@ export function findBinary(binary: string, env: Record<string, string | undefine
 
 export type BinaryCheck = { path: string } | { missing: string } | { refused: string };
 
+/** The path and each folder above it, from `/` down: `/a/b` gives `/`, `/a`, `/a/b`. */
+function fromRoot(path: string): string[] {
+  const out = [path];
+  for (let up = dirname(path); up !== out[0]; up = dirname(up)) out.unshift(up);
+  return out;
+}
+
 /**
- * The program to run for `binary` (a path, or a name on `PATH`), links
- * resolved: it must be a regular file owned by the user or root that no
- * one else may write, in a folder where no one else can swap it. The path
- * returned is the one checked, so the program run is the program checked.
+ * Why another user may have put or swapped what `path` leads to, checked
+ * as OpenSSH's StrictModes (`secure_filename`) checks a key: every folder
+ * from `/` down must be owned by the user or root and writable by neither
+ * its group nor others, unless it has the sticky bit (`/tmp`: there no one
+ * else may rename or remove what is not theirs, and what is in it is
+ * checked in turn). A link on the way must be the user's or root's, and
+ * the folder holding it passes the same check. `path` is absolute; `named`
+ * says it in messages; `links` whether a link may be met (none on a path
+ * already resolved). The last entry itself is checked here only when it
+ * is a link. Undefined when no one else could have; `missing` when
+ * something on the way is not there.
+ */
+function strictPath(path: string, uid: number, named: string, links: boolean): { missing: string } | { refused: string } | undefined {
+  const steps = fromRoot(path);
+  for (const [i, step] of steps.entries()) {
+    let stat: Stats;
+    try {
+      stat = lstatSync(step);
+    } catch (e) {
+      const code = (e as { code?: string })?.code;
+      if (code === "ENOENT" || code === "ENOTDIR") return { missing: `there is no ${named}` };
+      return { refused: `cannot check ${step} on the way to ${named} (${message(e)}); not run` };
+    }
+    const theirs = stat.uid !== uid && stat.uid !== 0;
+    if (stat.isSymbolicLink()) {
+      if (!links) return { refused: `${step}, on the way to ${named}, became a symbolic link while it was checked; not run` };
+      if (theirs) {
+        const link = i === steps.length - 1 ? `${named} is a symbolic link` : `${named} goes through the symbolic link ${step}`;
+        return { refused: `${link} owned by uid ${stat.uid}, neither you (uid ${uid}) nor root; not run` };
+      }
+      continue;
+    }
+    if (i === steps.length - 1) break;
+    if (!stat.isDirectory()) return { missing: `there is no ${named} (${step} is not a folder)` };
+    const sticky = (stat.mode & 0o1000) !== 0;
+    if (theirs || ((stat.mode & 0o022) !== 0 && !sticky)) {
+      return {
+        refused: `${named} is in ${step}, where another user can replace it (owner uid ${stat.uid}, mode ${octal(stat.mode)}); not run`,
+      };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The program to run for `binary` (a path, or a name on `PATH`), checked
+ * as OpenSSH's StrictModes checks a file (`strictPath`), both the path as
+ * named (a link on the way, the last one included, must be the user's or
+ * root's, in a folder no one else can write) and the path with every link
+ * resolved: a regular file owned by the user or root that no one else may
+ * write, in folders no one else can swap anything in, from `/` down. The
+ * path returned is the resolved one checked, so the program run is the
+ * program checked.
  */
 export function trustedBinary(binary: string, env: Record<string, string | undefined>): BinaryCheck {
   const found = findBinary(binary, env);
   if (!found) return { missing: "not found on PATH" };
+  const uid = me();
+  if (uid !== undefined) {
+    const asNamed = strictPath(found, uid, found, true);
+    if (asNamed) return asNamed;
+  }
   let real: string;
   let stat: Stats;
   try {
     real = realpathSync(found);
-    stat = statSync(real);
+    stat = lstatSync(real);
   } catch (e) {
     return { missing: (e as { code?: string })?.code === "ENOENT" ? `there is no ${found}` : message(e) };
   }
   const named = real === found ? real : `${found} (${real})`;
+  if (uid === undefined) return stat.isFile() ? { path: real } : { refused: `${named} is not a regular file; not run` };
+  const resolved = strictPath(real, uid, named, false);
+  if (resolved) return resolved;
   if (!stat.isFile()) return { refused: `${named} is not a regular file; not run` };
-  const uid = me();
-  if (uid === undefined) return { path: real };
   if (stat.uid !== uid && stat.uid !== 0) return { refused: `${named} is owned by uid ${stat.uid}, neither you (uid ${uid}) nor root; not run` };
   if ((stat.mode & 0o022) !== 0) {
     return { refused: `${named} is writable by ${stat.mode & 0o002 ? "others" : "its group"} (mode ${octal(stat.mode)}); not run. \`chmod go-w ${real}\` if it is yours` };
-  }
-  let folder: Stats;
-  try {
-    folder = statSync(dirname(real));
-  } catch (e) {
-    return { refused: `cannot check the folder of ${named} (${message(e)}); not run` };
-  }
-  if (swappable(folder, uid)) {
-    return { refused: `${named} is in ${dirname(real)}, where another user can replace it (owner uid ${folder.uid}, mode ${octal(folder.mode)}); not run` };
   }
   return { path: real };
 }

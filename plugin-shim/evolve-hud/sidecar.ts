@@ -309,8 +309,9 @@ export class Sidecar {
 
 /**
  * What the user is told of a server that is not their sidecar: for a port
- * of this machine, that another program holds it, which one where this
- * user may see it (`listenerOf`), and how to get the HUD back.
+ * of this machine, that another program holds it, which one (the socket
+ * listening on the very address dialled) where this user may see it
+ * (`listenerOf`), and how to get the HUD back.
  */
 function foreignMessage(url: string, target: DialTarget, what: string): string {
   const loopback = target.ip.startsWith("127.") || target.ip === "::1";
@@ -318,7 +319,7 @@ function foreignMessage(url: string, target: DialTarget, what: string): string {
     return `the server at ${url} is not your evolve-hud sidecar (${what}). Nothing was sent to it. Check the \`url\` setting (EVOLVE_HUD_URL)`;
   }
   const port = target.port;
-  const holder = listenerOf(port, target.ip.includes(":"));
+  const holder = listenerOf(target.ip, port);
   const who = holder ? `: ${describeHolder(holder)}` : "";
   const stop = holder?.pid !== undefined && holder.uid === process.getuid?.() ? `Stop it (\`kill ${holder.pid}\`)` : "Stop it";
   const other = port < 65535 ? port + 1 : port - 1;

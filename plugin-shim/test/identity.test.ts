@@ -8,13 +8,13 @@
 
 import assert from "node:assert/strict";
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { endianness, tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { EvolveHudPlugin } from "../evolve-hud.ts";
 import { isHud } from "../evolve-hud/hud.ts";
 import { DEFAULTS } from "../evolve-hud/config.ts";
-import { proof, proves, readSecret } from "../evolve-hud/identity.ts";
+import { listenerOf, procAddress, proof, proves, readSecret } from "../evolve-hud/identity.ts";
 import { Sidecar } from "../evolve-hud/sidecar.ts";
 import { clone, FakeSidecar, TEST_SECRET, transforms } from "./helpers.ts";
 import { writeSecret } from "./opencode.ts";
@@ -246,4 +246,94 @@ test("a token file named by EVOLVE_HUD_AUTH_TOKEN_FILE is used only when it is t
   const foreignFolder = tokenIn(join(home, "foreign-folder"));
   chownSync(join(home, "foreign-folder"), 65534, 65534);
   assert.match(problem(foreignFolder), /where another user can replace it \(owner uid 65534/);
+});
+
+test("/proc's addresses read as the kernel writes them: each 32-bit word in the machine's byte order", () => {
+  assert.equal(procAddress("0100007F", true), "127.0.0.1");
+  assert.equal(procAddress("7F000001", false), "127.0.0.1", "big-endian");
+  assert.equal(procAddress("0300007F", true), "127.0.0.3");
+  assert.equal(procAddress("00000000", true), "0.0.0.0");
+  assert.equal(procAddress("00000000000000000000000001000000", true), "::1");
+  assert.equal(procAddress("00000000000000000000000000000001", false), "::1", "big-endian");
+  assert.equal(procAddress("00000000000000000000000000000000", true), "::");
+  assert.equal(procAddress("0000000000000000FFFF00000100007F", true), "127.0.0.1", "IPv4 mapped into IPv6");
+  assert.equal(procAddress("B80D0120000000000000000001000000", true), "2001:db8::1");
+  assert.equal(procAddress("zz"), undefined);
+  assert.equal(procAddress("0100007"), undefined);
+});
+
+/** A synthetic `/proc/net/tcp{,6}`: `[address as /proc writes it, port, state, uid, inode]` for each socket. */
+function procTables(tcp: [string, number, string, number, number][], tcp6: [string, number, string, number, number][]) {
+  const table = (rows: [string, number, string, number, number][], width: number) =>
+    [
+      "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode",
+      ...rows.map(
+        ([address, port, state, uid, inode], i) =>
+          `   ${i}: ${address}:${port.toString(16).toUpperCase().padStart(4, "0")} ${"0".repeat(width)}:0000 ${state} 00000000:00000000 00:00000000 00000000 ${String(uid).padStart(5)}        0 ${inode} 1 0000000000000000 100 0 0 10 0`,
+      ),
+    ].join("\n") + "\n";
+  const files: Record<string, string> = { "/proc/net/tcp": table(tcp, 8), "/proc/net/tcp6": table(tcp6, 32) };
+  return (path: string) => {
+    if (!(path in files)) throw new Error(`ENOENT: ${path}`);
+    return files[path];
+  };
+}
+
+test("the holder named is the socket listening on the very address dialled, or on every address: not another loopback address's", { skip: endianness() !== "LE" && "the synthetic tables are written little-endian" }, () => {
+  const LO1 = "0100007F"; // 127.0.0.1
+  const LO3 = "0300007F"; // 127.0.0.3
+  const ANY4 = "00000000";
+  const LO6 = "00000000000000000000000001000000"; // ::1
+  const ANY6 = "00000000000000000000000000000000";
+  const MAPPED = "0000000000000000FFFF00000500007F"; // ::ffff:127.0.0.5
+  // Ports: 8377 the user's sidecar on 127.0.0.1 (uid 1000) and another account's relay on 127.0.0.3 (uid 2000);
+  // 8390 a server on every IPv4 address; 8391 a dual-stack one on every address; 8392 on ::1 and on 127.0.0.1.
+  const read = procTables(
+    [
+      [LO1, 8377, "0A", 1000, 71001],
+      [LO3, 8377, "0A", 2000, 71002],
+      [LO3, 8378, "01", 2000, 71003], // a connection, not a listener
+      [ANY4, 8390, "0A", 3000, 71004],
+      [LO1, 8392, "0A", 1000, 71005],
+    ],
+    [
+      [ANY6, 8391, "0A", 4000, 71006],
+      [LO6, 8392, "0A", 5000, 71007],
+      [MAPPED, 8393, "0A", 6000, 71008],
+    ],
+  );
+  const who = (ip: string, port: number) => {
+    const h = listenerOf(ip, port, read);
+    return h && { uid: h.uid, inode: h.inode };
+  };
+  assert.deepEqual(who("127.0.0.3", 8377), { uid: 2000, inode: "71002" }, "the relay, though the user's sidecar listens on the same port first in the table");
+  assert.deepEqual(who("127.0.0.1", 8377), { uid: 1000, inode: "71001" }, "the exact address");
+  assert.equal(who("127.0.0.2", 8377), undefined, "another loopback address on the same port is not it");
+  assert.equal(who("127.0.0.3", 8378), undefined, "not listening");
+  assert.deepEqual(who("127.0.0.2", 8390), { uid: 3000, inode: "71004" }, "0.0.0.0 takes every IPv4 address");
+  assert.equal(who("::1", 8390), undefined, "0.0.0.0 takes no IPv6");
+  assert.deepEqual(who("::1", 8391), { uid: 4000, inode: "71006" }, ":: takes every IPv6 address");
+  assert.deepEqual(who("127.0.0.1", 8391), { uid: 4000, inode: "71006" }, "and IPv4, dual-stack");
+  assert.deepEqual(who("::1", 8392), { uid: 5000, inode: "71007" }, "::1, not 127.0.0.1's socket");
+  assert.deepEqual(who("[::1]", 8392), { uid: 5000, inode: "71007" }, "bracketed");
+  assert.deepEqual(who("127.0.0.1", 8392), { uid: 1000, inode: "71005" }, "127.0.0.1, not ::1's");
+  assert.deepEqual(who("127.0.0.5", 8393), { uid: 6000, inode: "71008" }, "an IPv4 address mapped into IPv6 is that address");
+  assert.equal(who("127.0.0.1", 8393), undefined);
+  assert.equal(who("not an address", 8377), undefined);
+  assert.equal(listenerOf("127.0.0.1", 8377, () => {
+    throw new Error("no /proc");
+  }), undefined, "no tables: no holder");
+});
+
+test("on this machine's /proc: two servers on one port, 127.0.0.1 and 127.0.0.3, each address names its own socket", { skip: process.platform !== "linux" && "/proc/net/tcp is Linux's" }, async (t) => {
+  const first = await FakeSidecar.start("127.0.0.1");
+  t.after(() => first.stop());
+  const second = await FakeSidecar.start("127.0.0.3", first.port);
+  t.after(() => second.stop());
+  const one = listenerOf("127.0.0.1", first.port);
+  const three = listenerOf("127.0.0.3", first.port);
+  assert.ok(one && three, "both found");
+  assert.notEqual(one.inode, three.inode, "two sockets");
+  assert.equal(one.pid, process.pid);
+  assert.equal(listenerOf("127.0.0.2", first.port), undefined, "none on 127.0.0.2");
 });

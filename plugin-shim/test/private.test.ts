@@ -1,18 +1,25 @@
 // The launcher uses only what is the user's alone: it runs a binary owned
-// by the user or root that no one else can write (links followed), reads a
-// launch record only when no one else can write it, makes its state folder
-// 0700 and the sidecar's log 0600 (tightening older ones of the user's),
-// and refuses a state folder that is a link or another user's. Each refusal
-// is told once, in the log and as a notice, and nothing is started. The
-// parts with another user's files run as root only (CI), else are skipped.
+// by the user or root that no one else can write, every folder from `/`
+// down and every link on the way the user's or root's and writable by no
+// one else (a sticky folder such as /tmp excepted), both as named and with
+// links resolved (OpenSSH's StrictModes); the platform package's sidecar
+// only where npm puts it beside the plugin, never from a `node_modules`
+// further up. It reads a launch record only when no one else can write it,
+// makes its state folder 0700 and the sidecar's log 0600 (tightening older
+// ones of the user's), and refuses a state folder that is a link or another
+// user's. Each refusal is told once, in the log and as a notice, and
+// nothing is started. The parts with another user's files run as root only
+// (CI: uid 65534 stands for the other account), else are skipped.
 
 import assert from "node:assert/strict";
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, lchownSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { test, type TestContext } from "node:test";
+import { pathToFileURL } from "node:url";
 import { DEFAULTS } from "../evolve-hud/config.ts";
-import { Launcher, readLaunchRecord, type LaunchRecord } from "../evolve-hud/launcher.ts";
+import { Launcher, NPM_NAME, packagedBinary, platformPackage, pluginRoot, readLaunchRecord, type LaunchRecord } from "../evolve-hud/launcher.ts";
 import { baseDir, openPrivateLog, ownFolder, trustedBinary } from "../evolve-hud/private.ts";
 import { deadPort, repoRoot } from "./helpers.ts";
 
@@ -34,12 +41,12 @@ function scratch(t: TestContext) {
 }
 
 /** Starts a launcher `times` times; what it logged and told, and what the binary ran as (`$0` and its arguments), if it ran. */
-async function launch(env: Record<string, string>, record: LaunchRecord, marker: string, times = 1) {
+async function launch(env: Record<string, string>, record: LaunchRecord, marker: string, times = 1, packaged?: string) {
   const logs: string[] = [];
   const notices: string[] = [];
   let clock = 0;
   const config = { ...DEFAULTS, url: `http://127.0.0.1:${await deadPort()}`, autostart: true };
-  const launcher = new Launcher(config, (_, m) => logs.push(m), env as NodeJS.ProcessEnv, () => clock, record);
+  const launcher = new Launcher(config, (_, m) => logs.push(m), env as NodeJS.ProcessEnv, () => clock, record, Date.now(), packaged);
   launcher.onNotice = (m) => notices.push(m);
   for (let i = 0; i < times; i++) {
     launcher.start();
@@ -207,4 +214,200 @@ test("a launch record others can write, a link, or another user's is ignored wit
   writeFileSync(path, JSON.stringify({ binary: s.binary }), { mode: 0o600 });
   chownSync(path, 65534, 65534);
   assert.match(readLaunchRecord(s.env).problem!, /launch\.json is owned by uid 65534, not by you \(uid 0\)/);
+});
+
+/** A file of `text`, its folders made; `mode` set whatever the umask. */
+function put(path: string, text: string, mode = 0o644): string {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, text);
+  chmodSync(path, mode);
+  return path;
+}
+
+/** The plugin's npm package as npm unpacks it into `modules` (a `node_modules` folder): its manifest, its entry and a module. */
+function pluginPackage(modules: string, name = NPM_NAME) {
+  const root = join(modules, NPM_NAME);
+  put(join(root, "package.json"), JSON.stringify({ name, version: "0.0.0" }));
+  const entry = put(join(root, "evolve-hud.ts"), "export {};\n");
+  const module = put(join(root, "evolve-hud", "launcher.ts"), "export {};\n");
+  return { root, entry: pathToFileURL(entry).href, module: pathToFileURL(module).href };
+}
+
+/** A platform package in `modules` (a `node_modules` folder): its manifest and its sidecar. */
+function platformIn(modules: string): string {
+  put(join(modules, platformPackage(), "package.json"), JSON.stringify({ name: platformPackage(), version: "0.0.0" }));
+  return put(join(modules, platformPackage(), "bin", "evolve-hud"), "#!/bin/sh\n", 0o755);
+}
+
+test("the platform package's sidecar is looked for only where npm puts it: nested in the plugin's package, or beside it", (t) => {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), "evolve-hud-packaged-")));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  // A package another account planted in a shared ancestor (as /tmp/node_modules): never looked at.
+  const planted = platformIn(join(dir, "node_modules"));
+  const app = join(dir, "app");
+  const plugin = pluginPackage(join(app, "node_modules"));
+  // Node's resolution walks up to it: the trap.
+  assert.equal(createRequire(plugin.module).resolve(`${platformPackage()}/package.json`), join(dirname(dirname(planted)), "package.json"));
+  assert.equal(pluginRoot(plugin.module), plugin.root, "found from a module in evolve-hud/");
+  assert.equal(pluginRoot(plugin.entry), plugin.root, "found from the entry");
+  assert.equal(packagedBinary(plugin.module), undefined, `none beside the plugin, and not ${planted}`);
+  assert.equal(packagedBinary(plugin.entry), undefined);
+
+  // Hoisted: beside the plugin's package in the node_modules holding it.
+  const hoisted = platformIn(join(app, "node_modules"));
+  assert.equal(packagedBinary(plugin.module), hoisted);
+  assert.equal(packagedBinary(plugin.entry), hoisted);
+  // Nested in the plugin's own node_modules: it comes first, as node resolves it.
+  const nested = platformIn(join(plugin.root, "node_modules"));
+  assert.equal(packagedBinary(plugin.module), nested);
+  rmSync(hoisted);
+  assert.equal(packagedBinary(plugin.module), nested);
+  // Another platform's package name finds nothing.
+  assert.equal(packagedBinary(plugin.module, `${NPM_NAME}-no-such-platform`), undefined);
+
+  // A link there is returned, to be checked (and refused if it fails), not passed over.
+  rmSync(nested);
+  symlinkSync("/nonexistent/evolve-hud", nested);
+  assert.equal(packagedBinary(plugin.module), nested);
+
+  // The package not in a node_modules folder (a checkout): only its own node_modules counts.
+  const checkout = join(dir, "src", NPM_NAME);
+  const own = pluginPackage(join(dir, "src"));
+  assert.equal(own.root, checkout);
+  platformIn(join(dir, "src"));
+  assert.equal(packagedBinary(own.module), undefined, "the folder beside it is not a node_modules");
+
+  // A plugin not in its package: a file copied by `install-shim` (its modules in evolve-hud/ beside it), or a package of another name.
+  const plugins = join(dir, "config", "opencode", "plugins");
+  const copied = pathToFileURL(put(join(plugins, "evolve-hud", "launcher.ts"), "export {};\n")).href;
+  put(join(plugins, "evolve-hud.ts"), "export {};\n");
+  platformIn(join(plugins, "node_modules"));
+  platformIn(join(dir, "config", "opencode", "node_modules"));
+  assert.equal(pluginRoot(copied), undefined);
+  assert.equal(packagedBinary(copied), undefined);
+  assert.equal(packagedBinary(pathToFileURL(join(plugins, "evolve-hud.ts")).href), undefined);
+  const other = pluginPackage(join(dir, "other", "node_modules"), "some-other-package");
+  platformIn(join(dir, "other", "node_modules"));
+  assert.equal(packagedBinary(other.module), undefined, "a package of another name");
+  // This checkout's plugin (package evolve-hud-plugin-shim) has none either.
+  assert.equal(packagedBinary(), undefined);
+});
+
+test("the program run is checked from / down, as named and resolved: a folder on the way others can write is refused, a sticky one is not", (t) => {
+  const s = scratch(t);
+  const dir = realpathSync(s.dir);
+  const mid = join(dir, "mid");
+  const binary = put(join(mid, "deep", "bin", "evolve-hud"), "#!/bin/sh\n", 0o755);
+  assert.deepEqual(trustedBinary(binary, s.env), { path: binary });
+  for (const m of [0o775, 0o757, 0o777]) {
+    chmodSync(mid, m);
+    const r = trustedBinary(binary, s.env) as { refused?: string };
+    assert.equal(r.refused, `${binary} is in ${mid}, where another user can replace it (owner uid ${process.getuid?.()}, mode ${m.toString(8)}); not run`);
+  }
+  chmodSync(mid, 0o1777);
+  assert.deepEqual(trustedBinary(binary, s.env), { path: binary }, "sticky, as /tmp: no one else can swap what is in it");
+  chmodSync(mid, 0o755);
+
+  // A link through a folder others can write: the folder holding the link is refused, though the program is fine.
+  const open = join(dir, "open");
+  mkdirSync(open);
+  chmodSync(open, 0o777);
+  const link = join(open, "evolve-hud");
+  symlinkSync(binary, link);
+  assert.match((trustedBinary(link, s.env) as { refused: string }).refused, new RegExp(`^${link} is in ${open}, where another user can replace it \\(owner uid \\d+, mode 777\\); not run$`));
+  // A link in a folder of the user's into a folder others can write: the path resolved is refused.
+  const openBin = put(join(open, "real", "evolve-hud"), "#!/bin/sh\n", 0o755);
+  const mine = join(dir, "mine");
+  symlinkSync(openBin, mine);
+  assert.match((trustedBinary(mine, s.env) as { refused: string }).refused, new RegExp(`^${mine} \\(${openBin}\\) is in ${open}, where another user can replace it`));
+  // Nothing there at all.
+  assert.deepEqual(trustedBinary(join(dir, "none", "evolve-hud"), s.env), { missing: `there is no ${join(dir, "none", "evolve-hud")}` });
+});
+
+test("where the platform has no user ids, the program is not checked (as before)", (t) => {
+  const s = scratch(t);
+  chmodSync(s.bin, 0o777);
+  const getuid = process.getuid;
+  t.after(() => {
+    process.getuid = getuid;
+  });
+  (process as { getuid?: unknown }).getuid = undefined;
+  assert.deepEqual(trustedBinary(s.binary, s.env), { path: realpathSync(s.binary) });
+  assert.deepEqual(trustedBinary(s.bin, s.env), { refused: `${s.bin} is not a regular file; not run` });
+});
+
+test("another account's link to a root program (the npx attack) is refused: in its folder, or owned by it", { skip: !isRoot && "not root: another account's files cannot be made" }, (t) => {
+  const s = scratch(t);
+  const env = realpathSync("/usr/bin/env");
+  assert.ok("path" in trustedBinary(env, s.env), "root's program itself is fine");
+  const dir = realpathSync(s.dir);
+  // The platform package's folder made by uid 65534, its bin/evolve-hud a link to /usr/bin/env.
+  const pkg = join(dir, "node_modules", platformPackage());
+  const bin = join(pkg, "bin");
+  mkdirSync(bin, { recursive: true });
+  const link = join(bin, "evolve-hud");
+  symlinkSync("/usr/bin/env", link);
+  for (const p of [pkg, bin]) chownSync(p, 65534, 65534);
+  lchownSync(link, 65534, 65534);
+  assert.equal(
+    (trustedBinary(link, s.env) as { refused?: string }).refused,
+    `${link} is in ${pkg}, where another user can replace it (owner uid 65534, mode 755); not run`,
+  );
+  // Its folders root's, the link still the other account's.
+  for (const p of [pkg, bin]) chownSync(p, 0, 0);
+  assert.equal(
+    (trustedBinary(link, s.env) as { refused?: string }).refused,
+    `${link} is a symbolic link owned by uid 65534, neither you (uid 0) nor root; not run`,
+  );
+  // A link of its on the way, not last.
+  lchownSync(link, 0, 0);
+  assert.ok("path" in trustedBinary(link, s.env), "root's link in root's folders: the program it leads to runs");
+  const via = join(dir, "via");
+  symlinkSync(bin, via);
+  lchownSync(via, 65534, 65534);
+  assert.match((trustedBinary(join(via, "evolve-hud"), s.env) as { refused: string }).refused, new RegExp(`goes through the symbolic link ${via} owned by uid 65534`));
+});
+
+test("a folder on the way owned by another account is refused, sticky or not; root's sticky folder is fine", { skip: !isRoot && "not root: another account's folders cannot be made" }, (t) => {
+  const s = scratch(t);
+  const dir = realpathSync(s.dir);
+  const shared = join(dir, "shared");
+  const binary = put(join(shared, "app", "evolve-hud"), "#!/bin/sh\n", 0o755);
+  chmodSync(shared, 0o1777);
+  assert.deepEqual(trustedBinary(binary, s.env), { path: binary }, "root's sticky folder, as /tmp");
+  chownSync(shared, 65534, 65534);
+  assert.equal((trustedBinary(binary, s.env) as { refused?: string }).refused, `${binary} is in ${shared}, where another user can replace it (owner uid 65534, mode 1777); not run`);
+  chmodSync(shared, 0o755);
+  assert.match((trustedBinary(binary, s.env) as { refused: string }).refused, /owner uid 65534, mode 755\); not run$/);
+  chownSync(shared, 0, 0);
+  chmodSync(shared, 0o777);
+  assert.match((trustedBinary(binary, s.env) as { refused: string }).refused, /owner uid 0, mode 777\); not run$/, "root's, others may write, no sticky bit");
+});
+
+test("a refused platform package's sidecar is told, and nothing else is run in its place", { skip: !isRoot && "not root: another account's files cannot be made" }, async (t) => {
+  const s = scratch(t);
+  const dir = realpathSync(s.dir);
+  const modules = join(dir, "node_modules");
+  const plugin = pluginPackage(modules);
+  const pkg = join(modules, platformPackage());
+  const bin = join(pkg, "bin");
+  mkdirSync(bin, { recursive: true });
+  // Planted by uid 65534: a link to a program that would say it ran.
+  const ran = join(dir, "planted-ran");
+  const program = put(join(dir, "planted", "touch-marker"), `#!/bin/sh\ntouch ${ran}\n`, 0o755);
+  const link = join(bin, "evolve-hud");
+  symlinkSync(program, link);
+  for (const p of [pkg, bin]) chownSync(p, 65534, 65534);
+  lchownSync(link, 65534, 65534);
+  const packaged = packagedBinary(plugin.module);
+  assert.equal(packaged, link);
+
+  // The user's recorded binary and the one on PATH are there, and not run instead.
+  const r = await launch(s.env, { binary: s.binary }, s.marker, 2, packaged);
+  assert.equal(r.ran, undefined, "neither the recorded binary nor PATH's");
+  assert.ok(!existsSync(ran), "not the planted program");
+  assert.equal(r.notices.length, 1, r.notices.join("\n"));
+  const why = `${link} is in ${pkg}, where another user can replace it (owner uid 65534, mode 755); not run; it is the sidecar of the plugin's npm package (${platformPackage()}), and nothing else is run in its place`;
+  assert.equal(r.notices[0], `Not starting the sidecar: ${why}. No HUD until it runs.`);
+  assert.ok(r.logs.includes(`evolve-hud: not starting the sidecar: ${why}`), r.logs.join("\n"));
 });

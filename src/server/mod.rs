@@ -400,15 +400,20 @@ impl AppState {
 }
 
 /// `GET /health`: 200 once the engine can take work (the local model warmed
-/// up, or the remote engine answering), 503 with the reason otherwise.
-async fn health(State(state): State<AppState>) -> Response {
+/// up, or the remote engine answering), 503 otherwise. With the token, the
+/// reason and what the sidecar serves; without it, the state alone.
+async fn health(State(state): State<AppState>, headers: axum::http::HeaderMap) -> Response {
     let health = state.health();
     let status = if health.ready() {
         StatusCode::OK
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
-    (status, Json(health)).into_response()
+    if state.access.holds_token(&headers) {
+        (status, Json(health)).into_response()
+    } else {
+        (status, Json(health.public())).into_response()
+    }
 }
 
 impl AppState {

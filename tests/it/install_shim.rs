@@ -240,11 +240,14 @@ fn doctor_names_what_is_missing_and_how_to_fix_it() {
     );
     // No plugin that would start one: the fix is the plugin.
     assert!(
-        text.contains("fix: evolve-hud install-shim   (then OpenCode's plugin starts the sidecar)"),
+        text.contains(&format!(
+            "fix: {} install-shim   (then OpenCode's plugin starts the sidecar)",
+            me()
+        )),
         "{text}"
     );
     assert!(text.contains("✗ plugin   older than this binary's"), "{text}");
-    assert!(text.contains("fix: evolve-hud install-shim"), "{text}");
+    assert!(text.contains(&format!("fix: {} install-shim", me())), "{text}");
 
     let installed = install_shim(
         &[
@@ -365,7 +368,7 @@ fn doctor_tells_a_broken_install_as_it_is() {
     );
     assert!(!text.contains("evolve-hud pull /nope.gguf"), "{text}");
     assert!(
-        text.contains("fix: evolve-hud install-shim --model FILE.gguf"),
+        text.contains(&format!("fix: {} install-shim --model FILE.gguf", me())),
         "{text}"
     );
 
@@ -375,4 +378,19 @@ fn doctor_tells_a_broken_install_as_it_is() {
         text.contains("✗ start    ") && text.contains("launch.json is not a launch record"),
         "{text}"
     );
+}
+
+/// How `doctor` names the binary under test in its fixes: `evolve-hud` where
+/// that is it on PATH, else its path.
+fn me() -> String {
+    let bin = std::path::Path::new(common::binary());
+    let on_path = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join("evolve-hud"))
+            .find(|candidate| candidate.is_file())
+    });
+    match on_path {
+        Some(p) if std::fs::canonicalize(&p).ok() == std::fs::canonicalize(bin).ok() => "evolve-hud".into(),
+        _ => bin.display().to_string(),
+    }
 }

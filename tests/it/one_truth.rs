@@ -217,7 +217,13 @@ async fn without_its_model_the_sidecar_serves_facts_then_loads_the_model_in_plac
             .timeout(Duration::from_secs(30))
             .build()
             .unwrap();
-        match fresh.get(server.url("/health")).send().await {
+        // With the token: `/health` names the engine and the model to it.
+        match fresh
+            .get(server.url("/health"))
+            .bearer_auth(common::SECRET)
+            .send()
+            .await
+        {
             Ok(r) => {
                 let body: serde_json::Value = r.json().await.unwrap_or_default();
                 if body["engine"] == "local" && body["status"] == "ready" {
@@ -407,4 +413,55 @@ fn doctor_is_true_in_every_state_and_its_fixes_lead_to_ready() {
     let (code, said) = doctor(&[("EVOLVE_HUD_AUTOSTART", "off"), ("EVOLVE_HUD_PORT", &port)]);
     assert_eq!(code, Some(0), "{said}");
     assert!(said.contains("All set"), "{said}");
+}
+
+/// `service install` run by the npm package's binary (inside OpenCode's
+/// cache, which an update or a cleanup replaces) writes a unit that runs a
+/// copy in `~/.local/share/evolve-hud/bin/`, the files beside the binary
+/// copied with it, and says so.
+#[test]
+fn a_service_runs_a_copy_of_a_binary_that_updates_replace() {
+    let config = config_folder();
+    let state = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let bin = cache
+        .path()
+        .join("opencode/packages/opencode-evolve-hud@latest/node_modules/opencode-evolve-hud-linux-x64/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let packaged = bin.join("evolve-hud");
+    std::fs::copy(common::binary(), &packaged).unwrap();
+    std::fs::write(bin.join("libggml-cpu-test.so"), b"a library beside it").unwrap();
+    let port = common::free_port().to_string();
+    let out = std::process::Command::new(&packaged)
+        .args(["service", "install", "--port", &port])
+        .env("XDG_CONFIG_HOME", config.path())
+        .env("XDG_STATE_HOME", state.path())
+        .env("XDG_DATA_HOME", data.path())
+        .env("XDG_CACHE_HOME", cache.path())
+        .env_remove("EVOLVE_HUD_PORT")
+        .env_remove("EVOLVE_HUD_URL")
+        .stdin(Stdio::null())
+        .output()
+        .expect("service install");
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    let copy = data.path().join("evolve-hud/bin/evolve-hud");
+    assert!(
+        said.contains("copied") && said.contains(&copy.parent().unwrap().display().to_string()),
+        "{said}"
+    );
+    assert_eq!(std::fs::read(&copy).unwrap(), std::fs::read(&packaged).unwrap());
+    assert!(data.path().join("evolve-hud/bin/libggml-cpu-test.so").is_file());
+    let unit = std::fs::read_to_string(config.path().join("systemd/user/evolve-hud.service")).unwrap();
+    assert!(unit.contains(&copy.display().to_string()), "{unit}");
+    assert!(!unit.contains(&cache.path().display().to_string()), "{unit}");
+    let uninstalled = std::process::Command::new(&copy)
+        .args(["service", "uninstall"])
+        .env("XDG_CONFIG_HOME", config.path())
+        .env("XDG_STATE_HOME", state.path())
+        .stdin(Stdio::null())
+        .output()
+        .expect("service uninstall");
+    assert!(uninstalled.status.success(), "{}", text(&uninstalled));
 }

@@ -130,6 +130,65 @@ async fn a_token_is_required_when_configured_and_never_logged() {
     assert!(logged.iter().all(|l| !l.contains(token)), "{logged:?}");
 }
 
+/// `/health` without the token says whether the sidecar can take work and
+/// nothing else: no engine, no path, no activity; with the token, the
+/// details, credentials in the engine's URL masked (`sas=` too). A token
+/// given on the command line, where `ps` shows it, is warned about.
+#[tokio::test]
+async fn health_tells_a_stranger_the_state_alone_and_a_flag_token_is_warned_about() {
+    let token = "token-on-the-command-line-1";
+    // An engine that is not there: the server starts, and says so.
+    let engine = "http://127.0.0.1:9/private/path/v1?sas=SAS-SECRET-VALUE&sig=SIG-VALUE";
+    let server = Server::start_engine(engine, &["--auth-token", token]);
+    let warned = server
+        .startup_log
+        .iter()
+        .find(|l| l.contains("--auth-token puts the token on the command line"));
+    assert!(
+        warned.is_some_and(|l| l.contains("WARN") && l.contains("--auth-token-file")),
+        "{:?}",
+        server.startup_log
+    );
+    assert!(
+        server.startup_log.iter().all(|l| !l.contains(token)),
+        "{:?}",
+        server.startup_log
+    );
+
+    let stranger = reqwest::Client::new();
+    let answer = stranger.get(server.url("/health")).send().await.unwrap();
+    assert_eq!(answer.status(), 503, "the engine is down");
+    let public: serde_json::Value = answer.json().await.unwrap();
+    let object = public.as_object().expect("a JSON object");
+    let keys: Vec<&str> = object.keys().map(String::as_str).collect();
+    assert!(keys.iter().all(|k| ["status", "reason"].contains(k)), "{public}");
+    let text = public.to_string();
+    for secret in [
+        "127.0.0.1:9",
+        "private/path",
+        "SAS-SECRET",
+        "SIG-VALUE",
+        "in_flight",
+        "remote",
+    ] {
+        assert!(!text.contains(secret), "{secret} in {text}");
+    }
+
+    let full: serde_json::Value = stranger
+        .get(server.url("/health"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(full["engine"], "remote", "{full}");
+    let url = full["engine_url"].as_str().expect("the engine's URL with the token");
+    assert!(url.contains("sas=***") && url.contains("sig=***"), "{url}");
+    assert!(!full.to_string().contains("SAS-SECRET"), "{full}");
+}
+
 #[test]
 fn binding_beyond_loopback_needs_a_flag() {
     let out = common::command()

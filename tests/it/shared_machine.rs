@@ -665,6 +665,143 @@ print("DONE", len(by_fd), "held,", reopened, "reopened", flush=True)
     assert!(syncs >= 20, "{syncs} syncs");
 }
 
+/// The memory a sidecar's peak resident set reached, from `/proc/PID/status`.
+fn peak_rss_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("the sidecar's status");
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/PID/status");
+    kib * 1024
+}
+
+/// Another account opens 8,000 connections that each send most of a
+/// request head and never finish it (a quarter send more than the head
+/// limit), reopening each one the sidecar closes, for 15 s. The sidecar's
+/// memory stays bounded (peak resident set under 200 MB: without the
+/// limits such a flood took 3.7 GB), and every sync of the user's answers
+/// within 1 s.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_flood_of_unfinished_request_heads_keeps_memory_bounded_and_the_user_served() {
+    let Some(other) = other_account() else { return };
+    let server = common::Server::facts_only(&[]);
+    const FLOOD: &str = r#"
+import resource, select, socket, sys, time
+port, count, seconds = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+head = b"GET /v1/hud HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: "
+opened = 0
+def start():
+    global opened
+    while True:
+        try:
+            s = socket.create_connection(("127.0.0.1", port))
+            break
+        except OSError:
+            time.sleep(0.01)
+    opened += 1
+    # Most of a head of 32 KiB, never ended; every fourth one more than that.
+    pad = 48000 if opened % 4 == 0 else 30000
+    s.setblocking(False)
+    try:
+        s.send(head + b"a" * pad)
+    except OSError:
+        pass
+    return s
+poll = select.poll()
+by_fd = {}
+def add(s):
+    by_fd[s.fileno()] = s
+    poll.register(s, select.POLLIN | select.POLLHUP | select.POLLERR)
+for _ in range(count):
+    add(start())
+print("HOLDING", opened, flush=True)
+end = time.time() + seconds
+while time.time() < end:
+    for fd, _ in poll.poll(200):
+        s = by_fd.pop(fd, None)
+        if s is None:
+            continue
+        poll.unregister(fd)
+        try:
+            closed = not s.recv(65536)
+        except BlockingIOError:
+            closed = False
+        except OSError:
+            closed = True
+        if closed:
+            s.close()
+            add(start())
+        else:
+            add(s)
+print("DONE", opened, "opened,", len(by_fd), "open", flush=True)
+"#;
+    let mut flood = as_other(other, FLOOD, &[&server.port().to_string(), "8000", "15"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .expect("the flood");
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(flood.stdout.take().unwrap()));
+    let holding = tokio::task::block_in_place(|| lines.next().and_then(Result::ok)).unwrap_or_default();
+    assert!(holding.starts_with("HOLDING"), "the flood did not start: {holding}");
+
+    let client = common::client();
+    let started = Instant::now();
+    let mut slowest = Duration::ZERO;
+    let mut syncs = 0;
+    while started.elapsed() < Duration::from_secs(12) {
+        let sync = serde_json::json!({ "session_id": "ses_heads", "full": true, "messages": [
+            { "info": { "id": format!("m{syncs}"), "sessionID": "ses_heads", "role": "user", "time": { "created": syncs + 1 } },
+              "parts": [{ "type": "text", "text": "keep going" }] }] });
+        let at = Instant::now();
+        let answer = tokio::time::timeout(
+            Duration::from_secs(5),
+            client.post(server.url("/v1/hud/sync")).json(&sync).send(),
+        )
+        .await;
+        let took = at.elapsed();
+        let status = answer
+            .unwrap_or_else(|_| panic!("sync {syncs} gave no answer within 5 s"))
+            .unwrap_or_else(|e| panic!("sync {syncs} failed: {e}"))
+            .status();
+        assert_eq!(status, 200, "sync {syncs}");
+        slowest = slowest.max(took);
+        syncs += 1;
+        tokio::time::sleep(Duration::from_millis(400)).await;
+    }
+    let done = tokio::task::block_in_place(|| lines.next().and_then(Result::ok)).unwrap_or_default();
+    let peak = peak_rss_bytes(server.pid());
+    // SAFETY: kill(2) on the process group this test made.
+    unsafe { libc::kill(-(flood.id() as libc::pid_t), libc::SIGKILL) };
+    let _ = flood.wait();
+    eprintln!(
+        "{syncs} syncs, slowest {slowest:?}; peak RSS {} MB; flood: {holding} … {done}",
+        peak / 1_000_000
+    );
+    assert!(done.starts_with("DONE"), "the flood ended early: {done}");
+    assert!(peak < 200_000_000, "peak RSS {peak} bytes");
+    assert!(slowest < Duration::from_secs(1), "slowest sync {slowest:?}");
+    assert!(syncs >= 20, "{syncs} syncs");
+    // A head over the limit is refused with 431, not held.
+    let mut long = std::net::TcpStream::connect(("127.0.0.1", server.port())).expect("connecting");
+    std::io::Write::write_all(
+        &mut long,
+        format!(
+            "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: {}\r\n\r\n",
+            "a".repeat(40_000)
+        )
+        .as_bytes(),
+    )
+    .expect("sending a long head");
+    long.set_read_timeout(Some(Duration::from_secs(5))).expect("a timeout");
+    let mut answer = [0u8; 12];
+    std::io::Read::read_exact(&mut long, &mut answer).expect("an answer");
+    assert_eq!(&answer[9..12], b"431", "{}", String::from_utf8_lossy(&answer));
+}
+
 /// A token file that others can read is refused, wherever it is named:
 /// `--auth-token-file`, `EVOLVE_HUD_AUTH_TOKEN_FILE`, `--engine-token-file`,
 /// by `serve` and by the clients; the error says `chmod 600`.

@@ -360,8 +360,9 @@ pub struct Identity {
     pub proof: String,
 }
 
-/// `GET /health`: 200 once the engine can take work, 503 with the reason
-/// otherwise. Needs no token and tells nothing secret.
+/// `GET /health` with the token: 200 once the engine can take work, 503
+/// with the reason otherwise, and what the sidecar serves. Without the
+/// token the answer is [`PublicHealth`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Health {
     #[serde(flatten)]
@@ -381,8 +382,50 @@ impl Health {
     /// Whether the engine can take work: a released model is ready, the
     /// next model work loads it.
     pub fn ready(&self) -> bool {
-        matches!(self.state, HealthState::Ready | HealthState::Released)
+        self.state.ready()
     }
+
+    /// What a request without the token is told: the state alone, a
+    /// failure's reason (which may name the model's path, the engine's
+    /// host) left out.
+    pub fn public(&self) -> PublicHealth {
+        let state = match &self.state {
+            HealthState::Failed { .. } => HealthState::Failed {
+                reason: PublicHealth::REASON_WITHHELD.to_owned(),
+            },
+            state => state.clone(),
+        };
+        PublicHealth { state }
+    }
+}
+
+/// `GET /health` without the token: whether the sidecar can take work, and
+/// nothing a stranger may not know (no paths, no engine, no activity). A
+/// client asks it before it has checked the server's identity, so it sends
+/// no token; it asks [`Health`] (with the token) once the server proved it
+/// is the user's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PublicHealth {
+    #[serde(flatten)]
+    pub state: HealthState,
+}
+
+impl PublicHealth {
+    /// A failure's reason, as told without the token.
+    pub const REASON_WITHHELD: &'static str =
+        "the reason is told with the token: `evolve-hud doctor` or `evolve-hud status`";
+
+    pub fn ready(&self) -> bool {
+        self.state.ready()
+    }
+}
+
+/// `/health`'s body: [`Health`] with the token, [`PublicHealth`] without.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum HealthAnswer {
+    Full(Health),
+    Public(PublicHealth),
 }
 
 /// Whether the engine can take work.
@@ -397,6 +440,14 @@ pub enum HealthState {
     Failed {
         reason: String,
     },
+}
+
+impl HealthState {
+    /// Whether the engine can take work: a released model is ready, the
+    /// next model work loads it.
+    pub fn ready(&self) -> bool {
+        matches!(self, HealthState::Ready | HealthState::Released)
+    }
 }
 
 /// The engine's own part of `/health`.

@@ -7,8 +7,8 @@
 //! are generated from it.
 
 use super::{
-    path, CompactionRequest, CompactionView, EventAck, Health, HeartbeatRequest, HeartbeatView, HudView, Identity,
-    SessionEvent, SessionList, StatusView, StreamEvent, SyncRequest,
+    path, CompactionRequest, CompactionView, EventAck, HealthAnswer, HeartbeatRequest, HeartbeatView, HudView,
+    Identity, SessionEvent, SessionList, StatusView, StreamEvent, SyncRequest,
 };
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{json, Value};
@@ -129,16 +129,16 @@ pub const ROUTES: &[Route] = &[
         id: RouteId::Health,
         method: Method::Get,
         path: path::HEALTH,
-        summary: "Readiness, what the sidecar serves, and how clients clip outputs",
+        summary: "Readiness; with the token also what the sidecar serves, and how clients clip outputs",
         open: true,
         query: &[],
         request: None,
         answers: &[
-            ok("ready, or serving facts only", Body::Json(schema::<Health>)),
+            ok("ready, or serving facts only", Body::Json(schema::<HealthAnswer>)),
             Answer {
                 status: 503,
                 description: "the model is loading, or failed and is being rebuilt",
-                body: Body::Json(schema::<Health>),
+                body: Body::Json(schema::<HealthAnswer>),
             },
         ],
     },

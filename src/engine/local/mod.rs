@@ -11,7 +11,7 @@ mod load;
 mod prompt;
 mod sampler;
 mod slots;
-mod supervisor;
+pub mod supervisor;
 mod text;
 mod worker;
 

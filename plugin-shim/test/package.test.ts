@@ -4,14 +4,16 @@
 // `install-shim --npm` names the package in opencode.json, and the real
 // OpenCode (npm opencode-ai@1.18.33) loads it by that name, and it starts
 // the platform package's sidecar, with no `evolve-hud` on PATH and no
-// launch record: the agent gets the HUD. Before that, a preflight: the
-// packed entry imports alone in OpenCode's own Bun.
+// launch record: the agent gets the HUD; a platform package another
+// account planted in a node_modules folder further up is never run.
+// Before that, a preflight: the packed entry imports alone in OpenCode's
+// own Bun.
 
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { delimiter, join } from "node:path";
+import { chmodSync, chownSync, copyFileSync, existsSync, lchownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { delimiter, dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { packagedBinary, platformPackage } from "../evolve-hud/launcher.ts";
 import { NPM_NAME, pack, platformManifest, pluginManifest, version } from "../npm/pack.ts";
@@ -109,6 +111,24 @@ test("installed from its npm tarballs, the plugin starts its platform package's 
   const packaged = join(installDir, "node_modules", `${NPM_NAME}-linux-x64`, "bin/evolve-hud");
   assert.ok(existsSync(entry));
   assert.ok(statSync(packaged).mode & 0o100, "the sidecar is executable");
+
+  // Another account's platform package planted in a node_modules folder of
+  // an ancestor of the install (as /tmp/node_modules), where node's
+  // resolution would walk: its sidecar a link to a program that leaves a
+  // marker if run. Owned by uid 65534 where this runs as root.
+  const planted = join(base, "node_modules", `${NPM_NAME}-linux-x64`);
+  const plantedRan = join(work, "planted-ran");
+  const plantedProgram = join(work, "planted-program");
+  writeFileSync(plantedProgram, `#!/bin/sh\ntouch ${plantedRan}\n`);
+  chmodSync(plantedProgram, 0o755);
+  mkdirSync(join(planted, "bin"), { recursive: true });
+  writeFileSync(join(planted, "package.json"), JSON.stringify({ name: `${NPM_NAME}-linux-x64`, version: version() }));
+  symlinkSync(plantedProgram, join(planted, "bin/evolve-hud"));
+  if (process.getuid?.() === 0) {
+    for (const p of [dirname(planted), planted, join(planted, "bin"), join(planted, "package.json")]) chownSync(p, 65534, 65534);
+    lchownSync(join(planted, "bin/evolve-hud"), 65534, 65534);
+  }
+  t.after(() => rmSync(dirname(planted), { recursive: true, force: true }));
   assert.equal(packagedBinary(pathToFileURL(join(installDir, "node_modules", NPM_NAME, "evolve-hud/launcher.ts")).href), packaged);
 
   // The one line, written by `install-shim --npm` into the project's
@@ -130,10 +150,44 @@ test("installed from its npm tarballs, the plugin starts its platform package's 
   assert.ok(!existsSync(join(prepared.env.XDG_CONFIG_HOME, "evolve-hud/launch.json")));
   const run = await harness.opencodeRun(prepared);
   assert.equal(run.code, 0, run.output);
+  // OpenCode 1 also calls the default export's `setup` (OpenCode 2's
+  // entry), with a context of its own: it does nothing, and nothing of the
+  // plugin reaches the terminal (its log and notices are OpenCode's).
+  assert.ok(!/^(?:WARN|ERROR|INFO|DEBUG) evolve-hud/m.test(run.output), run.output);
   const said = pluginSaid(prepared).join("\n");
   t.diagnostic(said);
   assert.ok(said.includes(`started \`${packaged} serve --port ${port}`), said);
+  assert.ok(!existsSync(plantedRan), "the planted program never ran");
+  assert.ok(!said.includes(planted), "the planted package is not even looked at");
   const main = prepared.model.requests.filter((r) => r.kind === "main");
   assert.ok(main.slice(2).every(hasHud), `the HUD's facts from the third request on: ${main.map(hasHud)}`);
   assert.ok(readFileSync(packaged).equals(readFileSync(sidecarBin)), "the sidecar run is the one packed");
+
+  // `doctor` of the npm install speaks of it: its binary by its path, no
+  // cargo, and, without a model, `pull` by that path as the fix.
+  const doctor = (env: NodeJS.ProcessEnv) =>
+    spawnSync(packaged, ["doctor", "--project", harness.project], { env: { ...prepared.env, ...env }, encoding: "utf8", timeout: 60_000 });
+  const noModel = doctor({ EVOLVE_HUD_CACHE: join(work, "empty-cache"), HF_HOME: join(work, "empty-hf") });
+  t.diagnostic(noModel.stdout);
+  assert.equal(noModel.status, 1, `${noModel.stdout}${noModel.stderr}`);
+  assert.match(noModel.stdout, new RegExp(`✓ binary .*from the npm package ${NPM_NAME}-linux-x64`));
+  assert.match(noModel.stdout, /✓ cpu /);
+  assert.ok(noModel.stdout.includes(`fix: ${packaged} pull qwen2.5-coder-0.5b`), noModel.stdout);
+  assert.ok(!/cargo/.test(noModel.stdout), noModel.stdout);
+  // With the model on disk and the sidecar stopped (the plugin starts it
+  // at its next step): the finished state, green, before any `service install`.
+  const evalModel = process.env.EVOLVE_HUD_EVAL_MODEL;
+  if (!evalModel || !existsSync(evalModel)) {
+    t.diagnostic("the green doctor is not checked: EVOLVE_HUD_EVAL_MODEL names no model (scripts/test.sh sets it)");
+    return;
+  }
+  spawnSync(packaged, ["stop", "--port", String(port)], { env: prepared.env, encoding: "utf8", timeout: 30_000 });
+  const cache = join(work, "model-cache");
+  mkdirSync(cache);
+  symlinkSync(evalModel, join(cache, "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"));
+  const green = doctor({ EVOLVE_HUD_CACHE: cache, HF_HOME: join(work, "empty-hf") });
+  t.diagnostic(green.stdout);
+  assert.equal(green.status, 0, `${green.stdout}${green.stderr}`);
+  assert.ok(!/cargo/.test(green.stdout), green.stdout);
+  assert.match(green.stdout, new RegExp(`✓ start +the plugin starts its npm package's \`${packaged.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} serve`));
 });

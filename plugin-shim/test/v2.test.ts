@@ -165,3 +165,17 @@ test("a host that refuses a registration: the others stay, and setup throws noth
   await hooks.context(event);
   assert.match(JSON.stringify(event.messages.at(-1)), /<evolve-hud/);
 });
+
+test("OpenCode 1 calls setup with a context of its own, without session: nothing is registered, made or said", async () => {
+  // What OpenCode 1.18.33 passes to the default export's `setup`: its
+  // PluginInput-like context, no `session`.
+  const said: string[] = [];
+  const log = (level: string, message: string) => said.push(`${level} ${message}`);
+  const v1Like = { client: {}, project: {}, directory: "/tmp/x", worktree: "/tmp/x", $: () => {} } as unknown as V2Context;
+  const stop = await setupV2(v1Like, { env: {}, log });
+  stop();
+  for (const ctx of [undefined, null, {}, { session: {} }, { session: { hook: "no" } }] as unknown as V2Context[]) {
+    await setupV2(ctx, { env: {}, log });
+  }
+  assert.deepEqual(said, []);
+});

@@ -121,6 +121,13 @@ pub struct PullArgs {
     #[arg(long)]
     pub offline: bool,
 
+    /// Take the model from this file (downloaded elsewhere, or from a
+    /// mirror) instead of the Hub: its size and sha256 are checked against
+    /// the registry entry, then it is copied into evolve-hud's cache, where
+    /// `serve` finds it by name.
+    #[arg(long, value_name = "FILE", conflicts_with = "offline")]
+    pub from: Option<PathBuf>,
+
     /// Registry file to use instead of the built-in models.toml.
     #[arg(long, env = "EVOLVE_HUD_REGISTRY")]
     pub registry: Option<PathBuf>,

@@ -204,7 +204,7 @@ fn model(args: &DoctorArgs, me: &str) -> Check {
                 "model",
                 format!("{name} is not on disk"),
                 format!(
-                    "{me} pull {name}   (where the Hub cannot be reached: `{me} pull {name} --from FILE_OR_URL`, or HF_ENDPOINT for a mirror; or a GGUF file you have: `{me} install-shim --model FILE.gguf`)"
+                    "{me} pull {name}   (where the Hub cannot be reached: `{me} pull {name} --from FILE` with the file got some other way, or HF_ENDPOINT for a mirror; or a GGUF file you have: `{me} install-shim --model FILE.gguf`)"
                 ),
             ),
         },

@@ -626,30 +626,14 @@ print("DONE", len(by_fd), "held,", reopened, "reopened", flush=True)
     let holding = tokio::task::block_in_place(|| lines.next().and_then(Result::ok));
     assert_eq!(holding.as_deref(), Some("HOLDING 1100"), "the flood did not start");
 
-    let client = common::client();
-    let started = Instant::now();
-    let mut slowest = Duration::ZERO;
-    let mut syncs = 0;
-    while started.elapsed() < Duration::from_secs(15) {
-        let sync = serde_json::json!({ "session_id": "ses_flood", "full": true, "messages": [
-            { "info": { "id": format!("m{syncs}"), "sessionID": "ses_flood", "role": "user", "time": { "created": syncs + 1 } },
-              "parts": [{ "type": "text", "text": "keep going" }] }] });
-        let at = Instant::now();
-        let answer = tokio::time::timeout(
-            Duration::from_secs(2),
-            client.post(server.url("/v1/hud/sync")).json(&sync).send(),
-        )
-        .await;
-        let took = at.elapsed();
-        let status = answer
-            .unwrap_or_else(|_| panic!("sync {syncs} gave no answer within 2 s"))
-            .unwrap_or_else(|e| panic!("sync {syncs} failed: {e}"))
-            .status();
-        assert_eq!(status, 200, "sync {syncs}");
-        slowest = slowest.max(took);
-        syncs += 1;
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+    let (syncs, slowest) = user_syncs(
+        &server,
+        "ses_flood",
+        Duration::from_secs(15),
+        Duration::from_secs(2),
+        500,
+    )
+    .await;
     // A new connection (a second OpenCode, `status`) gets through too.
     let fresh = common::command()
         .args(["status", "--url", &server.base])
@@ -663,6 +647,39 @@ print("DONE", len(by_fd), "held,", reopened, "reopened", flush=True)
     let _ = flood.wait();
     eprintln!("{syncs} syncs, slowest {slowest:?}; flood: {done}");
     assert!(syncs >= 20, "{syncs} syncs");
+}
+
+/// The user's syncs, as the plugin makes them on one keep-alive client,
+/// for `during`, `pause_ms` apart: each must answer 200 within `within`.
+/// How many there were, and the slowest.
+async fn user_syncs(
+    server: &common::Server,
+    session: &str,
+    during: Duration,
+    within: Duration,
+    pause_ms: u64,
+) -> (u64, Duration) {
+    let client = common::client();
+    let started = Instant::now();
+    let mut slowest = Duration::ZERO;
+    let mut syncs = 0;
+    while started.elapsed() < during {
+        let sync = serde_json::json!({ "session_id": session, "full": true, "messages": [
+            { "info": { "id": format!("m{syncs}"), "sessionID": session, "role": "user", "time": { "created": syncs + 1 } },
+              "parts": [{ "type": "text", "text": "keep going" }] }] });
+        let at = Instant::now();
+        let answer = tokio::time::timeout(within, client.post(server.url("/v1/hud/sync")).json(&sync).send()).await;
+        let took = at.elapsed();
+        let status = answer
+            .unwrap_or_else(|_| panic!("sync {syncs} gave no answer within {within:?}"))
+            .unwrap_or_else(|e| panic!("sync {syncs} failed: {e}"))
+            .status();
+        assert_eq!(status, 200, "sync {syncs}");
+        slowest = slowest.max(took);
+        syncs += 1;
+        tokio::time::sleep(Duration::from_millis(pause_ms)).await;
+    }
+    (syncs, slowest)
 }
 
 /// The memory a sidecar's peak resident set reached, from `/proc/PID/status`.
@@ -748,30 +765,14 @@ print("DONE", opened, "opened,", len(by_fd), "open", flush=True)
     let holding = tokio::task::block_in_place(|| lines.next().and_then(Result::ok)).unwrap_or_default();
     assert!(holding.starts_with("HOLDING"), "the flood did not start: {holding}");
 
-    let client = common::client();
-    let started = Instant::now();
-    let mut slowest = Duration::ZERO;
-    let mut syncs = 0;
-    while started.elapsed() < Duration::from_secs(12) {
-        let sync = serde_json::json!({ "session_id": "ses_heads", "full": true, "messages": [
-            { "info": { "id": format!("m{syncs}"), "sessionID": "ses_heads", "role": "user", "time": { "created": syncs + 1 } },
-              "parts": [{ "type": "text", "text": "keep going" }] }] });
-        let at = Instant::now();
-        let answer = tokio::time::timeout(
-            Duration::from_secs(5),
-            client.post(server.url("/v1/hud/sync")).json(&sync).send(),
-        )
-        .await;
-        let took = at.elapsed();
-        let status = answer
-            .unwrap_or_else(|_| panic!("sync {syncs} gave no answer within 5 s"))
-            .unwrap_or_else(|e| panic!("sync {syncs} failed: {e}"))
-            .status();
-        assert_eq!(status, 200, "sync {syncs}");
-        slowest = slowest.max(took);
-        syncs += 1;
-        tokio::time::sleep(Duration::from_millis(400)).await;
-    }
+    let (syncs, slowest) = user_syncs(
+        &server,
+        "ses_heads",
+        Duration::from_secs(12),
+        Duration::from_secs(5),
+        400,
+    )
+    .await;
     let done = tokio::task::block_in_place(|| lines.next().and_then(Result::ok)).unwrap_or_default();
     let peak = peak_rss_bytes(server.pid());
     // SAFETY: kill(2) on the process group this test made.

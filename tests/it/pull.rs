@@ -349,3 +349,59 @@ async fn hub_files_need_allow_unpinned_and_stay_inside_the_cache() {
         .collect();
     assert!(!beside.iter().any(|n| n == "x.gguf"), "{beside:?}");
 }
+
+/// Where the Hub cannot be reached, the error names `pull NAME --from
+/// FILE`; `--from` takes the file only when its size and sha256 are the
+/// registry's, copies it into evolve-hud's cache, where `serve` and
+/// `models` find it, and asks the Hub nothing.
+#[tokio::test]
+async fn without_the_hub_a_file_got_elsewhere_is_checked_and_taken_with_from() {
+    let mock = Mock::start(SHA256).await;
+    // A Hub that does not answer: the port of a socket that was closed.
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", listener.local_addr().unwrap())
+    };
+    let out = mock.run(&["pull", "smollm2-135m"], &[("HF_ENDPOINT", &closed)]).await;
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("cannot reach the Hub") && stderr.contains("pull smollm2-135m --from FILE"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("scripts/"), "no script of the repository: {stderr}");
+
+    // A file that is not the registry's is refused, and nothing is kept.
+    let wrong = mock.home.path().join("wrong.gguf");
+    std::fs::write(&wrong, b"GGUF not the model").unwrap();
+    let out = mock
+        .run(&["pull", "smollm2-135m", "--from", wrong.to_str().unwrap()], &[])
+        .await;
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("not the registry's file"), "{stderr}");
+    assert!(!mock.home.path().join("evolve-hud").join(FILE).exists());
+
+    // The real file, got some other way: checked, copied, found.
+    let out = mock
+        .run(
+            &["pull", "smollm2-135m", "--from", common::test_model().to_str().unwrap()],
+            &[("HF_ENDPOINT", &closed)],
+        )
+        .await;
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    let copied = mock.home.path().join("evolve-hud").join(FILE);
+    assert!(
+        stdout.contains("copied and checked") && stdout.contains(&copied.display().to_string()),
+        "{stdout}"
+    );
+    assert_eq!(evolve_hud::pull::sha256_file(&copied).unwrap(), SHA256);
+    assert!(mock.body_requests().is_empty(), "the Hub was asked");
+    let listed = mock.run(&["models"], &[("HF_HUB_OFFLINE", "1")]).await;
+    assert!(
+        text(&listed).0.contains(&copied.display().to_string()),
+        "{:?}",
+        text(&listed)
+    );
+}

@@ -616,15 +616,8 @@ while time.time() < end:
         poll.register(s, select.POLLIN)
 print("DONE", len(by_fd), "held,", reopened, "reopened", flush=True)
 "#;
-    let mut flood = as_other(other, FLOOD, &[&server.port().to_string(), "1100", "18"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .expect("the flood");
-    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(flood.stdout.take().unwrap()));
-    let holding = tokio::task::block_in_place(|| lines.next().and_then(Result::ok));
-    assert_eq!(holding.as_deref(), Some("HOLDING 1100"), "the flood did not start");
+    let mut flood = Flood::start(other, FLOOD, &[&server.port().to_string(), "1100", "18"]);
+    assert_eq!(flood.holding, "HOLDING 1100", "the flood did not start");
 
     let (syncs, slowest) = user_syncs(
         &server,
@@ -640,13 +633,62 @@ print("DONE", len(by_fd), "held,", reopened, "reopened", flush=True)
         .output()
         .expect("status");
     assert!(fresh.status.success(), "{}", String::from_utf8_lossy(&fresh.stderr));
-    let done = tokio::task::block_in_place(|| lines.next().and_then(Result::ok)).unwrap_or_default();
+    let done = flood.next_line();
     assert!(done.starts_with("DONE"), "the flood ended early: {done}");
-    // SAFETY: kill(2) on the process group this test made.
-    unsafe { libc::kill(-(flood.id() as libc::pid_t), libc::SIGKILL) };
-    let _ = flood.wait();
+    flood.stop();
     eprintln!("{syncs} syncs, slowest {slowest:?}; flood: {done}");
     assert!(syncs >= 20, "{syncs} syncs");
+}
+
+/// A flood script run as the other account in a process group of its
+/// own: its first line (what it holds) is read as it starts, and the group
+/// is killed when the test is done with it, or drops it.
+struct Flood {
+    child: std::process::Child,
+    lines: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+    /// The first line the script printed.
+    holding: String,
+    stopped: bool,
+}
+
+impl Flood {
+    fn start(other: (u32, u32), script: &str, args: &[&str]) -> Flood {
+        let mut child = as_other(other, script, args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .expect("the flood");
+        let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().expect("piped stdout")));
+        let holding = tokio::task::block_in_place(|| lines.next().and_then(Result::ok)).unwrap_or_default();
+        Flood {
+            child,
+            lines,
+            holding,
+            stopped: false,
+        }
+    }
+
+    /// The next line the script prints (empty once it has ended).
+    fn next_line(&mut self) -> String {
+        tokio::task::block_in_place(|| self.lines.next().and_then(Result::ok)).unwrap_or_default()
+    }
+
+    /// Kills the group, once: a reaped process's id may be another's later.
+    fn stop(&mut self) {
+        if std::mem::replace(&mut self.stopped, true) {
+            return;
+        }
+        // SAFETY: kill(2) on the process group this test made.
+        unsafe { libc::kill(-(self.child.id() as libc::pid_t), libc::SIGKILL) };
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Flood {
+    fn drop(&mut self) {
+        self.stop();
+    }
 }
 
 /// The user's syncs, as the plugin makes them on one keep-alive client,
@@ -755,14 +797,8 @@ while time.time() < end:
             add(s)
 print("DONE", opened, "opened,", len(by_fd), "open", flush=True)
 "#;
-    let mut flood = as_other(other, FLOOD, &[&server.port().to_string(), "8000", "15"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .expect("the flood");
-    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(flood.stdout.take().unwrap()));
-    let holding = tokio::task::block_in_place(|| lines.next().and_then(Result::ok)).unwrap_or_default();
+    let mut flood = Flood::start(other, FLOOD, &[&server.port().to_string(), "8000", "15"]);
+    let holding = flood.holding.clone();
     assert!(holding.starts_with("HOLDING"), "the flood did not start: {holding}");
 
     let (syncs, slowest) = user_syncs(
@@ -773,11 +809,9 @@ print("DONE", opened, "opened,", len(by_fd), "open", flush=True)
         400,
     )
     .await;
-    let done = tokio::task::block_in_place(|| lines.next().and_then(Result::ok)).unwrap_or_default();
+    let done = flood.next_line();
     let peak = peak_rss_bytes(server.pid());
-    // SAFETY: kill(2) on the process group this test made.
-    unsafe { libc::kill(-(flood.id() as libc::pid_t), libc::SIGKILL) };
-    let _ = flood.wait();
+    flood.stop();
     eprintln!(
         "{syncs} syncs, slowest {slowest:?}; peak RSS {} MB; flood: {holding} … {done}",
         peak / 1_000_000

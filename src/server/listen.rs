@@ -18,6 +18,9 @@
 //!   would do. At most [`MAX_UNPROVEN`] of them are open at once (the
 //!   oldest closed for a new one), and no connection's request head may
 //!   exceed [`MAX_HEAD_BYTES`]: memory spent on strangers stays bounded.
+//!   An answer on a connection still unproven closes it (`Connection:
+//!   close`), so no client keeps one whose lifetime may end under its next
+//!   request; a connection that showed the token is kept alive.
 
 use anyhow::Context;
 use axum::Router;
@@ -445,7 +448,21 @@ async fn accept(
                         first.notify_one();
                     }
                     request.extensions_mut().insert(conn.clone());
-                    tower::ServiceExt::oneshot(app.clone(), request)
+                    let (answered, conn) = (tower::ServiceExt::oneshot(app.clone(), request), conn.clone());
+                    async move {
+                        let mut response = answered.await?;
+                        if !conn.proven.load(Ordering::Relaxed) {
+                            // No keep-alive for strangers: a client would
+                            // otherwise reuse the connection while its
+                            // lifetime ends and the close crosses its next
+                            // request (which then fails unanswered).
+                            response.headers_mut().insert(
+                                axum::http::header::CONNECTION,
+                                axum::http::HeaderValue::from_static("close"),
+                            );
+                        }
+                        Ok::<_, std::convert::Infallible>(response)
+                    }
                 })
             };
             // hyper's own header-read timeout is off: it runs from the moment
@@ -562,6 +579,63 @@ mod tests {
             "{answer:?}"
         );
         served.await.expect("the server ends");
+    }
+
+    /// An answer without the token closes its connection, so a client's
+    /// next request never meets the end of a stranger's lifetime; an answer
+    /// to the token keeps the connection for the next request.
+    #[tokio::test(flavor = "current_thread")]
+    async fn only_a_connection_that_showed_the_token_is_kept_alive() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listeners = Listeners::bind("127.0.0.1:0".parse().expect("an address"))
+            .await
+            .expect("a free port");
+        let address = listeners.local_addr().expect("bound");
+        let app = Router::new()
+            .route("/open", axum::routing::get(|| async { "open" }))
+            .route(
+                "/proof",
+                axum::routing::get(|axum::Extension(conn): axum::Extension<Conn>| async move {
+                    conn.prove();
+                    "proven"
+                }),
+            );
+        let shutdown = CancellationToken::new();
+        let served = tokio::spawn(serve(listeners, app, true, shutdown.clone()));
+        let ask = |path: &str| format!("GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n");
+        // Without the proof: one answer, then the server closes.
+        let mut stranger = tokio::net::TcpStream::connect(address).await.expect("connecting");
+        stranger.write_all(ask("/open").as_bytes()).await.expect("asking");
+        let mut answer = String::new();
+        tokio::time::timeout(Duration::from_secs(5), stranger.read_to_string(&mut answer))
+            .await
+            .expect("the server closes the stranger's connection after its answer")
+            .expect("reading");
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer:?}");
+        assert!(answer.to_ascii_lowercase().contains("connection: close"), "{answer:?}");
+        assert!(answer.ends_with("open"), "{answer:?}");
+        // With it: the same connection answers again.
+        let mut user = tokio::net::TcpStream::connect(address).await.expect("connecting");
+        for path in ["/proof", "/open"] {
+            user.write_all(ask(path).as_bytes()).await.expect("asking");
+            let mut buf = vec![0; 4096];
+            let n = tokio::time::timeout(Duration::from_secs(5), user.read(&mut buf))
+                .await
+                .expect("an answer")
+                .expect("reading");
+            let answer = String::from_utf8_lossy(&buf[..n]);
+            assert!(answer.starts_with("HTTP/1.1 200"), "{path}: {answer:?}");
+            assert!(
+                !answer.to_ascii_lowercase().contains("connection: close"),
+                "{path}: {answer:?}"
+            );
+        }
+        shutdown.cancel();
+        drop((stranger, user));
+        tokio::time::timeout(Duration::from_secs(5), served)
+            .await
+            .expect("the server ends")
+            .expect("joined");
     }
 
     #[test]

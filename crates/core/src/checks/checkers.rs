@@ -134,7 +134,7 @@ pub(super) fn ruff(lines: &[&str]) -> Option<Report> {
 /// lines, and `✖ 3 problems (2 errors, 1 warning)`. Errors count; warnings do not.
 pub(super) fn eslint(lines: &[&str]) -> Option<Report> {
     static SUMMARY: LazyLock<Regex> = LazyLock::new(|| re(r"^✖ \d+ problems? \((\d+) errors?, \d+ warnings?\)"));
-    static PROBLEM: LazyLock<Regex> = LazyLock::new(|| re(r"^\s+(\d+):\d+\s+error\s+(.+?)\s{2,}(\S+)$"));
+    static PROBLEM: LazyLock<Regex> = LazyLock::new(|| re(r"^\s+(\d+):\d+\s+(error|✖)\s+(.+?)\s{2,}(\S+)$"));
     let errors = lines
         .iter()
         .rev()
@@ -142,19 +142,22 @@ pub(super) fn eslint(lines: &[&str]) -> Option<Report> {
         .map(|c| num(&c[1]))?;
     let mut failures = Vec::new();
     let mut file = "";
+    let mut marked = false;
     for l in lines {
         if !l.is_empty() && !l.starts_with(char::is_whitespace) && !l.starts_with('✖') {
             file = l.trim();
         } else if let Some(c) = PROBLEM.captures(l) {
+            marked |= &c[2] == "✖";
             push(
                 &mut failures,
                 &format!("{file}:{}", &c[1]),
-                Some(&format!("{} ({})", &c[2], &c[3])),
+                Some(&format!("{} ({})", &c[3], &c[4])),
             );
         }
     }
     Some(Report {
-        tool: "eslint",
+        // stylelint's form marks an error `✖` instead of naming it.
+        tool: if marked { "stylelint" } else { "eslint" },
         passed: None,
         failed: errors,
         counted: Counted::Errors,

@@ -3,7 +3,9 @@
 //! pipe), never by the program's name: xUnit summaries (JUnit 4 and 5,
 //! Maven Surefire, PHPUnit, a runner of one's own in their words), RSpec's and minitest's, a TAP harness's
 //! (`prove`), doctest's, any runner's count summary by its shape (`2
-//! tests, 1 passed, 1 failed`), and `path:line[:col]: message` diagnostics.
+//! tests, 1 passed, 1 failed`), a checker's count of its errors by its
+//! shape (`2 errors, 0 warnings`), and `path:line[:col]: message`
+//! diagnostics.
 
 use super::report::*;
 use regex::Regex;
@@ -645,20 +647,23 @@ pub(super) fn counts(lines: &[&str]) -> Option<Report> {
 }
 
 /// `path:line[:col]: message` lines of compilers and linters (gcc and
-/// clang, flake8, pylint, javac, cppcheck, yamllint's parsable format, …).
-/// Every one is a finding whose weight the output alone does not settle:
-/// the same lines stand in a `grep -rn "error:" logs/` that succeeded, so
-/// they never make a run fail by themselves, and its exit status (or its
-/// absence) says how it went. `error:` lines come first.
-pub(super) fn diagnostics(lines: &[&str]) -> Option<Report> {
+/// clang, clang-tidy, flake8, pylint, cpplint, javac, cppcheck, yamllint's
+/// parsable format, …), and the indented `path:line:col - error: message`
+/// of pyright: the findings, `error:` ones first, and how many there are.
+fn diagnostic_lines(lines: &[&str]) -> (Vec<Failure>, usize) {
     static LINE: LazyLock<Regex> = LazyLock::new(|| {
         re(r"^((?:\.{0,2}/)?[\w.\-/]*\w\.[A-Za-z]\w{0,8}|(?:\.{0,2}/)?[\w.\-]+/[\w.\-/]+):(\d+)(?::\d+)?:\s*(.+)$")
     });
+    static DASHED: LazyLock<Regex> =
+        LazyLock::new(|| re(r"^\s+(\S+\.[A-Za-z]\w{0,8}):(\d+):\d+ - ((?:error|warning|information): .+)$"));
     static ERROR: LazyLock<Regex> = LazyLock::new(|| re(r"^(?:fatal )?error\b[:\s]"));
     let mut errors = Vec::new();
     let mut others = Vec::new();
     let mut count = 0;
-    for c in lines.iter().filter_map(|l| LINE.captures(l)) {
+    for c in lines
+        .iter()
+        .filter_map(|l| LINE.captures(l).or_else(|| DASHED.captures(l)))
+    {
         let at = format!("{}:{}", c[1].trim_start_matches("./"), &c[2]);
         let message = c[3].trim();
         let lower = message.to_ascii_lowercase();
@@ -676,12 +681,57 @@ pub(super) fn diagnostics(lines: &[&str]) -> Option<Report> {
     }
     errors.extend(others);
     errors.truncate(MAX_FAILURES);
+    (errors, count)
+}
+
+/// A checker's own count of its errors, by the shape of its summary line:
+/// `2 errors, 0 warnings, 0 informations` (pyright), `Total errors found:
+/// 6` (cpplint), `3 errors generated.` (clang). The count settles the run
+/// whatever its exit status (`pyright | tail -n 3` exits 0 over `1
+/// error`), and `0 errors` is a clean run; the names are its diagnostic
+/// lines. Several such lines (two checkers, or one per file) are several
+/// runs: whether one had errors, no count.
+pub(super) fn checker_counts(lines: &[&str]) -> Option<Report> {
+    static SUMMARY: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"^(?:(\d+) errors?, \d+ warnings?(?:, \d+ (?:informations?|infos?|notes?))?\.?|Total errors found: (\d+)|(\d+) errors? generated\.)$",
+        )
+    });
+    let counts: Vec<usize> = lines
+        .iter()
+        .filter_map(|l| SUMMARY.captures(l.trim()))
+        .map(|c| num(c.get(1).or(c.get(2)).or(c.get(3)).map_or("0", |m| m.as_str())))
+        .collect();
+    let (&last, rest) = counts.split_last()?;
+    let (failures, _) = diagnostic_lines(lines);
+    let (failed, counted) = if rest.is_empty() {
+        (last, Counted::Errors)
+    } else {
+        (usize::from(counts.iter().any(|&n| n > 0)), Counted::Runs)
+    };
+    Some(Report {
+        tool: "",
+        passed: None,
+        failed,
+        counted,
+        failures,
+        passes: Vec::new(),
+    })
+}
+
+/// The diagnostic lines of any compiler or linter, without a count of its
+/// own. Every one is a finding whose weight the output alone does not
+/// settle: the same lines stand in a `grep -rn "error:" logs/` that
+/// succeeded, so they never make a run fail by themselves, and its exit
+/// status (or its absence) says how it went.
+pub(super) fn diagnostics(lines: &[&str]) -> Option<Report> {
+    let (failures, count) = diagnostic_lines(lines);
     (count > 0).then(|| Report {
         tool: "diagnostics",
         passed: None,
         failed: count,
         counted: Counted::Findings,
-        failures: errors,
+        failures,
         passes: Vec::new(),
     })
 }

@@ -15,7 +15,7 @@ mod report;
 mod runners;
 
 use checkers::{eslint, go_vet, mypy, ruff, rustc, shellcheck, tsc};
-use families::{counts, dejagnu, diagnostics, doctest, minitest, rspec, tap_harness, xunit};
+use families::{checker_counts, counts, dejagnu, diagnostics, doctest, minitest, rspec, tap_harness, xunit};
 pub(crate) use report::re;
 pub use report::{Counted, Failure, Report};
 use runners::{cargo_test, ctest, go_test, jest, mocha, node_test, pytest, tap, unittest, vitest};
@@ -70,9 +70,10 @@ fn runs(parse: Parser, lines: &[&str]) -> Vec<Report> {
 }
 
 /// The runners and checkers known by their own formats first, then the
-/// formats whole families share, then any count summary by its shape, and
-/// last the bare `path:line: message` lines of any compiler or linter.
-const PARSERS: [Parser; 25] = [
+/// formats whole families share, a checker's count of its errors, then
+/// any count summary by its shape, and last the bare `path:line: message`
+/// lines of any compiler or linter.
+const PARSERS: [Parser; 26] = [
     unittest,
     pytest,
     cargo_test,
@@ -96,6 +97,7 @@ const PARSERS: [Parser; 25] = [
     minitest,
     doctest,
     dejagnu,
+    checker_counts,
     counts,
     diagnostics,
 ];
@@ -160,5 +162,57 @@ mod tests {
             read("F.\n=== 1 failed, 1 passed in 0.01s ===\n").map(|r| r.failed),
             Some(1)
         );
+    }
+
+    /// Type checkers and linters as one family: a checker's own count of
+    /// its errors settles the run (also where a pipe threw its status
+    /// away), `0 errors` is a clean run, and the names are its diagnostic
+    /// lines, whatever the tool.
+    #[test]
+    fn a_checkers_count_of_its_errors_settles_the_run_with_its_lines_as_names() {
+        macro_rules! fixture {
+            ($name:literal) => {
+                include_str!(concat!("../../../../tests/fixtures/runners/", $name))
+            };
+        }
+        let pyright = read(fixture!("pyright-2-errors.txt")).expect("pyright is read");
+        assert_eq!(
+            (pyright.counts(), pyright.settles(), pyright.ok()),
+            ("2 errors".to_owned(), true, false)
+        );
+        assert_eq!(
+            names(&pyright),
+            ["/tmp/capture/lint/report.py:10", "/tmp/capture/lint/report.py:17"]
+        );
+        assert!(pyright.failures[0]
+            .detail
+            .as_deref()
+            .is_some_and(|d| d.starts_with("error: Operator \"+\"")));
+        let clean = read(fixture!("pyright-passed.txt")).expect("a clean run is read");
+        assert_eq!(
+            (clean.counts(), clean.ok(), clean.settles()),
+            ("no errors".to_owned(), true, true)
+        );
+        // `pyright | tail -n 3`: the count alone, exit status 0 (tail's).
+        let tail =
+            "    \"Literal['rows']\" is not assignable (reportArgumentType)\n1 error, 0 warnings, 0 informations \n";
+        assert!(read(tail).is_some_and(|r| !r.ok() && r.settles() && r.failed == 1));
+        let cpplint = read(fixture!("cpplint-findings.txt")).expect("cpplint is read");
+        assert_eq!((cpplint.counts(), cpplint.failures.len()), ("6 errors".to_owned(), 6));
+        let clang = read(fixture!("clang-werror-errors.txt")).expect("clang is read");
+        assert_eq!((clang.counts(), clang.failures.len()), ("3 errors".to_owned(), 3));
+        assert!(clang
+            .failures
+            .iter()
+            .all(|f| f.detail.as_deref().is_some_and(|d| d.starts_with("error:"))));
+        let stylelint = read(fixture!("stylelint-2-problems.txt")).expect("stylelint is read");
+        assert_eq!(stylelint.label(), "stylelint 2 errors");
+        assert_eq!(names(&stylelint), ["style.css:4", "style.css:5"]);
+        // Two checkers' counts in one output: whether one had errors, no count.
+        let two = "0 errors, 0 warnings, 0 informations\nTotal errors found: 2\n";
+        assert_eq!(read(two).map(|r| r.counts()).as_deref(), Some("failed (several runs)"));
+        // Warnings alone are findings of unknown weight, never a failure.
+        let tidy = read(fixture!("clang-tidy-findings.txt")).expect("clang-tidy is read");
+        assert!(tidy.counts_findings() && tidy.ok() && !tidy.settles());
     }
 }

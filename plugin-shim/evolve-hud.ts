@@ -52,7 +52,6 @@ function createShim(options: Source = {}, deps: ShimDeps = {}, client?: PluginIn
         core.masker.apply(sessionID, messages, synced.masks);
         swapHud(messages, hudEntry(messages, sessionID, synced.text, now()));
       }
-      core.masker.offerTool(sessionID, messages);
     }),
 
     // Gives a masked output back, whole or a line range of it.
@@ -72,7 +71,7 @@ function createShim(options: Source = {}, deps: ShimDeps = {}, client?: PluginIn
             // another plugin's marks (DCP tags each output with its id).
             const text = (await storedText(client, sessionID, id, core.masker.maskedField(sessionID, id))) ?? core.masker.original(sessionID, id);
             if (text === undefined) return `No tool output with id "${id}" in this session.`;
-            return lineRange(text, typeof args?.lines === "string" ? args.lines : "all");
+            return core.masker.givenBack(sessionID, id, lineRange(text, typeof args?.lines === "string" ? args.lines : "all"));
           },
         },
       } as unknown as Hooks["tool"],

@@ -494,13 +494,19 @@ export interface components {
         };
         /**
          * @description A tool output the facts have superseded (a later run of the same check
-         *     settled it; the file read was changed or read again since), or the
-         *     content a `write` sent once the file was changed or read whole since,
-         *     and the stub that stands for it in the agent's request: what it said,
-         *     what superseded it, and how to get it back. The same call always gets
-         *     the same stub.
+         *     passed; the file read was read again or changed since), or the content
+         *     a `write` sent once the next call on the file read it whole, and the
+         *     stub that stands for it in the agent's request: what it said, what
+         *     superseded it, and how to get it back. The same call always gets the
+         *     same stub.
          */
         MaskedOutput: {
+            /**
+             * @description For a read masked because the file changed since: the HUD's line of
+             *     the call that changed it. The text given back is the text from
+             *     before that change, and is marked so.
+             */
+            before?: string | null;
             /**
              * Format: uint
              * @description The whole output's size (for an input, its size as the sync carried

@@ -45,7 +45,8 @@ export interface Config {
   compactionDeadlineMs: number;
   /**
    * Masking of tool outputs the sidecar's facts have superseded, in the
-   * request only: `on`, `dry-run` (logs what it would mask), `off`.
+   * request only: `on` (the default), `dry-run` (logs what it would mask),
+   * `off`.
    */
   mask: "on" | "dry-run" | "off";
   /** The provider's price of a cached input token read, and of one written, against an uncached one (both 1: no prompt cache). */
@@ -82,7 +83,7 @@ export const DEFAULTS: Config = {
   events: true,
   compaction: "context",
   compactionDeadlineMs: 5000,
-  mask: "off",
+  mask: "on",
   cacheReadPrice: 0.1,
   cacheWritePrice: 1.25,
   heartbeatMs: 0,

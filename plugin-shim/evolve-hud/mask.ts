@@ -10,7 +10,7 @@
 
 import type { MaskedOutput } from "./api.ts";
 import type { Config } from "./config.ts";
-import { completedTool, isHud, isObject, type Entry } from "./hud.ts";
+import { completedTool, isObject, type Entry } from "./hud.ts";
 import type { Log } from "./log.ts";
 import { MAX_SESSIONS, recent, remember } from "./sessions.ts";
 
@@ -108,10 +108,11 @@ function blocks(m: unknown): number {
   return n;
 }
 
-/** A stub applied, and where it stands. */
+/** A stub applied, where it stands, and for a read of a file changed since, the call that changed it. */
 interface Stub {
   stub: string;
   field: Field;
+  before?: string;
 }
 
 /** Texts shorter than this are never masked (the sidecar's bound for outputs; an input's size only the plugin knows whole). */
@@ -171,22 +172,14 @@ export class Masker {
   }
 
   /**
-   * Keeps the recover tool out of the request while the session holds no
-   * stub that names it: OpenCode drops a tool the last user message turns
-   * off (`tools: {evolve_output: false}`), a map it reads for this request
-   * only (it reloads its messages for every request). So a session with
-   * nothing masked sends the same tools as one without masking. Once a stub
-   * goes in, the tool comes in with it and stays.
+   * A masked text as the recover tool gives it back: a read of a file
+   * changed since is marked as the text from before that change, so that
+   * it is never taken for the file as it is.
    */
-  offerTool(sessionID: string, messages: unknown[]): void {
-    if (this.config.mask !== "on" || (this.applied.get(sessionID)?.size ?? 0) > 0) return;
-    for (let i = messages.length - 1; i >= 0; i--) {
-      const m = messages[i];
-      if (isHud(m) || !isObject(m) || !isObject(m.info) || m.info.role !== "user") continue;
-      // In place: OpenCode reads the tools off this object, not off the array.
-      m.info.tools = { ...(isObject(m.info.tools) ? m.info.tools : {}), [RECOVER_TOOL]: false };
-      return;
-    }
+  givenBack(sessionID: string, callID: string, text: string): string {
+    const before = this.applied.get(sessionID)?.get(callID)?.before;
+    if (before === undefined) return text;
+    return `[evolve-hud: the text of this read before the file changed (${before}); read the file for its text now]\n${text}`;
   }
 
   /**
@@ -216,15 +209,16 @@ export class Masker {
     const offered = this.session(this.offered, sessionID);
     for (const m of fresh) if (!offered.has(m.call_id)) offered.set(m.call_id, requests);
     const waited = (m: MaskedOutput) => requests - (offered.get(m.call_id) ?? requests);
-    // Before the first stub the tool is out of the request: bringing it in
-    // changes the tools, the start of the prompt, and every prefix written before.
-    const batchedAt = applied.size > 0 ? (this.batchedAt.get(sessionID) ?? 0) : messages.length;
+    // The recover tool is in the request from the first (a tool brought in
+    // with the first stub would change the start of the prompt, and every
+    // prefix written before it).
+    const batchedAt = this.batchedAt.get(sessionID) ?? 0;
     const batch = this.batch(messages, outputs, fresh, applied, batchedAt, requests, waited);
     if (batch.length > 0) {
       remember(this.batchedAt, sessionID, messages.length, this.maxSessions);
       for (const m of batch) {
         offered.delete(m.call_id);
-        applied.set(m.call_id, { stub: m.stub, field: fieldOf(m) });
+        applied.set(m.call_id, { stub: m.stub, field: fieldOf(m), before: m.before ?? undefined });
         result.added.push(m.call_id);
       }
       this.log("info", `evolve-hud: masking ${batch.length} superseded output(s) from now on: ${result.added.join(", ")}`);

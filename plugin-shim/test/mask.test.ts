@@ -34,11 +34,11 @@ const head = (n: number): unknown[] => [
   ...Array.from({ length: n }, (_, i) => step(`q${i}`, "q")),
 ];
 
-/** Masks `p0` as a first batch goes (a rewrite of everything, rent or buy: offered, then a request later); the tool is in from then on. */
+/** Masks `p0` as a first batch (a cheap cut at once: the recover tool is in the request from the first). */
 function firstStub(masker: Masker): void {
   const p0: MaskedOutput[] = [{ call_id: "p0", bytes: 0, stub: stub("p0") }];
-  assert.deepEqual(masker.apply("s", head(1), p0).added, []);
-  assert.deepEqual(masker.apply("s", head(2), p0).added, ["p0"]);
+  assert.deepEqual(masker.apply("s", head(1), p0).added, ["p0"]);
+  assert.deepEqual(masker.apply("s", head(2), p0).added, []);
 }
 
 /** A session: the old output to mask, then `later` characters of other work; after the masked `p0` where `stubbed`. */
@@ -165,34 +165,16 @@ test("what another plugin cleared stays as it cleared it, before and after a mas
   assert.equal(t.original("t", "c1"), "x".repeat(10_000));
 });
 
-test("the recover tool stays out of the request until a stub names it; the user's own tool settings stay", () => {
-  const masker = new Masker(config({ cacheReadPrice: 1, cacheWritePrice: 1 }), () => {});
-  const messages = session(10_000, 1_000) as any[];
-  messages[0].info.tools = { webfetch: false };
-  const hud = { info: { id: "msg_evolvehud_1", sessionID: "s", role: "user" }, parts: [{ type: "text", text: "<evolve-hud>x</evolve-hud>" }] };
-  messages.push(hud);
-  masker.offerTool("s", messages);
-  // Turned off on the user's message, in place (OpenCode reads its tools off that object); the HUD is left alone.
-  assert.deepEqual(messages[0].info.tools, { webfetch: false, evolve_output: false });
-  assert.equal((hud.info as any).tools, undefined);
-  // Once a stub is in, the tool is offered and stays.
-  const next = session(10_000, 1_000) as any[];
-  assert.deepEqual(masker.apply("s", next, masks).added, ["c1"]);
-  masker.offerTool("s", next);
-  assert.equal(next[0].info.tools, undefined);
-  // Masking off or dry run: nothing is turned off.
-  for (const mask of ["off", "dry-run"] as const) {
-    const other = session(10_000, 1_000) as any[];
-    new Masker(config({ mask }), () => {}).offerTool("s", other);
-    assert.equal(other[0].info.tools, undefined);
-  }
-});
-
-test("before the first stub a batch writes everything again: bringing the tool in changes the start of the prompt", () => {
-  // A 40 KB output before 4 KB of later work: a cheap cut once the tool is
-  // in (the first test), a rewrite of everything before it.
+test("the recover tool is in the request from the first: the first batch is a cheap cut, and no message is changed to offer it", () => {
+  // A 40 KB output before 4 KB of later work: with the tool in from the
+  // first request, the cut is read from the cache, so it pays at once.
   const fresh = new Masker(config({}), () => {});
-  assert.deepEqual(fresh.apply("s", session(40_000, 4_000), masks).added, [], "first offered: the rewrite of everything waits");
+  const messages = session(40_000, 4_000) as any[];
+  const before = clone(messages);
+  assert.deepEqual(fresh.apply("s", messages, masks).added, ["c1"]);
+  // Only the masked part's copy differs; every message's info is as it came.
+  assert.deepEqual(messages.map((m) => m.info), before.map((m: any) => m.info));
+  assert.equal(messages[0].info.tools, undefined);
 });
 
 test("dry run logs what it would mask and masks nothing; off does nothing", () => {
@@ -240,12 +222,13 @@ test("in OpenCode: a superseded output and a write's superseded content reach th
     { tool: "bash", args: { command: "touch pass.flag", description: "fix" } },
     { tool: "bash", args: { command: check, description: "check again" } },
     { tool: "read", args: { filePath: notes } },
-    filler(5),
+    { tool: "edit", args: { filePath: notes, oldString: "note 0: what was decided", newString: "note 0: decided again" } },
     filler(6),
     filler(7),
     filler(8),
     { tool: "evolve_output", args: { id: "call_step_1", lines: "all" } },
     { tool: "evolve_output", args: { id: "call_step_0" } },
+    { tool: "evolve_output", args: { id: "call_step_4" } },
   ];
   const prepared = await harness.prepare({
     plugin: { url: sidecar.url, mask: "on", cacheReadPrice: 1, cacheWritePrice: 1 },
@@ -266,7 +249,7 @@ test("in OpenCode: a superseded output and a write's superseded content reach th
   // The request that asked for it holds the stub: what the run said, what superseded it, the tool.
   const masked = text(toolResult(main[9], "call_step_1"));
   t.diagnostic(masked);
-  assert.match(masked, /^\[evolve-hud: this output \(.* KB, 150 lines\) is masked: superseded by a later run of the same command/);
+  assert.match(masked, /^\[evolve-hud: this output \(.* KB, 150 lines\) is masked: superseded by a later passing run of the same check/);
   assert.match(masked, /It said: ✗ bash `for i in .*` → exit 1/);
   assert.match(masked, /evolve_output with id "call_step_1"/);
   // The write's content, once the file was read whole, stands as a stub in the call's arguments.
@@ -278,25 +261,26 @@ test("in OpenCode: a superseded output and a write's superseded content reach th
   // The HUD's context line: what the last request used of the model's limit, and what masking took out of it.
   const hud = text(main[10].messages.at(-1).content);
   assert.match(hud, /\nContext: the last request used [\d,]+ of 32,000 tokens \(\d+ %\); masking took out about [\d,]+ of superseded outputs\n/);
-  // The tool is in a request only once a stub names it: a session with
-  // nothing masked sends the tools a session without masking sends.
+  // The read, once the file was changed: the stub says by which call, and that reading the file gives its text now.
+  const read = text(toolResult(main[9], "call_step_4"));
+  t.diagnostic(read);
+  assert.match(read, /is masked: the file has changed since \(✓ edit .*notes\.txt.*\): read it for its text now\. .*Its text before that change: evolve_output with id "call_step_4"/);
+  // The tool is in every request from the first: no stub brings it in, and
+  // no message is changed to keep it out.
   const hasTool = (body: any) => body.tools.some((t: any) => t.function?.name === "evolve_output");
-  const hasStub = (body: any) => JSON.stringify(body.messages).includes("[evolve-hud: ");
-  assert.equal(hasTool(main[0]), false);
-  assert.equal(hasTool(main[9]), true);
-  main.forEach((body, i) => assert.equal(hasTool(body), hasStub(body), `request ${i}`));
-  // The tool went in when the first stub did.
-  const first = main.findIndex(hasStub);
-  t.diagnostic(`the first stub and the tool: request ${first}`);
-  assert.ok(first > 0);
+  main.forEach((body, i) => assert.ok(hasTool(body), `request ${i}`));
   // The tool gave the exact originals back: the output, and what the write wrote.
   assert.equal(text(toolResult(main[10], "call_step_9")), original);
   assert.equal(text(toolResult(main[11], "call_step_10")), content);
+  // The read's text comes back marked as the text from before the change.
+  const readBack = text(toolResult(main[12], "call_step_11"));
+  const readOriginal = text(toolResult(main[5], "call_step_4"));
+  assert.match(readBack, /^\[evolve-hud: the text of this read before the file changed \(✓ edit .*notes\.txt.*\); read the file for its text now\]\n/);
+  assert.ok(readOriginal.length > 2048 && readBack.endsWith(readOriginal), readBack.slice(0, 300));
   // OpenCode's stored session still holds both whole.
   const stored = harness.exportSession(prepared, run.output);
   const partOf = (id: string) => stored.messages.flatMap((m: any) => m.parts).find((p: any) => p.callID === id);
   assert.equal(partOf("call_step_1").state.output, original);
   assert.equal(partOf("call_step_0").state.input.content, content);
-  // The user message's tools were turned off in the request only.
   for (const m of stored.messages) assert.equal(m.info.tools?.evolve_output, undefined, JSON.stringify(m.info));
 });

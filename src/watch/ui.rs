@@ -336,12 +336,14 @@ mod tests {
                     bytes: 3891,
                     stub: "[evolve-hud: masked. It said: ✗ bash `make test` → exit 2]".into(),
                     input: None,
+                    before: None,
                 },
                 evolve_hud_api::MaskedOutput {
                     call_id: "call_4".into(),
                     bytes: 34_816,
                     stub: "[evolve-hud: masked. It said: ✓ read lib.js (406 lines)]".into(),
                     input: None,
+                    before: None,
                 },
             ];
         }

@@ -248,11 +248,11 @@ pub struct HudView {
 }
 
 /// A tool output the facts have superseded (a later run of the same check
-/// settled it; the file read was changed or read again since), or the
-/// content a `write` sent once the file was changed or read whole since,
-/// and the stub that stands for it in the agent's request: what it said,
-/// what superseded it, and how to get it back. The same call always gets
-/// the same stub.
+/// passed; the file read was read again or changed since), or the content
+/// a `write` sent once the next call on the file read it whole, and the
+/// stub that stands for it in the agent's request: what it said, what
+/// superseded it, and how to get it back. The same call always gets the
+/// same stub.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct MaskedOutput {
     /// The tool call's id (OpenCode's `callID`).
@@ -264,6 +264,11 @@ pub struct MaskedOutput {
     /// The input field the stub stands for (`content`); absent: the output.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input: Option<String>,
+    /// For a read masked because the file changed since: the HUD's line of
+    /// the call that changed it. The text given back is the text from
+    /// before that change, and is marked so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<String>,
 }
 
 /// The model's part of a HUD or text: `{"state": "ready"}`, or

@@ -312,24 +312,20 @@ impl Problems {
                     })
                     .map(|c| Arc::clone(c))
                     .collect();
-                // A failure of a command that runs several checks (a make
-                // target, a script, nox) is the whole command's: no other
-                // command settles it, a part of it least of all.
-                let wrapper = call.command.as_deref().is_some_and(command::wraps);
                 // A folder and the folders below it (`` is the project's).
                 let within = |inner: &str, outer: &str| {
                     outer.is_empty() || inner == outer || inner.strip_prefix(outer).is_some_and(|r| r.starts_with('/'))
                 };
                 let here = dirs.clone().unwrap_or_default();
-                // A plain check's failure may have been run again by a later
-                // wrapper that names no selection and builds no file
-                // (`make test`, `./check.sh`; not `make build/tests`, not
-                // `bash test.sh --gtest_filter=…`).
+                // A failure may have been run again by a later wrapper
+                // that names no selection and builds no file (`make test`,
+                // `./check.sh`; not `make build/tests`, not `bash test.sh
+                // --gtest_filter=…`), a wrapper's failure as a plain
+                // check's: what the later one ran is not known.
                 let mut maybe_since: Vec<String> = calls[i + 1..]
                     .iter()
                     .filter(|c| {
-                        !wrapper
-                            && c.tool == call.tool
+                        c.tool == call.tool
                             && c.finished()
                             && c.exit == Some(0)
                             && !c.failed()
@@ -371,7 +367,9 @@ fn pass(tracks: &mut HashMap<Check, Track>, calls: &[&Arc<ToolCall>], call: &Too
             continue;
         };
         let fewer = match (&call.report, &calls[failed].report) {
-            (Some(now), Some(then)) if now.counted == Counted::Tests && then.counted == Counted::Tests => {
+            (Some(now), Some(then))
+                if matches!(now.counted, Counted::Tests | Counted::Passed) && then.counted == Counted::Tests =>
+            {
                 now.passed.is_some_and(|p| p < then.failed)
             }
             _ => false,

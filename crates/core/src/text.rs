@@ -359,7 +359,7 @@ pub fn explains(line: &str) -> bool {
 pub fn summary_line(line: &str) -> bool {
     static COUNT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
-            r"(?i)\b\d+\s+(?:\w+\s+)?(?:passed|failed|failures?|errors?|errored|skipped|pending|tests?|specs?|examples?|scenarios?|features?|steps?|test cases?|cases?|assertions?|passing|failing|passes|succeeded|broken|ok|undefined|warnings?|offenses?|problems?|issues?|violations?|findings?|files?)\b|\b(?:passed|failed|failures?|errors?|skipped|pending|tests?(?: run)?|specs?|examples?|scenarios?|cases?|checks?|assertions?|ok|pass|fail)\s*[:=]\s*\d+",
+            r"(?i)\b\d+\s+(?:\w+\s+)?(?:passed|failed|failures?|errors?|errored|skipped|pending|tests?|specs?|examples?|scenarios?|features?|steps?|test cases?|cases?|assertions?|passing|failing|passes|succeeded|broken|ok|undefined|warnings?|offenses?|problems?|issues?|violations?|findings?|files?)\b|\b(?:passed|failed|failures?|errors?|skipped|pending|tests?(?: run)?|specs?|examples?|scenarios?|cases?|checks?|assertions?|ok|pass|fail|total)\s*[:=]\s*\d+",
         )
         .expect("a valid pattern")
     });

@@ -101,6 +101,8 @@ pub(super) fn ruff(lines: &[&str]) -> Option<Report> {
         None if lines.contains(&"All checks passed!") => 0,
         None => return None,
     };
+    // `All checks passed!` alone is ty's line too: no tool is named by it.
+    let named = failed > 0 || lines.iter().any(|l| FOUND.is_match(l));
     let mut failures = Vec::new();
     for (i, l) in lines.iter().enumerate() {
         if let Some(c) = CONCISE.captures(l) {
@@ -122,7 +124,7 @@ pub(super) fn ruff(lines: &[&str]) -> Option<Report> {
     // After `--fix`, only the remaining errors are printed.
     failures.truncate(failed);
     Some(Report {
-        tool: "ruff",
+        tool: if named { "ruff" } else { "" },
         passed: None,
         failed,
         counted: Counted::Errors,

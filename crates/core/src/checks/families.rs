@@ -554,6 +554,17 @@ pub(super) fn counts(lines: &[&str]) -> Option<Report> {
                     }
                     // `of 5 test cases`: a total in two words.
                     (Some(Some(Tally::Total(r))), Some(Tally::Total(_))) => add(Tally::Total(r), num(n.as_str())),
+                    // `4 Tests Encountered` (ward): tests in all, by a word
+                    // that says so (not `6 tests containing 9 assertions`,
+                    // whose failures count assertions).
+                    (Some(Some(Tally::Total(r))), None)
+                        if matches!(
+                            noun.as_str().to_ascii_lowercase().as_str(),
+                            "encountered" | "found" | "collected" | "executed" | "run" | "ran"
+                        ) =>
+                    {
+                        add(Tally::Total(r), num(n.as_str()))
+                    }
                     _ => {}
                 }
             } else if let (Some(noun), Some(n)) = (c.get(4), c.get(5)) {
@@ -631,8 +642,33 @@ pub(super) fn counts(lines: &[&str]) -> Option<Report> {
         return None;
     }
     let [failed, passed, skipped, total] = counts;
-    let failed = failed.unwrap_or(0);
-    let passed = passed.or_else(|| total.map(|t| t.saturating_sub(failed + skipped.unwrap_or(0))));
+    let skipped = skipped.unwrap_or(0);
+    let (failed, passed) = match (failed, passed, total) {
+        (Some(failed), passed, total) => (
+            failed,
+            passed.or_else(|| total.map(|t| t.saturating_sub(failed + skipped))),
+        ),
+        // `Total: 6` over `Passed: 4` (uvu): what neither passed nor was
+        // skipped failed.
+        (None, Some(passed), Some(total)) => (total.saturating_sub(passed + skipped), Some(passed)),
+        // A count of tests alone says nothing of how they went; none at
+        // all is a run of no tests.
+        (None, _, Some(0)) => (0, Some(0)),
+        // A count of passes alone proves no absence of failures (`… |
+        // grep Passed` shows that line and hides the others): it is told,
+        // and settles nothing without the exit status.
+        (None, Some(passed), None) => {
+            return Some(Report {
+                tool: "",
+                passed: Some(passed),
+                failed: 0,
+                counted: Counted::Passed,
+                failures: Vec::new(),
+                passes: Vec::new(),
+            })
+        }
+        (None, _, _) => return None,
+    };
     if failed == 0 && passed.is_none() {
         return None;
     }

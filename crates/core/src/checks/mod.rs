@@ -215,4 +215,23 @@ mod tests {
         let tidy = read(fixture!("clang-tidy-findings.txt")).expect("clang-tidy is read");
         assert!(tidy.counts_findings() && tidy.ok() && !tidy.settles());
     }
+
+    /// A count summary claims a pass only with its proof: a count of
+    /// failures, or a total that passes and skips make up. `Total: 6` over
+    /// `Passed: 4` (uvu) is 2 failed; `Passed: 5` alone (`| grep Passed`)
+    /// proves nothing.
+    #[test]
+    fn a_count_of_passes_alone_is_no_pass() {
+        let uvu = "  Total:     6\n  Passed:    4\n  Skipped:   0\n  Duration:  15.08ms\n";
+        let report = read(uvu).expect("uvu's summary is read");
+        assert_eq!((report.failed, report.passed, report.ok()), (2, Some(4), false));
+        let passes = read("  Passed:    5\n").expect("a count of passes is read");
+        assert_eq!(
+            (passes.counts(), passes.ok(), passes.settles()),
+            ("5 passed".to_owned(), true, false)
+        );
+        assert_eq!(read("  Total:     6\n"), None);
+        let all = read("  Total:     6\n  Passed:    6\n  Skipped:   0\n").expect("read");
+        assert!(all.ok() && all.passed == Some(6));
+    }
 }

@@ -47,6 +47,11 @@ pub enum Counted {
     /// (neither one run's count nor their sum is known to be the
     /// command's). `failed` is 1 where one failed, else 0.
     Runs,
+    /// Tests counted as passed where the failures are not counted (AVA's
+    /// `1 test passed`, a `Passed: 5` that `| grep` left): no failure is
+    /// known, and none is known absent, so it settles nothing without the
+    /// exit status.
+    Passed,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -147,7 +152,7 @@ impl Report {
     /// Whether the report settles the run's outcome without its exit
     /// status: a runner's or checker's summary does, findings do not.
     pub fn settles(&self) -> bool {
-        !self.counts_findings()
+        !self.counts_findings() && self.counted != Counted::Passed
     }
 
     /// `unittest 2 of 4 failed`: the tool, where it is known, and the counts.
@@ -176,7 +181,9 @@ impl Report {
             (Counted::Tests, Some(passed)) => format!("{} of {} failed", self.failed, self.failed + passed),
             (Counted::Runs, _) if self.failed == 0 => "passed (several runs)".to_owned(),
             (Counted::Runs, _) => "failed (several runs)".to_owned(),
-            (Counted::Tests, None) if self.failed == 0 => "passed".to_owned(),
+            (Counted::Tests | Counted::Passed, None) if self.failed == 0 => "passed".to_owned(),
+            (Counted::Passed, Some(passed)) => format!("{passed} passed"),
+            (Counted::Passed, None) => "passed".to_owned(),
             (Counted::Tests, None) => format!("{} failed", self.failed),
         }
     }

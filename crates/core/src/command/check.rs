@@ -179,14 +179,59 @@ pub fn check_key(command: &str) -> String {
     let steps = steps(command);
     // `flake8 . || true` checks what flake8 checks: a step that always
     // succeeds after it only throws its status away.
-    match steps
+    let checked: Vec<&str> = steps
         .iter()
-        .rev()
-        .find(|s| !s.starts_with("cd ") && !always_succeeds(s))
-    {
-        Some(last) => format!("{}\u{1f}{}", check_dirs(command), step_key(&program_dir(last).1)),
-        None => command.trim().to_owned(),
+        .copied()
+        .filter(|s| !s.starts_with("cd ") && !always_succeeds(s))
+        .collect();
+    let Some(last) = checked.last() else {
+        return command.trim().to_owned();
+    };
+    let key = step_key(&program_dir(last).1);
+    // A step that shows the file an earlier one wrote (`green tests >
+    // out.txt; cat out.txt`) checks what that one checked.
+    let writer = file_read(&key).and_then(|shown| {
+        checked
+            .iter()
+            .rev()
+            .skip(1)
+            .find(|s| output_file(s).as_deref() == Some(shown))
+    });
+    let key = writer.map_or(key, |w| step_key(&program_dir(w).1));
+    format!("{}\u{1f}{key}", check_dirs(command))
+}
+
+/// The file the last step of `command` writes its output to (`pytest >
+/// run.log 2>&1 &`, `make check &> build.log`), if any: a later read of
+/// that file shows what this command said.
+pub fn output_file(command: &str) -> Option<String> {
+    let steps = steps(command);
+    let last = stages(steps.last()?).last().copied()?;
+    let mut tokens = last.split_whitespace();
+    while let Some(t) = tokens.next() {
+        let t = t.trim_end_matches('&');
+        let redirect = t.trim_start_matches(['1', '&']);
+        let Some(target) = redirect.strip_prefix('>') else {
+            continue;
+        };
+        let target = target.trim_start_matches('>');
+        if target.starts_with('&') {
+            continue;
+        }
+        let file = if target.is_empty() { tokens.next()? } else { target };
+        let file = file.trim_matches(|c| c == '"' || c == '\'');
+        if file != "/dev/null" && !file.is_empty() {
+            return Some(file.trim_start_matches("./").to_owned());
+        }
     }
+    None
+}
+
+/// The file a read (`tail -n 4 run.log`, `cat run.log`) shows, from its
+/// [`check_key`].
+pub fn file_read(key: &str) -> Option<&str> {
+    let step = key.rsplit('\u{1f}').next()?;
+    step.strip_prefix("read ").filter(|f| !f.contains(' '))
 }
 
 /// The directory a step's program is told to run in, in place of a `cd`
@@ -367,11 +412,18 @@ pub fn covers(wider: &str, narrower: &str) -> bool {
         && match (&wide.paths, &narrow.paths) {
             (None, _) => true,
             (Some(_), None) => false,
-            (Some(wide), Some(narrow)) => narrow.iter().all(|n| {
-                wide.iter().any(|w| {
-                    n == w || n.strip_prefix(w.as_str()).is_some_and(|r| r.starts_with('/')) || glob_holds(w, n)
-                })
-            }),
+            (Some(wide), Some(narrow)) => {
+                let holds = |w: &str, n: &str| {
+                    n == w || n.strip_prefix(w).is_some_and(|r| r.starts_with('/')) || glob_holds(w, n)
+                };
+                // A word that holds none of the narrower run's adds nothing
+                // known: it may be a pattern that narrows (`uvu tests slug`
+                // runs the files of `tests` that match `slug`), or the
+                // words before it a subcommand (`pyrefly check src/a.py`
+                // checks one file where `pyrefly check` checks the project).
+                narrow.iter().all(|n| wide.iter().any(|w| holds(w, n)))
+                    && wide.iter().all(|w| narrow.iter().any(|n| holds(w, n)))
+            }
         }
 }
 

@@ -12,7 +12,8 @@ mod check;
 mod shell;
 
 pub use check::{
-    check_dirs, check_key, checks_passed, checks_passed_before, covers, narrows, same_program, selects_paths_only,
+    check_dirs, check_key, checks_passed, checks_passed_before, covers, file_read, narrows, output_file, same_program,
+    selects_paths_only,
 };
 use shell::{output_filter, stages, steps, words};
 
@@ -126,32 +127,6 @@ pub fn reads_its_own_output(command: &str) -> bool {
         return false;
     };
     before.iter().any(|step| output_file(step).is_some_and(|f| f == shown))
-}
-
-/// The file the last step of `command` writes its output to (`pytest >
-/// run.log 2>&1 &`, `make check &> build.log`), if any: a later read of
-/// that file shows what this command said.
-pub fn output_file(command: &str) -> Option<String> {
-    let steps = steps(command);
-    let last = stages(steps.last()?).last().copied()?;
-    let mut tokens = last.split_whitespace();
-    while let Some(t) = tokens.next() {
-        let t = t.trim_end_matches('&');
-        let redirect = t.trim_start_matches(['1', '&']);
-        let Some(target) = redirect.strip_prefix('>') else {
-            continue;
-        };
-        let target = target.trim_start_matches('>');
-        if target.starts_with('&') {
-            continue;
-        }
-        let file = if target.is_empty() { tokens.next()? } else { target };
-        let file = file.trim_matches(|c| c == '"' || c == '\'');
-        if file != "/dev/null" && !file.is_empty() {
-            return Some(file.trim_start_matches("./").to_owned());
-        }
-    }
-    None
 }
 
 /// The program and the script it runs, with the folders changed to
@@ -319,13 +294,6 @@ pub fn shows_data(command: &str) -> bool {
     })
 }
 
-/// The file a read (`tail -n 4 run.log`, `cat run.log`) shows, from its
-/// [`check_key`].
-pub fn file_read(key: &str) -> Option<&str> {
-    let step = key.rsplit('\u{1f}').next()?;
-    step.strip_prefix("read ").filter(|f| !f.contains(' '))
-}
-
 /// The commands a package manager's script runner echoed before running
 /// them (`> app@1.0.0 lint` then `> stylelint "css/**/*.css"`, as npm and
 /// pnpm print them): what a passing `npm run lint` passed.
@@ -391,6 +359,40 @@ pub fn benign_exit(command: &str, exit: i64) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A later run covers a failed one only where its words prove it:
+    /// the same positional words, or folders that hold them. A word more
+    /// may be a pattern or follow a subcommand, and proves nothing.
+    #[test]
+    fn a_word_more_proves_no_wider_run() {
+        assert!(covers("pytest tests", "pytest tests/test_a.py tests/test_b.py"));
+        assert!(covers("pytest", "pytest tests/test_a.py"));
+        assert!(covers("uvu tests", "uvu tests; echo \"exit: $?\""));
+        assert!(!covers("uvu tests slug", "uvu tests"));
+        assert!(!covers("pyrefly check src/inventory/stock.py", "pyrefly check"));
+        assert!(!covers("cd app && ty check main.py", "cd app && ty check"));
+        assert!(!covers(
+            "pytest tests/test_a.py tests/test_b.py",
+            "pytest tests/test_a.py"
+        ));
+    }
+
+    /// `green tests > out.txt; cat out.txt` checks what green checked: the
+    /// file shown is that step's output.
+    #[test]
+    fn a_step_that_shows_what_an_earlier_one_wrote_checks_what_that_one_checked() {
+        assert_eq!(
+            check_key("green tests > out.txt; cat out.txt"),
+            check_key("green tests")
+        );
+        assert_eq!(
+            check_key("cd app && pytest -q > run.log 2>&1; tail -n 20 run.log"),
+            check_key("cd app && pytest -q")
+        );
+        assert!(covers("green -vv tests", "green tests > out.txt; cat out.txt"));
+        // A file no step of the command wrote is data the command read.
+        assert_eq!(file_read(&check_key("pytest; cat notes.txt")), Some("notes.txt"));
+    }
 
     #[test]
     fn commands_that_check_the_same_thing() {

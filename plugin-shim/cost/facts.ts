@@ -1,13 +1,16 @@
 // The facts a masked output held, read from the output itself (OpenCode's
 // stored copy, `opencode export`) by rules of its own, independent of the
-// sidecar's parsers: the exit status, the count of failures, and the names
-// on the lines that say something failed. A masked output keeps its facts
-// when each is in its stub or in the HUD of the same request.
+// sidecar's parsers: for a run, the exit status, the count of failures, and
+// the names on the lines that say something failed; for a read, the file
+// and how many lines it had. A masked output keeps its facts when each is
+// in its stub or in the HUD of the same request.
 
 export interface Original {
   tool: string;
   output: string;
   exit?: number;
+  /** The file a read read. */
+  path?: string;
 }
 
 export interface Fact {
@@ -33,6 +36,13 @@ function namesOn(line: string): string[] {
 /** The facts of one output: its first `maxNames` failing lines (a stub names a few; the rest is the count). */
 export function factsOf(o: Original, maxNames = 8): Fact[] {
   const facts: Fact[] = [];
+  if (o.tool === "read") {
+    const file = o.path?.split("/").at(-1);
+    if (file) facts.push({ what: `the file ${file}`, anyOf: [file] });
+    const total = /total (\d+) lines/.exec(o.output)?.[1];
+    if (total) facts.push({ what: `${total} lines`, anyOf: [`${total} lines`] });
+    return facts;
+  }
   if (o.tool === "bash" && typeof o.exit === "number" && o.exit !== 0) facts.push({ what: `exit ${o.exit}`, anyOf: [`exit ${o.exit}`] });
   for (const line of o.output.split("\n")) {
     let failed = 0;

@@ -16,10 +16,18 @@
 //   input       = tokens after the last breakpoint.
 // Tokens are approximated as ceil(bytes / 4) of each block's canonical JSON
 // (keys sorted, `cache_control` removed, the message role included). Not
-// modelled: the minimum cacheable prefix (1,024 tokens on Sonnet), the
-// 5-minute TTL (runs are short), and the cost of output tokens. Each answer
-// reports those three numbers as its usage, as Anthropic does, so OpenCode
-// counts the context as it would for a user (`Scenario.smallUsage` aside).
+// modelled: the minimum cacheable prefix (1,024 tokens on Sonnet) and the
+// 5-minute TTL (runs are short). Each answer's own tokens (a tool call's
+// name and arguments, or the text) are counted the same way, as output.
+// Each answer reports the input, cache write and cache read as its usage,
+// as Anthropic does, so OpenCode counts the context as it would for a user
+// (`Scenario.smallUsage` aside).
+//
+// Where `obeyDcp` is set, the model obeys DCP's context-limit nudge as a
+// model that follows it would: a request that holds more of DCP's "You MUST
+// use the `compress` tool now" than the one before is answered with a
+// compress call (`obeyDcp` makes it) instead of the script's next step,
+// never twice in a row.
 
 import { createHash } from "node:crypto";
 import { createServer, type Server } from "node:http";
@@ -51,7 +59,12 @@ export interface Scenario {
    * comes once it returns null.
    */
   tail?: (body: any, index: number) => ToolStep | null;
+  /** DCP's compress call for a request that nudges it, or null where the request offers no compress. */
+  obeyDcp?: (body: any) => ToolStep | null;
 }
+
+/** DCP's context-limit nudge (its `lib/prompts/context-limit-nudge.ts`). */
+const DCP_NUDGE = "CRITICAL WARNING: MAX CONTEXT LIMIT REACHED";
 
 export type Kind = "main" | "title" | "summary";
 
@@ -71,7 +84,11 @@ export interface Billed {
   index: number;
   /** A request after the script, made by `tail` to check the run. */
   check: boolean;
+  /** Answered with a compress call because DCP's nudge asked for it. */
+  obeyed?: boolean;
   input: number;
+  /** Tokens of the answer: the tool call's name and arguments, or the text. */
+  output: number;
   write: number;
   read: number;
   /** Tokens of the `<evolve-hud` text block(s) of the last message. */
@@ -159,7 +176,7 @@ export function blocksOf(body: any): { json: string; label: string; bp: boolean;
 export class PromptCache {
   private written = new Set<string>();
 
-  bill(body: any): Omit<Billed, "kind" | "index" | "check"> {
+  bill(body: any): Omit<Billed, "kind" | "index" | "check" | "obeyed" | "output"> {
     const blocks = blocksOf(body);
     const hashes: string[] = [];
     let h = "";
@@ -209,6 +226,10 @@ export class FakeAnthropic {
   private cache = new PromptCache();
   private server: Server;
   private mainCount = 0;
+  /** The next step of the script, and the nudges the last main request held. */
+  private stepAt = 0;
+  private nudges = 0;
+  private obeyedLast = false;
 
   private constructor(
     private scenario: Scenario,
@@ -234,15 +255,31 @@ export class FakeAnthropic {
         const kind: Kind = main ? "main" : /title generator/i.test(system) ? "title" : "summary";
         const index = kind === "main" ? this.mainCount++ : this.billed.filter((b) => b.kind === kind).length;
         const usage = this.cache.bill(body);
-        const { script, answer = "done", bigUsageAt, smallUsage, tail } = this.scenario;
-        this.billed.push({ kind, index, check: kind === "main" && index > script.length, ...usage });
-        if (this.keepBody(kind, index)) this.bodies.push({ kind, index, body });
+        const { script, answer = "done", bigUsageAt, smallUsage, tail, obeyDcp } = this.scenario;
+        const check = kind === "main" && this.stepAt > script.length;
         let step: ToolStep | null | undefined;
-        if (kind === "main" && index < script.length) {
-          const s = script[index];
-          step = typeof s === "function" ? s(body) : s;
-        } else if (kind === "main" && tail) step = tail(body, index);
+        let obeyed = false;
+        if (kind === "main") {
+          const nudges = raw.split(DCP_NUDGE).length - 1;
+          const nudged = nudges > this.nudges && !this.obeyedLast && !check;
+          this.nudges = nudges;
+          const compress = nudged && obeyDcp ? obeyDcp(body) : null;
+          if (compress) {
+            step = compress;
+            obeyed = true;
+          } else if (this.stepAt < script.length) {
+            const s = script[this.stepAt++];
+            step = typeof s === "function" ? s(body) : s;
+          } else {
+            this.stepAt++;
+            if (tail) step = tail(body, index);
+          }
+          this.obeyedLast = obeyed;
+        }
         const text = { main: answer, summary: "## Goal\nThe summary.", title: "Fake session title" }[kind];
+        const output = step ? tokensOf(step.tool + JSON.stringify(step.args)) : tokensOf(text);
+        this.billed.push({ kind, index, check, obeyed, ...usage, output });
+        if (this.keepBody(kind, index)) this.bodies.push({ kind, index, body });
         const small = kind === "main" && index === bigUsageAt ? 7900 : 100;
         const reported = smallUsage
           ? { input_tokens: small, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }

@@ -35,11 +35,17 @@ const dcp = pathToFileURL(join(repoRoot, "plugin-shim/cost/node_modules/@tarquin
 const OUT = process.env.COST_OUT ?? "/tmp/evolve-hud-cost";
 const SUMMARY_MARK = "COST-RUN-SUMMARY";
 
-type Config = "none" | "hud" | "mask" | "dcp" | "both" | "all";
-const CONFIGS: Config[] = ["none", "hud", "mask", "dcp", "both", "all"];
-const hasDcp = (c: Config) => c === "dcp" || c === "both" || c === "all";
+/**
+ * `none`: no plugin. `hud`: evolve-hud as users get it (its defaults:
+ * masking on). `facts`: evolve-hud with masking off (the HUD alone). `dcp`:
+ * DCP with its defaults, its compress nudges obeyed. `both`: DCP and
+ * evolve-hud's defaults.
+ */
+type Config = "none" | "hud" | "facts" | "dcp" | "both";
+const CONFIGS: Config[] = ["none", "hud", "facts", "dcp", "both"];
+const hasDcp = (c: Config) => c === "dcp" || c === "both";
 const hasHud = (c: Config) => c !== "none" && c !== "dcp";
-const masks = (c: Config) => c === "mask" || c === "all";
+const masks = (c: Config) => c === "hud" || c === "both";
 
 interface Session {
   name: string;
@@ -50,11 +56,11 @@ interface Session {
 }
 
 
-/** DCP's compress tool over the first ~60% of the messages it has numbered; a plain bash call where DCP is not loaded. */
-const compressOr = (fallback: string): Step => (body: any) => {
-  if (!(body.tools ?? []).some((t: any) => t.name === "compress")) return bash(fallback) as any;
+/** DCP's compress call over the first ~60% of the messages it has numbered (older, resolved history first, as DCP asks); null where DCP offers no compress. */
+function compress(body: any): ToolStep | null {
+  if (!(body.tools ?? []).some((t: any) => t.name === "compress")) return null;
   const ids = [...new Set([...JSON.stringify(body.messages).matchAll(/dcp-message-id[^>]*>(m\d{4})</g)].map((m) => m[1]))];
-  if (ids.length < 3) return bash(fallback) as any;
+  if (ids.length < 3) return null;
   return {
     tool: "compress",
     args: {
@@ -62,7 +68,13 @@ const compressOr = (fallback: string): Step => (body: any) => {
       content: [{ startId: ids[0], endId: ids[Math.floor(ids.length * 0.6)], summary: `${SUMMARY_MARK}: the earlier steps, summarised.` }],
     },
   };
-};
+}
+
+/** DCP's compress tool where it is offered; a plain bash call where DCP is not loaded. */
+const compressOr = (fallback: string): Step => (body: any) => compress(body) ?? (bash(fallback) as any);
+
+/** The model's answer to DCP's context-limit nudge: compress, as DCP asks. */
+const obeyDcp = () => compress;
 
 const sessions: Session[] = [
   {
@@ -229,7 +241,7 @@ function toolCalls(exported: any): Map<string, Original & { input: any }> {
   for (const m of exported.messages ?? [])
     for (const p of m.parts ?? [])
       if (p.type === "tool" && p.state?.status === "completed")
-        out.set(p.callID, { tool: p.tool, input: p.state.input, output: p.state.output, exit: p.state.metadata?.exit });
+        out.set(p.callID, { tool: p.tool, input: p.state.input, output: p.state.output, exit: p.state.metadata?.exit, path: p.state.input?.filePath });
   return out;
 }
 
@@ -251,7 +263,13 @@ function checkMasking(billed: Billed[], calls: Map<string, Original & { input: a
       for (const f of lostFacts(o, text, b.hudText)) if (!lost.has(`${id}: ${f.what}`)) lost.set(`${id}: ${f.what}`, `${id}: ${f.what} (request ${b.index})`);
     }
   const ids = new Set(originals.keys());
-  const notWhole = [...ids].filter((id) => originals.get(id) === undefined || got.get(id) !== originals.get(id));
+  // A read of a file changed since comes back marked as the text from before that change, then whole.
+  const whole = (id: string) => {
+    const [original, back] = [originals.get(id), got.get(id)];
+    if (original === undefined || back === undefined) return false;
+    return back === original || (back.startsWith("[evolve-hud: the text of this read before the file changed") && back.slice(back.indexOf("\n") + 1) === original);
+  };
+  const notWhole = [...ids].filter((id) => !whole(id));
   return { masked: ids.size, whole: ids.size - notWhole.length, lost: [...lost.values()], notWhole };
 }
 
@@ -266,7 +284,7 @@ async function runOne(session: Session, config: Config, sidecar: Sidecar | undef
   const global = join(xdg.XDG_CONFIG_HOME, "opencode");
   const scenario = session.scenario(project);
   const recovery = masks(config) && !scenario.smallUsage;
-  const fake = await FakeAnthropic.start({ ...scenario, tail: recovery ? recoverAll() : undefined }, session.keepBody);
+  const fake = await FakeAnthropic.start({ ...scenario, tail: recovery ? recoverAll() : undefined, obeyDcp: obeyDcp() }, session.keepBody);
   const withDcp = hasDcp(config);
   const withHud = hasHud(config);
   // DCP as its README installs it: in the global config (so it loads
@@ -290,7 +308,7 @@ async function runOne(session: Session, config: Config, sidecar: Sidecar | undef
         models: { [MODEL]: { name: "Claude Sonnet 4.5", tool_call: true, limit: session.limit } },
       },
     },
-    plugin: withHud ? [[shim, { url: sidecar!.url, autostart: false, ...(masks(config) && { mask: "on" }) }]] : [],
+    plugin: withHud ? [[shim, { url: sidecar!.url, autostart: false, ...(config === "facts" && { mask: "off" }) }]] : [],
   };
   writeFileSync(join(project, "opencode.json"), JSON.stringify(config_, null, 2));
   const env = opencodeEnv(home, xdg);
@@ -328,16 +346,27 @@ async function runOne(session: Session, config: Config, sidecar: Sidecar | undef
 /** The requests billed to the session: not the title's, not the checks after the script. */
 const counted = (o: Outcome) => o.billed.filter((b) => b.kind !== "title" && !b.check);
 const contextOf = (b: Billed) => b.input + b.write + b.read;
+/** Output tokens cost this many input tokens (Anthropic's Sonnet: $15 against $3 per million). */
+const OUTPUT_PRICE = 5;
 const units = (b: { input: number; write: number; read: number }) => b.input + 1.25 * b.write + 0.1 * b.read;
+/** The whole bill, in input-token prices: input, cache writes and reads, and output. */
+const whole = (b: { input: number; write: number; read: number; output: number }) => units(b) + OUTPUT_PRICE * b.output;
 
 function row(o: Outcome) {
   const bs = counted(o);
-  const t = bs.reduce((a, b) => ({ input: a.input + b.input, write: a.write + b.write, read: a.read + b.read }), { input: 0, write: 0, read: 0 });
+  const sum = (list: Billed[]) =>
+    list.reduce((a, b) => ({ input: a.input + b.input, write: a.write + b.write, read: a.read + b.read, output: a.output + b.output }), { input: 0, write: 0, read: 0, output: 0 });
+  const t = sum(bs);
+  // Every masked output asked back once (the checks after the script), billed as an agent would pay for it.
+  const recovered = sum(o.billed.filter((b) => b.kind !== "title"));
   const main = bs.filter((b) => b.kind === "main");
   const hudMean = main.length ? main.reduce((a, b) => a + b.hud, 0) / main.length : 0;
   return {
     ...t,
     units: units(t),
+    whole: whole(t),
+    withRecovery: whole(recovered),
+    obeyed: bs.filter((b) => b.obeyed).length,
     share: t.read / Math.max(1, t.input + t.write + t.read),
     peak: Math.max(0, ...main.map(contextOf)),
     compactions: bs.filter((b) => b.kind === "summary").length,
@@ -420,20 +449,20 @@ async function main() {
 }
 
 export function report(outcomes: Outcome[]) {
-  console.log(`| session | config | billed input (units) | input | cache write | cache read | read share | peak context | compactions | HUD tokens/request | requests (main+summary) | with HUD | masked (given back whole) | facts lost |`);
-  console.log(`|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|`);
+  console.log(`| session | config | billed (units, output at ${OUTPUT_PRICE}×) | with every mask recovered | input only (units) | output | cache write | cache read | read share | peak context | compactions | compress obeyed | HUD tokens/request | requests (main+summary) | masked (given back whole) | facts lost |`);
+  console.log(`|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|`);
   for (const o of outcomes) {
     const r = row(o);
     const m = o.masking;
     console.log(
-      `| ${o.session} | ${o.config} | ${Math.round(r.units)} | ${r.input} | ${r.write} | ${r.read} | ${(100 * r.share).toFixed(1)}% | ${r.peak} | ${r.compactions} | ${r.hudMean.toFixed(0)} | ${r.requests} | ${r.hudded} | ${m ? `${m.masked} (${m.whole})` : ""} | ${m ? m.lost.length : ""} |`,
+      `| ${o.session} | ${o.config} | ${Math.round(r.whole)} | ${Math.round(r.withRecovery)} | ${Math.round(r.units)} | ${r.output} | ${r.write} | ${r.read} | ${(100 * r.share).toFixed(1)}% | ${r.peak} | ${r.compactions} | ${r.obeyed} | ${r.hudMean.toFixed(0)} | ${r.requests} | ${m ? `${m.masked} (${m.whole})` : ""} | ${m ? m.lost.length : ""} |`,
     );
   }
   console.log("");
   for (const s of [...new Set(outcomes.map((o) => o.session))]) {
     const by = (c: Config) => outcomes.find((o) => o.session === s && o.config === c);
     const none = by("none");
-    for (const c of ["mask", "all"] as Config[]) {
+    for (const c of ["hud", "both"] as Config[]) {
       const o = by(c);
       if (!o) continue;
       const r = row(o);
@@ -442,13 +471,13 @@ export function report(outcomes: Outcome[]) {
         return b ? (f(r) / Math.max(1, f(row(b)))).toFixed(3) : "-";
       };
       console.log(
-        `masking ${s}/${c}: bills ${vs("none", (r) => r.units)} of none, ${vs("hud", (r) => r.units)} of hud, ${vs("dcp", (r) => r.units)} of dcp; peak context ${vs("none", (r) => r.peak)} of none; read share ${(100 * r.share).toFixed(1)}%` +
+        `${s}/${c}: bills ${vs("none", (r) => r.whole)} of none (input only ${vs("none", (r) => r.units)}, with every mask recovered ${vs("none", (r) => r.withRecovery)}), ${vs("facts", (r) => r.whole)} of facts, ${vs("dcp", (r) => r.whole)} of dcp; peak context ${vs("none", (r) => r.peak)} of none; read share ${(100 * r.share).toFixed(1)}%` +
           (none ? "" : " (no none run)"),
       );
       for (const l of o.masking?.lost.slice(0, 8) ?? []) console.log(`  fact lost: ${l}`);
       for (const l of o.masking?.notWhole.slice(0, 8) ?? []) console.log(`  not given back whole: ${l}`);
     }
-    for (const [b, h] of [["none", "hud"], ["dcp", "both"]] as [Config, Config][]) {
+    for (const [b, h] of [["none", "facts"]] as [Config, Config][]) {
       const [x, y] = [by(b), by(h)];
       if (!x || !y) continue;
       const bad = goalA(x, y);

@@ -18,9 +18,11 @@
 //!   would do. At most [`MAX_UNPROVEN`] of them are open at once (the
 //!   oldest closed for a new one), and no connection's request head may
 //!   exceed [`MAX_HEAD_BYTES`]: memory spent on strangers stays bounded.
-//!   An answer on a connection still unproven closes it (`Connection:
-//!   close`), so no client keeps one whose lifetime may end under its next
-//!   request; a connection that showed the token is kept alive.
+//!   An answer on a connection still unproven says how long the client may
+//!   keep it (`Keep-Alive: timeout=N`, a second short of its lifetime's
+//!   end, or `Connection: close` near it), so no client sends a request
+//!   into the close at its end; a connection that showed the token is kept
+//!   alive with no limit.
 
 use anyhow::Context;
 use axum::Router;
@@ -76,6 +78,8 @@ pub const MAX_HEAD_BYTES: usize = 32 * 1024;
 pub struct Conn {
     pub local: SocketAddr,
     proven: Arc<AtomicBool>,
+    /// When it is closed unless it has shown the token.
+    ends: tokio::time::Instant,
     /// The server's count of open unproven connections.
     unproven: Arc<AtomicUsize>,
 }
@@ -434,6 +438,7 @@ async fn accept(
             local,
             proven,
             unproven,
+            ends: tokio::time::Instant::now() + UNPROVEN_LIFETIME,
         };
         let (app, table, shutdown, ended) = (app.clone(), table.clone(), shutdown.clone(), ended.clone());
         tokio::spawn(async move {
@@ -452,14 +457,23 @@ async fn accept(
                     async move {
                         let mut response = answered.await?;
                         if !conn.proven.load(Ordering::Relaxed) {
-                            // No keep-alive for strangers: a client would
-                            // otherwise reuse the connection while its
-                            // lifetime ends and the close crosses its next
-                            // request (which then fails unanswered).
-                            response.headers_mut().insert(
-                                axum::http::header::CONNECTION,
-                                axum::http::HeaderValue::from_static("close"),
-                            );
+                            // A client that kept the connection past its
+                            // lifetime would send its next request into the
+                            // close (and get no answer): it is told how long
+                            // it may keep it, a second short of the end.
+                            let left = conn.ends.saturating_duration_since(tokio::time::Instant::now());
+                            let keep = left.as_secs().saturating_sub(1);
+                            let (name, value) = if keep >= 1 {
+                                (
+                                    axum::http::header::HeaderName::from_static("keep-alive"),
+                                    format!("timeout={keep}"),
+                                )
+                            } else {
+                                (axum::http::header::CONNECTION, "close".to_owned())
+                            };
+                            if let Ok(value) = axum::http::HeaderValue::from_str(&value) {
+                                response.headers_mut().insert(name, value);
+                            }
                         }
                         Ok::<_, std::convert::Infallible>(response)
                     }
@@ -581,11 +595,11 @@ mod tests {
         served.await.expect("the server ends");
     }
 
-    /// An answer without the token closes its connection, so a client's
-    /// next request never meets the end of a stranger's lifetime; an answer
-    /// to the token keeps the connection for the next request.
+    /// An answer without the token says how long the connection may be
+    /// kept, short of its lifetime's end, so a client's next request never
+    /// meets that end; an answer to the token sets no limit.
     #[tokio::test(flavor = "current_thread")]
-    async fn only_a_connection_that_showed_the_token_is_kept_alive() {
+    async fn a_connection_without_the_token_is_kept_only_short_of_its_end() {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let listeners = Listeners::bind("127.0.0.1:0".parse().expect("an address"))
             .await
@@ -602,32 +616,37 @@ mod tests {
             );
         let shutdown = CancellationToken::new();
         let served = tokio::spawn(serve(listeners, app, true, shutdown.clone()));
-        let ask = |path: &str| format!("GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n");
-        // Without the proof: one answer, then the server closes.
-        let mut stranger = tokio::net::TcpStream::connect(address).await.expect("connecting");
-        stranger.write_all(ask("/open").as_bytes()).await.expect("asking");
-        let mut answer = String::new();
-        tokio::time::timeout(Duration::from_secs(5), stranger.read_to_string(&mut answer))
-            .await
-            .expect("the server closes the stranger's connection after its answer")
-            .expect("reading");
-        assert!(answer.starts_with("HTTP/1.1 200"), "{answer:?}");
-        assert!(answer.to_ascii_lowercase().contains("connection: close"), "{answer:?}");
-        assert!(answer.ends_with("open"), "{answer:?}");
-        // With it: the same connection answers again.
-        let mut user = tokio::net::TcpStream::connect(address).await.expect("connecting");
-        for path in ["/proof", "/open"] {
-            user.write_all(ask(path).as_bytes()).await.expect("asking");
+        async fn answer(stream: &mut tokio::net::TcpStream, path: &str) -> String {
+            let request = format!("GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n");
+            stream.write_all(request.as_bytes()).await.expect("asking");
             let mut buf = vec![0; 4096];
-            let n = tokio::time::timeout(Duration::from_secs(5), user.read(&mut buf))
+            let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buf))
                 .await
                 .expect("an answer")
                 .expect("reading");
-            let answer = String::from_utf8_lossy(&buf[..n]);
-            assert!(answer.starts_with("HTTP/1.1 200"), "{path}: {answer:?}");
+            String::from_utf8_lossy(&buf[..n]).to_ascii_lowercase()
+        }
+        // Without the proof: kept, for less than the lifetime left.
+        let mut stranger = tokio::net::TcpStream::connect(address).await.expect("connecting");
+        for _ in 0..2 {
+            let got = answer(&mut stranger, "/open").await;
+            assert!(got.starts_with("http/1.1 200"), "{got:?}");
+            let keep: u64 = got
+                .split("keep-alive: timeout=")
+                .nth(1)
+                .and_then(|r| r.split("\r\n").next())
+                .and_then(|n| n.trim().parse().ok())
+                .unwrap_or_else(|| panic!("a keep-alive limit: {got:?}"));
+            assert!((1..UNPROVEN_LIFETIME.as_secs()).contains(&keep), "{got:?}");
+        }
+        // With it: no limit, on the same connection.
+        let mut user = tokio::net::TcpStream::connect(address).await.expect("connecting");
+        for path in ["/proof", "/open"] {
+            let got = answer(&mut user, path).await;
+            assert!(got.starts_with("http/1.1 200"), "{path}: {got:?}");
             assert!(
-                !answer.to_ascii_lowercase().contains("connection: close"),
-                "{path}: {answer:?}"
+                !got.contains("keep-alive:") && !got.contains("connection: close"),
+                "{path}: {got:?}"
             );
         }
         shutdown.cancel();
@@ -674,6 +693,7 @@ mod tests {
             local: "127.0.0.1:1".parse().expect("an address"),
             proven: conns[0].0.clone(),
             unproven: table.unproven.clone(),
+            ends: tokio::time::Instant::now() + UNPROVEN_LIFETIME,
         };
         for (proven, close) in &conns[..2] {
             assert!(table.make_room());

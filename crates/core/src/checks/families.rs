@@ -554,13 +554,14 @@ pub(super) fn counts(lines: &[&str]) -> Option<Report> {
                     }
                     // `of 5 test cases`: a total in two words.
                     (Some(Some(Tally::Total(r))), Some(Tally::Total(_))) => add(Tally::Total(r), num(n.as_str())),
-                    // `4 Tests Encountered` (ward): tests in all, by a word
-                    // that says so (not `6 tests containing 9 assertions`,
-                    // whose failures count assertions).
+                    // `4 Tests Encountered` (ward), `6 tests from 2 test
+                    // suites ran` (GoogleTest): tests in all, by a word that
+                    // says so (not `6 tests containing 9 assertions`, whose
+                    // failures count assertions, nor `2 test suites`).
                     (Some(Some(Tally::Total(r))), None)
                         if matches!(
                             noun.as_str().to_ascii_lowercase().as_str(),
-                            "encountered" | "found" | "collected" | "executed" | "run" | "ran"
+                            "encountered" | "found" | "collected" | "executed" | "run" | "ran" | "from"
                         ) =>
                     {
                         add(Tally::Total(r), num(n.as_str()))
@@ -652,8 +653,9 @@ pub(super) fn counts(lines: &[&str]) -> Option<Report> {
         // skipped failed.
         (None, Some(passed), Some(total)) => (total.saturating_sub(passed + skipped), Some(passed)),
         // A count of tests alone says nothing of how they went; none at
-        // all is a run of no tests.
-        (None, _, Some(0)) => (0, Some(0)),
+        // all, or none passed and none said to fail (`[  PASSED  ] 0
+        // tests.`), is a run of no tests.
+        (None, _, Some(0)) | (None, Some(0), None) => (0, Some(0)),
         // A count of passes alone proves no absence of failures (`… |
         // grep Passed` shows that line and hides the others): it is told,
         // and settles nothing without the exit status.

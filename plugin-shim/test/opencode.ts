@@ -415,8 +415,20 @@ export const isHudMessage = (m: any) => m?.role === "user" && textOf(m).includes
 
 /** The request as it would be without the HUD. */
 export function withoutHud(body: any): any {
-  const copy = clone(body);
+  const copy = withoutRecoverTool(body);
   copy.messages = copy.messages.filter((m: any) => !isHudMessage(m));
+  return copy;
+}
+
+/**
+ * A request body without the plugin's recover tool, which is in every
+ * request while masking is on (the default); it must be there exactly once.
+ */
+export function withoutRecoverTool(body: any): any {
+  const copy = clone(body);
+  const ours = (t: any) => (t.function?.name ?? t.name) === "evolve_output";
+  assert.equal(copy.tools.filter(ours).length, 1, "the recover tool is in the request once");
+  copy.tools = copy.tools.filter((t: any) => !ours(t));
   return copy;
 }
 

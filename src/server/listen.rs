@@ -565,18 +565,28 @@ mod tests {
         }
     }
 
+    /// `app` served on a free loopback port: its address, what stops it,
+    /// and the server's task.
+    async fn serving(
+        app: Router,
+        token_required: bool,
+    ) -> (SocketAddr, CancellationToken, tokio::task::JoinHandle<()>) {
+        let listeners = Listeners::bind("127.0.0.1:0".parse().expect("an address"))
+            .await
+            .expect("a free port");
+        let address = listeners.local_addr().expect("bound");
+        let shutdown = CancellationToken::new();
+        let served = tokio::spawn(serve(listeners, app, token_required, shutdown.clone()));
+        (address, shutdown, served)
+    }
+
     /// A connection accepted just before a shutdown (a restart in place)
     /// whose request comes right after is answered, not closed unasked.
     #[tokio::test(flavor = "current_thread")]
     async fn a_connection_accepted_before_a_shutdown_gets_its_first_answer() {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let listeners = Listeners::bind("127.0.0.1:0".parse().expect("an address"))
-            .await
-            .expect("a free port");
-        let address = listeners.local_addr().expect("bound");
         let app = Router::new().route("/", axum::routing::get(|| async { "answered" }));
-        let shutdown = CancellationToken::new();
-        let served = tokio::spawn(serve(listeners, app, false, shutdown.clone()));
+        let (address, shutdown, served) = serving(app, false).await;
         let mut client = tokio::net::TcpStream::connect(address).await.expect("connecting");
         // On this one thread, the server accepts while the test waits.
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -601,10 +611,6 @@ mod tests {
     #[tokio::test(flavor = "current_thread")]
     async fn a_connection_without_the_token_is_kept_only_short_of_its_end() {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let listeners = Listeners::bind("127.0.0.1:0".parse().expect("an address"))
-            .await
-            .expect("a free port");
-        let address = listeners.local_addr().expect("bound");
         let app = Router::new()
             .route("/open", axum::routing::get(|| async { "open" }))
             .route(
@@ -614,8 +620,7 @@ mod tests {
                     "proven"
                 }),
             );
-        let shutdown = CancellationToken::new();
-        let served = tokio::spawn(serve(listeners, app, true, shutdown.clone()));
+        let (address, shutdown, served) = serving(app, true).await;
         async fn answer(stream: &mut tokio::net::TcpStream, path: &str) -> String {
             let request = format!("GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n");
             stream.write_all(request.as_bytes()).await.expect("asking");

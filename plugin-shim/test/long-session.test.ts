@@ -35,15 +35,11 @@ function keep(body: any): Seen {
   return { huds: huds.length, last: isHudMessage(messages.at(-1)), hud: huds.length ? textOf(huds.at(-1)) : undefined };
 }
 
-/** The tool calls a HUD counts: the ones listed plus the earlier ones it mentions. */
+/** The tool calls a HUD counts (`Tool calls (4):`, `Tool calls: 9; the last 3 that …`, `Tool calls: 2 (not shown)`). */
 function counted(hud: string): number | undefined {
   if (/^Tool calls[^:\n]*: none yet$/m.test(hud)) return 0;
-  const last = hud.match(/^Last (\d+) tool calls[^(\n]*\((\d+) earlier not shown\):$/m);
-  if (last) return Number(last[1]) + Number(last[2]);
-  const all = hud.match(/^Tool calls[^(\n]*\((\d+)\):$/m);
-  if (all) return Number(all[1]);
-  const hidden = hud.match(/^Tool calls[^:\n]*: (\d+) \(not shown\)$/m);
-  return hidden ? Number(hidden[1]) : undefined;
+  const n = hud.match(/^Tool calls[^:(\n]*(?:: (\d+)|\((\d+)\))/m);
+  return n ? Number(n[1] ?? n[2]) : undefined;
 }
 
 /** `/v1/hud/sync` answers by status, from the sidecar's metrics. */

@@ -260,7 +260,7 @@ test("in OpenCode: a superseded output and a write's superseded content reach th
   assert.match(written.content, /evolve_output with id "call_step_0"/);
   // The HUD's context line: what the last request used of the model's limit, and what masking took out of it.
   const hud = text(main[10].messages.at(-1).content);
-  assert.match(hud, /\nContext: the last request used [\d,]+ of 32,000 tokens \(\d+ %\); masking took out about [\d,]+ of superseded outputs\n/);
+  assert.match(hud, /\nContext: [\d,]+ of 32,000 tokens used \(\d+ %\); masking took out about [\d,]+ of superseded outputs\n/);
   // The read, once the file was changed: the stub says by which call, and that reading the file gives its text now.
   const read = text(toolResult(main[9], "call_step_4"));
   t.diagnostic(read);

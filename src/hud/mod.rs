@@ -342,7 +342,7 @@ mod tests {
         assert!(view.version > before.version);
         assert!(
             view.hud.contains(
-                "\nContext: the last request used 84,120 of 200,000 tokens (42 %); masking took out about 12,000 of superseded outputs\n"
+                "\nContext: 84,120 of 200,000 tokens used (42 %); masking took out about 12,000 of superseded outputs\n"
             ),
             "{}",
             view.hud
@@ -356,11 +356,7 @@ mod tests {
             },
         );
         let view = hud.get("s").expect("held");
-        assert!(
-            view.hud.contains("\nContext: the last request used 999 tokens\n"),
-            "{}",
-            view.hud
-        );
+        assert!(view.hud.contains("\nContext: 999 tokens used\n"), "{}", view.hud);
     }
 
     fn make_run(session: &str, call: &str, exit: i64, output: &str) -> SessionEvent {

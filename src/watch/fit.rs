@@ -159,7 +159,7 @@ fn one_row(line: &Line<'_>, width: usize) -> Line<'static> {
 /// These follow `hud::render`'s layout; a changed layout hides less, never
 /// the open problems.
 fn middle(texts: &[String]) -> Range<usize> {
-    let header = |t: &String| t.starts_with("Tool calls") || t.starts_with("Last ") && t.contains(" tool calls");
+    let header = |t: &String| t.starts_with("Tool calls");
     let start = texts.iter().position(header).map_or(texts.len().min(2), |i| i + 1);
     let tail = |t: &String| t.starts_with("Open problems") || t.starts_with("Todos:") || t.starts_with("</");
     let end = texts[start..].iter().position(tail).map_or(texts.len(), |i| start + i);

@@ -94,7 +94,27 @@ pub struct Outcome {
     pub latencies: Vec<f64>,
     /// Expected facts that were missing, for the report.
     pub missing: Vec<String>,
+    /// Per session: what the model's findings cost and gave.
+    pub sessions: Vec<SessionFindings>,
 }
+
+/// What the model's findings cost one session and what they gave: the
+/// seconds the plugin's default wait would have held the agent's requests,
+/// the facts only the model's part supplies that were there, and each
+/// distinct HUD line that carried a finding (for judging them).
+#[derive(Debug, Default, Clone)]
+pub struct SessionFindings {
+    pub name: String,
+    pub asked: usize,
+    pub held_s: f64,
+    pub model_found: usize,
+    pub model_expected: usize,
+    pub lines: Vec<String>,
+}
+
+/// The plugin's default wait for a finding (`waitMs` in
+/// `plugin-shim/evolve-hud/config.ts`).
+pub const DEFAULT_WAIT: Duration = Duration::from_secs(6);
 
 impl Outcome {
     pub fn add(&mut self, other: &Outcome) {
@@ -107,6 +127,7 @@ impl Outcome {
         self.shown += other.shown;
         self.rejected += other.rejected;
         self.latencies.extend(&other.latencies);
+        self.sessions.extend(other.sessions.iter().cloned());
         self.missing.extend(other.missing.iter().cloned());
     }
 }
@@ -165,6 +186,10 @@ pub async fn run_case(server: &Server, case: &Case) -> Outcome {
     let mut calls = 0;
     let mut sent = 0;
     let mut last_hud = String::new();
+    let mut spent = SessionFindings {
+        name: case.name.clone(),
+        ..SessionFindings::default()
+    };
     for (i, message) in messages.iter().enumerate() {
         let n = tool_calls(message);
         if n == 0 {
@@ -194,6 +219,13 @@ pub async fn run_case(server: &Server, case: &Case) -> Outcome {
                     shown = Some(started.elapsed());
                 }
             }
+            // The sync is held until the first verified item is shown or
+            // the question settles, at most the default wait.
+            spent.asked += 1;
+            spent.held_s += shown
+                .unwrap_or_else(|| started.elapsed())
+                .min(DEFAULT_WAIT)
+                .as_secs_f64();
             match view["model_status"]["state"].as_str() {
                 Some("ready") => {
                     out.shown += 1;
@@ -205,7 +237,15 @@ pub async fn run_case(server: &Server, case: &Case) -> Outcome {
             }
         }
         let hud = view["hud"].as_str().expect("hud").to_owned();
+        for line in hud.lines().filter(|l| !quotes(l).is_empty()) {
+            if !spent.lines.iter().any(|l| l == line) {
+                spent.lines.push(line.to_owned());
+            }
+        }
+        let before = (out.model_found, out.model_expected);
         check(case, calls, &hud, &outputs, &mut out, "HUD");
+        spent.model_found += out.model_found - before.0;
+        spent.model_expected += out.model_expected - before.1;
         last_hud = hud;
     }
     let (status, compaction) = post_json(
@@ -242,6 +282,7 @@ pub async fn run_case(server: &Server, case: &Case) -> Outcome {
         }
     }
     assert!(!last_hud.is_empty(), "{}: no steps", case.name);
+    out.sessions.push(spent);
     out
 }
 

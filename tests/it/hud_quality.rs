@@ -27,6 +27,17 @@ fn report(part: &str, out: &Outcome) {
         quantile(&out.latencies, 0.5),
         out.missing
     );
+    // Per session: the seconds the default wait held, the model-only facts
+    // there, and the lines that carried findings (to judge their precision).
+    for s in &out.sessions {
+        eprintln!(
+            "  {}: asked {}, held {:.1} s, model facts {}/{}",
+            s.name, s.asked, s.held_s, s.model_found, s.model_expected
+        );
+        for line in &s.lines {
+            eprintln!("    {line}");
+        }
+    }
 }
 
 /// Replays part `part` of `parts` of the known-format or of the held-out

@@ -18,7 +18,7 @@ const MAX_TRACES: usize = 2;
 const TRACE_RUNS: usize = 4;
 
 /// `✓ bash `cargo test` (exit 0, 120 lines)`, `✗ edit src/a.rs: oldString not found`.
-pub(crate) fn call_line(call: &ToolCall) -> String {
+pub fn call_line(call: &ToolCall) -> String {
     call_line_naming(call, 3)
 }
 

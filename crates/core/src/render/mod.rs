@@ -4,11 +4,12 @@
 
 mod lines;
 
-pub(super) use lines::{call_line, call_line_naming, confirmed_problems, file_lines, open_problems};
+pub use lines::call_line;
+pub(super) use lines::{call_line_naming, confirmed_problems, file_lines, open_problems};
 
 use super::extract::Findings;
 use super::session::{SessionState, TodoStatus, ToolCall};
-use evolve_hud_api::clean::{attribute, clean_line, TAG};
+use evolve_hud_api::clean::{clean_line, TAG};
 use lines::run_traces;
 
 /// A rendered HUD.
@@ -60,8 +61,13 @@ pub fn render(state: &SessionState, findings: &Findings, budget: Budget, count: 
     let mut first = true;
     // Calls carried over a compaction count in the problems, traces and
     // files, but are not listed as calls since it.
-    let mut shown_calls = calls.iter().filter(|c| !c.before_compaction).count().min(budget.calls);
-    let files = file_lines(&calls);
+    let mut shown_calls = calls.iter().filter(|c| listed(c)).count().min(budget.calls);
+    // What the files went through is in view until a compaction.
+    let files = if state.compacted_at.is_some() {
+        file_lines(&calls)
+    } else {
+        Vec::new()
+    };
     let mut shown_files = files.len().min(MAX_FILES);
     let mut shown_traces = traces.len();
     let mut with_findings = bare_problems.is_some();
@@ -124,16 +130,17 @@ pub fn render(state: &SessionState, findings: &Findings, budget: Budget, count: 
     }
 }
 
-/// `Context: the last request used 84,120 of 200,000 tokens (42 %); masking took out about 12,000`.
+/// `Context: 84,120 of 200,000 tokens used (42 %); masking took out about 12,000 …`,
+/// as of the last request.
 fn context_line(context: &evolve_hud_api::ContextUse) -> String {
-    let mut line = format!("Context: the last request used {}", thousands(context.used));
+    let mut line = format!("Context: {}", thousands(context.used));
     match context.limit.filter(|&l| l > 0) {
         Some(limit) => line.push_str(&format!(
-            " of {} tokens ({} %)",
+            " of {} tokens used ({} %)",
             thousands(limit),
             context.used * 100 / limit
         )),
-        None => line.push_str(" tokens"),
+        None => line.push_str(" tokens used"),
     }
     if context.masked > 0 {
         line.push_str(&format!(
@@ -188,6 +195,14 @@ struct Shown {
     goal_chars: usize,
 }
 
+/// Whether `call` is listed among the tool calls: one since the last
+/// compaction that ran a command, or did not succeed. A read, edit or
+/// search that succeeded says nothing its own message in view does not.
+fn listed(call: &ToolCall) -> bool {
+    !call.before_compaction
+        && (call.command.is_some() || call.status != crate::opencode::ToolStatus::Completed || call.failed())
+}
+
 /// What is said of a failure not rerun since that a later pass may have run.
 pub(crate) const UNCONFIRMED: &str = "not known to be open (a later pass may have run it)";
 
@@ -208,17 +223,20 @@ fn compose(
         goal_chars,
     } = shown;
     let all = calls;
-    let calls: Vec<&ToolCall> = all.iter().filter(|c| !c.before_compaction).copied().collect();
+    let since_compaction = all.iter().filter(|c| !c.before_compaction).count() + state.dropped_calls;
+    let calls: Vec<&ToolCall> = all.iter().filter(|c| listed(c)).copied().collect();
     // No counter or clock in the text: the same facts give the same bytes,
     // which keeps the agent's prompt cache warm. The version is in the JSON.
-    let mut out = format!("<{TAG} session=\"{}\">\n", attribute(&state.id, 64));
-    match &state.goal {
-        Some((_, goal)) => out.push_str(&format!(
-            "Goal (latest user request): {}\n",
-            clean_line(goal, goal_chars)
-        )),
-        None if state.compacted_at.is_some() => out.push_str("Goal: (stated before the last compaction)\n"),
-        None => out.push_str("Goal: (no user request seen yet)\n"),
+    // Nothing the agent has in view is repeated: the user's request is
+    // told only once a compaction took it out of the messages.
+    let mut out = format!("<{TAG}>\n");
+    if let (Some((at, goal)), Some(compacted)) = (&state.goal, state.compacted_at) {
+        if *at <= compacted {
+            out.push_str(&format!(
+                "Goal (latest user request, before the last compaction): {}\n",
+                clean_line(goal, goal_chars)
+            ));
+        }
     }
     if let Some(context) = &state.context {
         out.push_str(&context_line(context));
@@ -228,18 +246,22 @@ fn compose(
     } else {
         ""
     };
-    if calls.is_empty() {
+    if since_compaction == 0 {
         out.push_str(&format!("Tool calls{since}: none yet\n"));
+    } else if calls.is_empty() {
+        out.push_str(&format!(
+            "Tool calls{since}: {since_compaction}, none ran a command or failed\n"
+        ));
     } else {
-        let earlier = calls.len() - shown_calls + state.dropped_calls;
+        let left_out = since_compaction - shown_calls;
         if shown_calls == 0 {
-            out.push_str(&format!("Tool calls{since}: {earlier} (not shown)\n"));
-        } else if earlier > 0 {
+            out.push_str(&format!("Tool calls{since}: {since_compaction} (not shown)\n"));
+        } else if left_out > 0 {
             out.push_str(&format!(
-                "Last {shown_calls} tool calls{since} ({earlier} earlier not shown):\n"
+                "Tool calls{since}: {since_compaction}; the last {shown_calls} that ran a command or failed:\n"
             ));
         } else {
-            out.push_str(&format!("Tool calls{since} ({}):\n", calls.len()));
+            out.push_str(&format!("Tool calls{since} ({since_compaction}):\n"));
         }
         // The same call line in a row (a command retried with the same
         // result) is listed once, with its count.

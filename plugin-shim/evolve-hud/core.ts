@@ -10,6 +10,7 @@ import { Heartbeat } from "./heartbeat.ts";
 import { isObject, type Json } from "./hud.ts";
 import { Launcher, readLaunchRecord } from "./launcher.ts";
 import { Masker, type MaskedOutput } from "./mask.ts";
+import { MaskFiles } from "./mask-state.ts";
 import { remember } from "./sessions.ts";
 import { appLog, FailOpen, type Log } from "./log.ts";
 import { tellTheUser, toastVia } from "./notify.ts";
@@ -79,7 +80,7 @@ export function createCore(options: Source = {}, deps: ShimDeps = {}, client?: P
     notices.answered();
   };
   const sync = new HudSync(config, sidecar);
-  const masker = new Masker(config, log);
+  const masker = new Masker(config, log, MaskFiles.of(env, log));
   const limits = new Map<string, number>();
   const failOpen = new FailOpen(log, (e) => e instanceof SidecarError);
   const stateFile = config.heartbeatStateFile ?? join(deps.directory ?? process.cwd(), ".opencode", "evolve-hud-heartbeat.json");

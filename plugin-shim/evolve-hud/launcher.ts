@@ -16,26 +16,19 @@
 
 import { spawn } from "node:child_process";
 import { closeSync, fstatSync, lstatSync, openSync, readFileSync, readSync } from "node:fs";
-import { homedir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { dialTarget, isLocalSidecarHost } from "./address.ts";
 import type { Config } from "./config.ts";
 import { isObject } from "./hud.ts";
 import type { Log } from "./log.ts";
-import { baseDir, openPrivateLog, ownFolder, readOwnedFile, trustedBinary } from "./private.ts";
+import { openPrivateLog, ownFolder, readOwnedFile, trustedBinary, userDir } from "./private.ts";
 
 /** What `evolve-hud install-shim` and `service install` recorded: the binary, the model to serve, the port. */
 export interface LaunchRecord {
   binary?: string;
   model?: string;
   port?: number;
-}
-
-/** evolve-hud's folder of `kind` (config or state) of this user (see `baseDir`), with the OS's home where HOME is unset. */
-function userDir(env: NodeJS.ProcessEnv, kind: "config" | "state"): string {
-  // With HOME set to the OS's home there always is one.
-  return join(baseDir({ ...env, HOME: env.HOME || homedir() }, kind) ?? homedir(), "evolve-hud");
 }
 
 /**

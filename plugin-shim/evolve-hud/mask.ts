@@ -12,6 +12,7 @@ import type { MaskedOutput } from "./api.ts";
 import type { Config } from "./config.ts";
 import { completedTool, isObject, type Entry } from "./hud.ts";
 import type { Log } from "./log.ts";
+import type { MaskFiles, Stub } from "./mask-state.ts";
 import { MAX_SESSIONS, recent, remember } from "./sessions.ts";
 
 /** A superseded output, as the sidecar's sync answer lists it. */
@@ -108,13 +109,6 @@ function blocks(m: unknown): number {
   return n;
 }
 
-/** A stub applied, where it stands, and for a read of a file changed since, the call that changed it. */
-interface Stub {
-  stub: string;
-  field: Field;
-  before?: string;
-}
-
 /** Texts shorter than this are never masked (the sidecar's bound for outputs; an input's size only the plugin knows whole). */
 const MIN_CHARS = 2048;
 
@@ -142,9 +136,14 @@ export class Masker {
   /** Dry run: the call ids already logged. */
   private told = new Set<string>();
 
+  /**
+   * `files` keeps each session's masks across restarts of OpenCode (none:
+   * they live as long as this process).
+   */
   constructor(
     private config: Config,
     private log: Log,
+    private files?: MaskFiles,
     private maxSessions = MAX_SESSIONS,
   ) {}
 
@@ -154,6 +153,18 @@ export class Masker {
     this.lastSaved.delete(sessionID);
     this.batchedAt.delete(sessionID);
     this.offered.delete(sessionID);
+    this.files?.remove(sessionID);
+  }
+
+  /** Brings back what was kept of a session this process has not seen yet (OpenCode restarted). */
+  private restore(sessionID: string): void {
+    if (this.applied.has(sessionID) || !this.files) return;
+    const kept = this.files.load(sessionID);
+    if (!kept) return;
+    remember(this.applied, sessionID, kept.applied, this.maxSessions);
+    remember(this.batchedAt, sessionID, kept.batchedAt, this.maxSessions);
+    remember(this.offered, sessionID, kept.offered, this.maxSessions);
+    this.log("info", `evolve-hud: masking ${kept.applied.size} output(s) of ${sessionID} as before the restart`);
   }
 
   /** The tokens (about 4 characters each) masking took out of the session's last request. */
@@ -190,6 +201,7 @@ export class Masker {
   apply(sessionID: string, messages: unknown[], masks: MaskedOutput[]): Applied {
     const result: Applied = { masked: 0, saved: 0, added: [] };
     if (this.config.mask === "off") return result;
+    this.restore(sessionID);
     const outputs = toolOutputs(messages);
     const applied = this.session(this.applied, sessionID);
     const fresh = masks.filter((m) => {
@@ -207,7 +219,12 @@ export class Masker {
     }
     const requests = messages.filter((m) => isObject(m) && isObject(m.info) && m.info.role === "assistant").length;
     const offered = this.session(this.offered, sessionID);
-    for (const m of fresh) if (!offered.has(m.call_id)) offered.set(m.call_id, requests);
+    let changed = false;
+    for (const m of fresh) {
+      if (offered.has(m.call_id)) continue;
+      offered.set(m.call_id, requests);
+      changed = true;
+    }
     const waited = (m: MaskedOutput) => requests - (offered.get(m.call_id) ?? requests);
     // The recover tool is in the request from the first (a tool brought in
     // with the first stub would change the start of the prompt, and every
@@ -222,7 +239,9 @@ export class Masker {
         result.added.push(m.call_id);
       }
       this.log("info", `evolve-hud: masking ${batch.length} superseded output(s) from now on: ${result.added.join(", ")}`);
+      changed = true;
     }
+    if (changed) this.files?.save(sessionID, { applied, batchedAt: this.batchedAt.get(sessionID) ?? 0, offered });
     const originals = this.session(this.originals, sessionID);
     for (const [callID, { stub, field }] of applied) {
       const at = outputs.get(callID);

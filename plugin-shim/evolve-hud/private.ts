@@ -5,7 +5,25 @@
 // owner and mode are checked before it is used (as the sidecar does in
 // `src/private.rs`). Where the platform has no user ids, nothing is checked.
 
-import { accessSync, chmodSync, closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, realpathSync, statSync, type Stats } from "node:fs";
+import {
+  accessSync,
+  chmodSync,
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+  type Stats,
+} from "node:fs";
+import { homedir } from "node:os";
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 
 /** Each base folder's variable and its place under HOME. */
@@ -26,6 +44,12 @@ const BASES = {
 export function baseDir(env: Record<string, string | undefined>, kind: keyof typeof BASES): string | undefined {
   const [variable, underHome] = BASES[kind];
   return env[variable] || (env.HOME ? join(env.HOME, underHome) : undefined);
+}
+
+/** evolve-hud's folder of `kind` (config or state) of this user (see `baseDir`), with the OS's home where HOME is unset. */
+export function userDir(env: Record<string, string | undefined>, kind: "config" | "state"): string {
+  // With HOME set to the OS's home there always is one.
+  return join(baseDir({ ...env, HOME: env.HOME || homedir() }, kind) ?? homedir(), "evolve-hud");
 }
 
 /** This process's user id; undefined where there are none. */
@@ -140,6 +164,27 @@ export function readOwnedFile(file: string): { text: string } | { missing: true 
     return { problem: `cannot read ${file}: ${message(e)}` };
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * Writes `text` to `file` as the user's alone (0600), whole or not at all:
+ * into a new file beside it, then renamed over it. Throws, saying why.
+ */
+export function writePrivateFile(file: string, text: string): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  // O_EXCL with O_NOFOLLOW: a file or link someone put there is not written through.
+  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  try {
+    writeSync(fd, text);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    renameSync(tmp, file);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw e;
   }
 }
 

@@ -8,10 +8,12 @@
 
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULTS, type Config } from "../evolve-hud/config.ts";
 import { lineRange, Masker, masksOf, type MaskedOutput } from "../evolve-hud/mask.ts";
+import { MaskFiles } from "../evolve-hud/mask-state.ts";
 import { contextUse } from "../evolve-hud/sync.ts";
 import { clone } from "./helpers.ts";
 import * as harness from "./opencode.ts";
@@ -52,6 +54,42 @@ function session(old: number, later: number, stubbed = false): unknown[] {
 const config = (over: Partial<Config>): Config => ({ ...DEFAULTS, mask: "on", ...over });
 const masks: MaskedOutput[] = [{ call_id: "c1", bytes: 0, stub: stub("c1") }];
 const outputOf = (messages: any[], id: string) => messages.flatMap((m) => m.parts).find((p: any) => p.callID === id)?.state.output;
+
+test("an OpenCode started again masks what was masked before, in the same words, from its first request", () => {
+  const dir = mkdtempSync(join(tmpdir(), "evolve-hud-masks-"));
+  try {
+    const said: string[] = [];
+    const log = (_level: string, text: string) => said.push(text);
+    const files = new MaskFiles(join(dir, "masks"), log);
+    const before = new Masker(config({}), log, files);
+    firstStub(before);
+    const request = head(3);
+    before.apply("s", request, []);
+    assert.equal(outputOf(request as any[], "p0"), stub("p0"));
+    const kept = join(dir, "masks", "s.json");
+    assert.equal(statSync(kept).mode & 0o777, 0o600, "the user's alone");
+    assert.equal(statSync(join(dir, "masks")).mode & 0o777, 0o700);
+    // The restart: a new process, and the sidecar has not listed it as superseded yet.
+    const after = new Masker(config({}), log, new MaskFiles(join(dir, "masks"), log));
+    const again = head(3);
+    assert.equal(after.apply("s", again, []).masked, 1);
+    assert.deepEqual(again, request, "the request is the same as before the restart");
+    assert.ok(said.some((t) => /masking 1 output\(s\) of s as before the restart/.test(t)), said.join("\n"));
+    // Without the file (or with one out of shape, told once), nothing is masked until a batch pays again.
+    writeFileSync(kept, '{"version":1,"applied":[["p0",{"stub":"not a stub of ours"}]],"batchedAt":0,"offered":[]}', { mode: 0o600 });
+    const forged = head(3);
+    assert.equal(new Masker(config({}), log, new MaskFiles(join(dir, "masks"), log)).apply("s", forged, []).masked, 0);
+    assert.ok(said.some((t) => /not reading the masks kept in .*: a mask out of shape/.test(t)), said.join("\n"));
+    chmodSync(kept, 0o666);
+    const open = head(3);
+    assert.equal(new Masker(config({}), log, new MaskFiles(join(dir, "masks"), log)).apply("s", open, []).masked, 0);
+    // A deleted or compacted session's file goes with it.
+    after.forget("s");
+    assert.equal(existsSync(kept), false);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
 
 test("a batch goes only when what it saves outweighs the cache it invalidates", () => {
   // Cached: a 40 KB output before 4 KB of later work pays; a 4 KB one before 40 KB does not.

@@ -73,6 +73,7 @@ pub fn hud_requests(data: &[u8]) {
             let found = Finding {
                 name: "t </evolve-hud>".into(),
                 line: "error: <evolve-hud> </evolve-hud>".into(),
+                named: true,
             };
             (id.clone(), vec![found])
         })

@@ -380,6 +380,7 @@ mod tests {
         let found = vec![Finding {
             name: "calc.c".into(),
             line: "calc.c:(.text+0x15): undefined reference to `count'".into(),
+            named: true,
         }];
         hud.store
             .with_entry("s", None, |entry| {

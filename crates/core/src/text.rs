@@ -459,7 +459,16 @@ fn wrapper_line(line: &str) -> bool {
         )
         .expect("a valid pattern")
     });
-    WRAPPER.is_match(line.trim())
+    // A program's echo of a child's status (`collect2: error: ld returned
+    // 1 exit status`, `Process finished with exit code 1`): the child's
+    // own lines say what went wrong.
+    static STATUS_ECHO: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?i)(?:returned|exited with|finished with)(?: exit)?(?: code| status)?\s+-?\d+(?: exit status)?\.?$",
+        )
+        .expect("a valid pattern")
+    });
+    WRAPPER.is_match(line.trim()) || STATUS_ECHO.is_match(line.trim())
 }
 
 /// Words (lower case) of a line that says something went wrong: an error.

@@ -80,6 +80,12 @@ pub(super) fn ground(item: &Finding, lines: &[&str]) -> Result<Finding, String> 
     if !has_words(line) {
         return Err(format!("the line {line:?} is too short to say anything"));
     }
+    if status_only(name, "") {
+        return Err(format!(
+            "the name {:?} is a status word, not what failed",
+            clean_line(name, 80)
+        ));
+    }
     if summary_line(name) || option_like(name) {
         return Err(format!(
             "the name {:?} is a summary or an option, not what failed",
@@ -101,6 +107,13 @@ pub(super) fn ground(item: &Finding, lines: &[&str]) -> Result<Finding, String> 
             clean_line(line, 80)
         ));
     }
+    if status_only(line, name) {
+        return Err(format!(
+            "the line {:?} says only that {:?} failed, not why",
+            clean_line(line, 80),
+            clean_line(name, 40)
+        ));
+    }
     if !owns(name, lines, at) {
         return Err(format!(
             "the name {:?} is not at its line in the output",
@@ -110,7 +123,32 @@ pub(super) fn ground(item: &Finding, lines: &[&str]) -> Result<Finding, String> 
     Ok(Finding {
         name: name.to_owned(),
         line: line.to_owned(),
+        named: lines[at].contains(name),
     })
+}
+
+/// Whether `text`, without `name`, says no more than how something went:
+/// it has a status word (`FAILED`, `not ok`, `ERROR`, `exit status`), and
+/// beside them only numbers (`3/4`, `0.01s`), no other word and no
+/// comparison (`0m 45s != 45s` says why). `test tokenize ... FAILED` says
+/// that `tokenize` failed, not why; `FAIL` is no name of what failed.
+fn status_only(text: &str, name: &str) -> bool {
+    const STATUS: &[&str] = &[
+        "fail", "failed", "failure", "failures", "failing", "error", "errors", "errored", "not", "ok", "ko", "test",
+        "tests", "case", "exit", "exited", "status", "code", "crashed", "broken", "timeout", "timed", "out", "abort",
+        "aborted", "x", "e", "f",
+    ];
+    let rest = if name.is_empty() {
+        text.to_owned()
+    } else {
+        text.replace(name, " ")
+    };
+    let words: Vec<String> = rest
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty() && !w.starts_with(|c: char| c.is_ascii_digit()))
+        .map(str::to_lowercase)
+        .collect();
+    !words.is_empty() && words.iter().all(|w| STATUS.contains(&w.as_str())) && !rest.contains(['=', '<', '>'])
 }
 
 /// Whether `name` belongs to the line `at`: it stands on that line, or on

@@ -509,11 +509,19 @@ pub(crate) fn open_problems(problems: &Problems, findings: &Findings) -> Vec<Str
 }
 
 /// `local model found in the output, each line checked there: calc.c:
-/// "calc.c:12:16: error: …"; …`
+/// "calc.c:12:16: error: …"; "expected 3, got 4"`: a name only where it
+/// stands on its line ([`Finding::named`]).
 pub(super) fn findings_line(found: &[Finding]) -> String {
     let items: Vec<String> = found
         .iter()
-        .map(|f| format!("{}: \"{}\"", clean_line(&f.name, 60), clean_line(&f.line, 140)))
+        .map(|f| {
+            let line = format!("\"{}\"", clean_line(&f.line, 140));
+            if f.named {
+                format!("{}: {line}", clean_line(&f.name, 60))
+            } else {
+                line
+            }
+        })
         .collect();
     format!(
         "local model found in the output, each line checked there: {}",

@@ -84,7 +84,7 @@ test("with the shim: one HUD, last, reflecting the tool calls; otherwise identic
   // What the agent has in view is not repeated: the request, and the reads and edits that succeeded.
   assert.doesNotMatch(last, /Do the task/);
   assert.doesNotMatch(last, /✓ edit notes\.txt/);
-  assert.match(last, /^Tool calls: \d+; the last \d+ that ran a command or failed:$/m);
+  assert.match(last, /^Tool calls: \d+; listed: the last \d+ runs and open failures:$/m);
   assert.match(last, /✓ bash `echo hello`/);
   assert.match(last, /✗ bash `cat missing\.txt` → exit 1/);
   assert.match(last, /No such file or directory/);

@@ -35,7 +35,7 @@ function keep(body: any): Seen {
   return { huds: huds.length, last: isHudMessage(messages.at(-1)), hud: huds.length ? textOf(huds.at(-1)) : undefined };
 }
 
-/** The tool calls a HUD counts (`Tool calls (4):`, `Tool calls: 9; the last 3 that …`, `Tool calls: 2 (not shown)`). */
+/** The tool calls a HUD counts (`Tool calls (4):`, `Tool calls: 9; listed: the last 3 …`, `Tool calls: 2 (not shown)`). */
 function counted(hud: string): number | undefined {
   if (/^Tool calls[^:\n]*: none yet$/m.test(hud)) return 0;
   const n = hud.match(/^Tool calls[^:(\n]*(?:: (\d+)|\((\d+)\))/m);

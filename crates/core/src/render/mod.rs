@@ -61,7 +61,8 @@ pub fn render(state: &SessionState, findings: &Findings, budget: Budget, count: 
     let mut first = true;
     // Calls carried over a compaction count in the problems, traces and
     // files, but are not listed as calls since it.
-    let mut shown_calls = calls.iter().filter(|c| listed(c)).count().min(budget.calls);
+    let listed: Vec<&ToolCall> = calls.iter().filter(|c| is_listed(c, &analysis)).copied().collect();
+    let mut shown_calls = listed.len().min(budget.calls);
     // What the files went through is in view until a compaction.
     let files = if state.compacted_at.is_some() {
         file_lines(&calls)
@@ -84,6 +85,7 @@ pub fn render(state: &SessionState, findings: &Findings, budget: Budget, count: 
         let text = compose(
             state,
             &calls,
+            &listed,
             &files,
             match (&bare_problems, with_findings) {
                 (Some(bare), false) => bare,
@@ -196,11 +198,20 @@ struct Shown {
 }
 
 /// Whether `call` is listed among the tool calls: one since the last
-/// compaction that ran a command, or did not succeed. A read, edit or
-/// search that succeeded says nothing its own message in view does not.
-fn listed(call: &ToolCall) -> bool {
-    !call.before_compaction
-        && (call.command.is_some() || call.status != crate::opencode::ToolStatus::Completed || call.failed())
+/// compaction that ran a command or is still running, and a failure while
+/// it is one of the `problems`. A read, edit or search that succeeded says
+/// nothing its own message in view does not; a failure fixed since (or
+/// failed again since) is told by its check's runs and problem, not as a
+/// ✗ that reads as the state now.
+fn is_listed(call: &ToolCall, problems: &crate::problems::Problems) -> bool {
+    use crate::opencode::ToolStatus;
+    if call.before_compaction {
+        return false;
+    }
+    if call.failed() || call.status == ToolStatus::Error {
+        return problems.is_open(&call.call_id);
+    }
+    call.command.is_some() || matches!(call.status, ToolStatus::Pending | ToolStatus::Running)
 }
 
 /// What is said of a failure not rerun since that a later pass may have run.
@@ -209,6 +220,7 @@ pub(crate) const UNCONFIRMED: &str = "not known to be open (a later pass may hav
 fn compose(
     state: &SessionState,
     calls: &[&ToolCall],
+    listed: &[&ToolCall],
     files: &[String],
     problems: &[String],
     confirmed: usize,
@@ -224,7 +236,7 @@ fn compose(
     } = shown;
     let all = calls;
     let since_compaction = all.iter().filter(|c| !c.before_compaction).count() + state.dropped_calls;
-    let calls: Vec<&ToolCall> = all.iter().filter(|c| listed(c)).copied().collect();
+    let calls = listed;
     // No counter or clock in the text: the same facts give the same bytes,
     // which keeps the agent's prompt cache warm. The version is in the JSON.
     // Nothing the agent has in view is repeated: the user's request is
@@ -250,7 +262,7 @@ fn compose(
         out.push_str(&format!("Tool calls{since}: none yet\n"));
     } else if calls.is_empty() {
         out.push_str(&format!(
-            "Tool calls{since}: {since_compaction}, none ran a command or failed\n"
+            "Tool calls{since}: {since_compaction}; no runs or open failures\n"
         ));
     } else {
         let left_out = since_compaction - shown_calls;
@@ -258,7 +270,7 @@ fn compose(
             out.push_str(&format!("Tool calls{since}: {since_compaction} (not shown)\n"));
         } else if left_out > 0 {
             out.push_str(&format!(
-                "Tool calls{since}: {since_compaction}; the last {shown_calls} that ran a command or failed:\n"
+                "Tool calls{since}: {since_compaction}; listed: the last {shown_calls} runs and open failures:\n"
             ));
         } else {
             out.push_str(&format!("Tool calls{since} ({since_compaction}):\n"));

@@ -15,8 +15,10 @@ export interface Config {
    * Longest the sidecar may hold a sync for the local model's findings on
    * the failure the agent has just seen (at most MAX_WAIT_MS), so the
    * request that follows carries them. Only a failure the model is asked
-   * about waits: about 1 to 2 s on 2 quiet CPU cores, a fraction of that on
-   * a GPU. 0 never waits.
+   * about waits: 4 s on average on 2 CPU cores. 0, the default, never
+   * waits: the findings come with a later request. With the default model
+   * no kind of finding has proven precise enough to hold the agent for
+   * (docs/hud-quality.md, "Findings: precision and the wait").
    */
   waitMs: number;
   /** Consecutive failures that open the circuit (a timeout opens it at once). */
@@ -74,7 +76,7 @@ export const MAX_WAIT_MS = 10_000;
 export const DEFAULTS: Config = {
   url: "http://127.0.0.1:8377",
   timeoutMs: 1000,
-  waitMs: 6000,
+  waitMs: 0,
   failureThreshold: 3,
   cooldownMs: 30_000,
   hud: true,

@@ -127,16 +127,16 @@ test("the hook syncs only the new tail, in place, and resends everything when th
   assert.ok(isHud(again.messages.at(-1)));
 });
 
-test("waitMs asks the sidecar to hold a sync for the model's findings, by default for up to DEFAULTS.waitMs; 0 never", async (t) => {
+test("waitMs asks the sidecar to hold a sync for the model's findings; 0, the default, never", async (t) => {
   const sidecar = await FakeSidecar.start();
   t.after(() => sidecar.stop());
   const step = transforms().find((s) => s.name.startsWith("basic/"))!;
-  for (const [options, wait] of [[{}, DEFAULTS.waitMs], [{ waitMs: 300 }, 300], [{ waitMs: 0 }, undefined]] as const) {
+  for (const [options, wait] of [[{}, undefined], [{ waitMs: 300 }, 300], [{ waitMs: 0 }, undefined]] as const) {
     const hooks = createShim({ url: sidecar.url, token: TEST_SECRET, ...options }, { log: quiet, env: {} });
     await hooks["experimental.chat.messages.transform"]!({}, { messages: clone(step.messages) as any[] });
     assert.equal(sidecar.syncs().at(-1)!.body.wait_ms, wait);
   }
-  assert.ok(DEFAULTS.waitMs > 0);
+  assert.equal(DEFAULTS.waitMs, 0);
   assert.equal(loadConfig({ waitMs: MAX_WAIT_MS + 1 }, {}).config.waitMs, DEFAULTS.waitMs, "past the sidecar's bound is refused");
   assert.equal(loadConfig({ waitMs: MAX_WAIT_MS }, {}).config.waitMs, MAX_WAIT_MS);
 });

@@ -88,7 +88,8 @@ struct Inner {
     name: String,
     keep_alive: KeepAlive,
     /// Where the model is: the one state `/health`, `status`, `watch`, the
-    /// metrics and model work read. Changed only by [`Inner::enter`].
+    /// metrics and model work read. Changed by [`Inner::enter`] and
+    /// [`Inner::set`] (a release, which checks `in_flight` under its lock).
     phase: Mutex<Phase>,
     /// The model thread while loaded. Loads, releases and the stop hold it,
     /// one at a time, while they change the phase.
@@ -97,7 +98,9 @@ struct Inner {
     /// changes, passed on while it is the current one).
     told: HealthCell,
     stopping: AtomicBool,
-    /// Model work taken and not yet ended.
+    /// Model work taken and not yet ended. Counted in under the phase's
+    /// lock by the work that saw the phase, so a release that checks it
+    /// under the same lock never takes the engine from work that took it.
     in_flight: AtomicUsize,
     /// When model work last ended, in ms since `started`.
     last_work: AtomicU64,
@@ -150,8 +153,13 @@ impl Inner {
 
     /// The one transition: the new phase, told to watchers.
     fn enter(&self, phase: Phase) {
+        self.set(&mut self.phase(), phase);
+    }
+
+    /// [`Self::enter`], where the caller holds the phase's lock.
+    fn set(&self, slot: &mut Phase, phase: Phase) {
         let health = phase.health();
-        *self.phase() = phase;
+        *slot = phase;
         self.told.set(health);
     }
 
@@ -308,16 +316,27 @@ impl Lifecycle {
     /// stay for the next load.
     async fn release(&self, idle: Duration) {
         let mut thread = self.0.thread.lock().await;
-        let quiet = self.now_ms().saturating_sub(self.0.last_work.load(Ordering::Acquire));
-        if self.0.in_flight.load(Ordering::Acquire) > 0 || Duration::from_millis(quiet) < idle {
-            return;
-        }
-        let Some(engine) = self.current() else { return };
+        let engine = {
+            // Model work counts itself in under this lock (`generate`): with
+            // none in flight now, any that comes finds the model released
+            // and waits for the next load.
+            let mut phase = self.0.phase();
+            let quiet = self.now_ms().saturating_sub(self.0.last_work.load(Ordering::Acquire));
+            if self.0.in_flight.load(Ordering::Acquire) > 0 || Duration::from_millis(quiet) < idle || thread.is_none() {
+                return;
+            }
+            let Phase::Ready(engine) = &*phase else { return };
+            let engine = engine.clone();
+            self.0.set(
+                &mut phase,
+                Phase::Released {
+                    known: engine.info(),
+                    kept: None,
+                },
+            );
+            engine
+        };
         let Some(model_thread) = thread.take() else { return };
-        self.0.enter(Phase::Released {
-            known: engine.info(),
-            kept: None,
-        });
         engine.begin_shutdown();
         let kept = model_thread.release().await;
         drop(engine);
@@ -392,8 +411,10 @@ impl Backend for Lifecycle {
             return Err(EngineError::Unavailable("the server is shutting down".into()));
         }
         // Before the first load is in, model work is refused (the server is
-        // starting); after a release, it waits for the load.
-        let ready = match &*self.0.phase() {
+        // starting); after a release, it waits for the load. The work counts
+        // itself in under the lock that saw the phase (see `release`).
+        let phase = self.0.phase();
+        let ready = match &*phase {
             Phase::Failed { reason, .. } => return Err(EngineError::Unavailable(reason.clone())),
             Phase::Loading { progress, known: None } => {
                 return Err(EngineError::Unavailable(format!(
@@ -408,6 +429,7 @@ impl Backend for Lifecycle {
             Phase::Loading { .. } | Phase::Released { .. } => None,
         };
         self.0.in_flight.fetch_add(1, Ordering::AcqRel);
+        drop(phase);
         let (tx, rx) = mpsc::unbounded_channel();
         if let Some(engine) = ready {
             match engine.generate(request) {

@@ -140,6 +140,27 @@ async fn keep_alive_0_releases_after_each_piece_of_work_and_a_negative_one_never
     assert_eq!(get_json(&never.url("/health")).await["status"], "ready");
 }
 
+/// With `--keep-alive 0` each piece of work that ends releases the model,
+/// while the next may be taking it: work that saw it loaded counts itself
+/// in under the same lock the release checks, so none is refused as if the
+/// server were shutting down; each is answered, waiting for a load where
+/// the release came first. Rounds of three requests at once, for 30 s.
+#[tokio::test(flavor = "multi_thread")]
+async fn work_racing_a_release_is_never_told_the_server_is_shutting_down() {
+    let server = Server::start(&["--keep-alive", "0", "--hud-extract", "false"]);
+    let until = Instant::now() + Duration::from_secs(30);
+    let request = chat("hi", json!({ "max_tokens": 1 }));
+    let mut answered = 0;
+    while Instant::now() < until {
+        let round = (0..3).map(|_| post_json(&server, "/v1/chat/completions", &request));
+        for (status, body) in futures_util::future::join_all(round).await {
+            assert_eq!(status, 200, "after {answered} answers: {body}");
+            answered += 1;
+        }
+    }
+    assert!(answered >= 30, "{answered} answers in 30 s");
+}
+
 #[test]
 fn a_keep_alive_that_is_not_a_duration_is_refused_with_the_forms_it_takes() {
     let out = common::command()

@@ -287,7 +287,10 @@ fn noise_is_left_out_of_the_call_list() {
         text.contains("Tool calls: 4; listed: the last 2 runs and open failures:\n  ✗ bash `cargo test` → exit 101: 1 of 2 failed\n"),
         "{text}"
     );
-    assert!(text.contains("Runs of `cargo test`: 1 of 2 failed → 1 of 2 failed → 1 of 2 failed"), "{text}");
+    assert!(
+        text.contains("Runs of `cargo test`: 1 of 2 failed → 1 of 2 failed → 1 of 2 failed"),
+        "{text}"
+    );
     assert!(
         text.contains("bash `cargo test` exited 101 (1 of 2 failed); failed 3 times, no pass since"),
         "{text}"

@@ -433,18 +433,21 @@ Tests.Format | FAIL |
     #[test]
     fn a_line_that_only_says_that_something_failed_is_no_finding() {
         let meson = "1/4 parse OK 0.01s\n2/4 format FAIL 0.01s exit status 1\n../tests/test_format.c:8: assertion failed: strcmp(buf, \"192.168.0.1\") == 0\n3/4 netmask FAIL 0.01s exit status 1\n4/4 range OK 0.01s";
+        let meson = format!("{meson}\nring_test.cpp:24: Failure\nExpected:\n  size() == 0");
         for (name, quote) in [
             ("netmask", "3/4 netmask FAIL 0.01s exit status 1"),
             ("FAIL", "3/4 netmask FAIL 0.01s exit status 1"),
+            ("Ring.PopEmpty", "ring_test.cpp:24: Failure"),
+            ("Ring.PopEmpty", "Expected:"),
         ] {
             let raw = serde_json::json!({ "failures": [{ "name": name, "quote": quote }] }).to_string();
             assert!(
-                matches!(verify(&raw, &asked(meson, None)), Err(Rejected::Unverified(_))),
+                matches!(verify(&raw, &asked(&meson, None)), Err(Rejected::Unverified(_))),
                 "{name}: {quote}"
             );
         }
         let raw = serde_json::json!({ "failures": [{ "name": "test_format.c", "quote": "../tests/test_format.c:8: assertion failed: strcmp(buf, \"192.168.0.1\") == 0" }] }).to_string();
-        let found = verify(&raw, &asked(meson, None)).expect("verified");
+        let found = verify(&raw, &asked(&meson, None)).expect("verified");
         assert!(found[0].named, "the name stands on its line");
     }
 

@@ -127,28 +127,41 @@ pub(super) fn ground(item: &Finding, lines: &[&str]) -> Result<Finding, String> 
     })
 }
 
-/// Whether `text`, without `name`, says no more than how something went:
-/// it has a status word (`FAILED`, `not ok`, `ERROR`, `exit status`), and
-/// beside them only numbers (`3/4`, `0.01s`), no other word and no
+/// Whether `text`, without `name`, says no more than how and where
+/// something went: it has a status word (`FAILED`, `not ok`, `ERROR`,
+/// `exit status`), and beside them only numbers (`3/4`, `0.01s`) and
+/// places (`ring_test.cpp:24`, `at …`, `on line 26`), no other word and no
 /// comparison (`0m 45s != 45s` says why). `test tokenize ... FAILED` says
-/// that `tokenize` failed, not why; `FAIL` is no name of what failed.
+/// that `tokenize` failed, not why; `FAIL` is no name of what failed. A
+/// quote that ends in a colon (`Expected:`, `stack traceback:`, `Test run
+/// failed! Reason:`) heads what says why, below it.
 fn status_only(text: &str, name: &str) -> bool {
     const STATUS: &[&str] = &[
         "fail", "failed", "failure", "failures", "failing", "error", "errors", "errored", "not", "ok", "ko", "test",
         "tests", "case", "exit", "exited", "status", "code", "crashed", "broken", "timeout", "timed", "out", "abort",
         "aborted", "x", "e", "f",
     ];
+    // Of a quote, where it failed says no more than that it did; a name
+    // (`line 8` of shellcheck) may be a place.
+    const PLACES: &[&str] = &["at", "in", "on", "line", "file"];
+    static PLACE: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"[\w./\\-]+\.\w+:\d+(?::\d+)?").expect("a valid pattern"));
+    if !name.is_empty() && text.trim_end().ends_with(':') {
+        return true;
+    }
     let rest = if name.is_empty() {
         text.to_owned()
     } else {
         text.replace(name, " ")
     };
+    let rest = PLACE.replace_all(&rest, " ");
     let words: Vec<String> = rest
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty() && !w.starts_with(|c: char| c.is_ascii_digit()))
         .map(str::to_lowercase)
         .collect();
-    !words.is_empty() && words.iter().all(|w| STATUS.contains(&w.as_str())) && !rest.contains(['=', '<', '>'])
+    let said = |w: &String| STATUS.contains(&w.as_str()) || !name.is_empty() && PLACES.contains(&w.as_str());
+    !words.is_empty() && words.iter().all(said) && !rest.contains(['=', '<', '>'])
 }
 
 /// Whether `name` belongs to the line `at`: it stands on that line, or on

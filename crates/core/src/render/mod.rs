@@ -268,6 +268,10 @@ fn compose(
         let left_out = since_compaction - shown_calls;
         if shown_calls == 0 {
             out.push_str(&format!("Tool calls{since}: {since_compaction} (not shown)\n"));
+        } else if left_out > 0 && shown_calls == 1 {
+            out.push_str(&format!(
+                "Tool calls{since}: {since_compaction}; listed: the last run or open failure:\n"
+            ));
         } else if left_out > 0 {
             out.push_str(&format!(
                 "Tool calls{since}: {since_compaction}; listed: the last {shown_calls} runs and open failures:\n"

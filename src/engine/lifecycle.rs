@@ -428,6 +428,15 @@ impl Backend for Lifecycle {
             },
             Phase::Loading { .. } | Phase::Released { .. } => None,
         };
+        // Tests widen the moment between seeing the phase and counting in,
+        // where a release once took the engine from work that saw it.
+        #[cfg(feature = "fault-injection")]
+        if let Some(ms) = std::env::var("EVOLVE_HUD_FAULT_TAKE_MS")
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+        {
+            std::thread::sleep(Duration::from_millis(ms));
+        }
         self.0.in_flight.fetch_add(1, Ordering::AcqRel);
         drop(phase);
         let (tx, rx) = mpsc::unbounded_channel();

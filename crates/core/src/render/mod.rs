@@ -84,8 +84,10 @@ pub fn render(state: &SessionState, findings: &Findings, budget: Budget, count: 
         };
         let text = compose(
             state,
-            &calls,
-            &listed,
+            Calls {
+                all: &calls,
+                listed: &listed,
+            },
             &files,
             match (&bare_problems, with_findings) {
                 (Some(bare), false) => bare,
@@ -217,10 +219,15 @@ fn is_listed(call: &ToolCall, problems: &crate::problems::Problems) -> bool {
 /// What is said of a failure not rerun since that a later pass may have run.
 pub(crate) const UNCONFIRMED: &str = "not known to be open (a later pass may have run it)";
 
+/// The session's calls, and those the call list may show.
+struct Calls<'a> {
+    all: &'a [&'a ToolCall],
+    listed: &'a [&'a ToolCall],
+}
+
 fn compose(
     state: &SessionState,
-    calls: &[&ToolCall],
-    listed: &[&ToolCall],
+    calls: Calls<'_>,
     files: &[String],
     problems: &[String],
     confirmed: usize,
@@ -234,9 +241,8 @@ fn compose(
         traces: shown_traces,
         goal_chars,
     } = shown;
-    let all = calls;
+    let Calls { all, listed: calls } = calls;
     let since_compaction = all.iter().filter(|c| !c.before_compaction).count() + state.dropped_calls;
-    let calls = listed;
     // No counter or clock in the text: the same facts give the same bytes,
     // which keeps the agent's prompt cache warm. The version is in the JSON.
     // Nothing the agent has in view is repeated: the user's request is

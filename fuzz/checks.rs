@@ -190,12 +190,15 @@ fn merge_shadow(state: &mut SessionState, messages: &[Value]) {
     state.merge(&parsed, &Default::default());
 }
 
-/// One HUD: its opening tag first, on a line of its own with a clean
-/// attribute list, its closing tag last, no other boundary between, and no
-/// control characters but newlines.
+/// One HUD: its opening tag first, on a line of its own, its closing tag
+/// last, no other boundary between, and no control characters but
+/// newlines.
 pub fn assert_one_hud(text: &str) {
     let lower = text.to_ascii_lowercase();
-    assert!(lower.starts_with("<evolve-hud "), "{text:?} does not open with the tag");
+    assert!(
+        lower.starts_with("<evolve-hud>\n"),
+        "{text:?} does not open with the tag"
+    );
     assert!(lower.ends_with("</evolve-hud>"), "{text:?} does not close with the tag");
     assert_eq!(lower.matches("<evolve-hud").count(), 1, "{text:?} opens twice");
     assert_eq!(lower.matches("</evolve-hud").count(), 1, "{text:?} closes twice");

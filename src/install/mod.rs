@@ -43,6 +43,7 @@ pub const FILES: &[(&str, &str)] = &[
     module!("identity.ts"),
     module!("launcher.ts"),
     module!("log.ts"),
+    module!("mask-state.ts"),
     module!("mask.ts"),
     module!("notify.ts"),
     module!("private.ts"),

@@ -75,7 +75,7 @@ async fn a_checked_answer_is_shown_and_an_unchecked_one_refused() {
         v["hud"]
             .as_str()
             .unwrap()
-            .contains("check_avg: \"avg.c:3: expected 2.5 got 2\""),
+            .contains("each line checked there: \"avg.c:3: expected 2.5 got 2\""),
         "{v}"
     );
 
@@ -114,8 +114,9 @@ async fn an_item_is_shown_as_soon_as_it_is_written_and_checked() {
     let script = Arc::new(Script::default());
     let server = serve(&script).await;
     let base = server.base.clone();
-    let div = "check_div: \"div.c:7: expected 2 got 3\"";
-    let avg = "check_avg: \"avg.c:3: expected 2.5 got 2\"";
+    // The names stand above their lines, not on them: the lines are shown alone.
+    let div = "\"div.c:7: expected 2 got 3\"";
+    let avg = "\"avg.c:3: expected 2.5 got 2\"";
     let hud = |v: &Value| v["hud"].as_str().unwrap().to_owned();
 
     // The first item is shown while the model is still writing the second,
@@ -241,7 +242,7 @@ async fn a_sync_may_wait_for_the_findings_within_its_bound() {
         v["hud"]
             .as_str()
             .unwrap()
-            .contains("check_avg: \"avg.c:3: expected 2.5 got 2\""),
+            .contains("each line checked there: \"avg.c:3: expected 2.5 got 2\""),
         "the first finding is in the sync's answer: {v}"
     );
     assert!(

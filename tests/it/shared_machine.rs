@@ -190,7 +190,7 @@ async fn another_account_can_neither_read_nor_change_a_session_nor_read_the_secr
     let sync = serde_json::json!({ "session_id": session, "full": true, "messages": [
         { "info": { "id": "m1", "sessionID": session, "role": "user", "time": { "created": 1 } },
           "parts": [{ "type": "text", "text": goal }] }] });
-    let (status, _) = common::post_json(&server, "/v1/hud/sync", &sync).await;
+    let (status, before) = common::post_json(&server, "/v1/hud/sync", &sync).await;
     assert_eq!(status, 200);
 
     let secret = common::config_home().join("evolve-hud/token");
@@ -207,7 +207,7 @@ async fn another_account_can_neither_read_nor_change_a_session_nor_read_the_secr
     // The owner's HUD is as it was.
     let view = common::get_json(&server.url(&format!("/v1/hud/{session}"))).await;
     let hud = view["hud"].as_str().expect("the session is still there");
-    assert!(hud.contains(goal), "{hud}");
+    assert_eq!(Some(hud), before["hud"].as_str(), "{view}");
     assert!(!hud.contains("IGNORE"), "{hud}");
 }
 
@@ -435,7 +435,8 @@ fn a_squatter_that_takes_the_port_at_a_restart_gets_nothing() {
     let Some(other) = other_account() else { return };
     let port = common::free_port();
     let real = common::Server::facts_only_on(port, &[]);
-    let goal = "deploy with the password hunter2-in-the-goal";
+    // Its start shows in watch's list of sessions.
+    let goal = "hunter2-in-the-goal: deploy with the password";
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let sync = serde_json::json!({ "session_id": "ses_restart", "full": true, "messages": [
         { "info": { "id": "m1", "sessionID": "ses_restart", "role": "user", "time": { "created": 1 } },

@@ -16,7 +16,7 @@ import { EvolveHudPlugin } from "../evolve-hud.ts";
 import { isHud } from "../evolve-hud/hud.ts";
 import { FALLBACK_CLIP, parseClipRule } from "../evolve-hud/slim.ts";
 import type { Scenario, ToolStep } from "./fake-model.ts";
-import { AUTH, clone, deadPort, TEST_SECRET, timeSteps, Tmux, transforms } from "./helpers.ts";
+import { AUTH, clone, deadPort, latestSession, TEST_SECRET, timeSteps, Tmux, transforms } from "./helpers.ts";
 import * as harness from "./opencode.ts";
 import { base, isHudMessage, opencode, project, sidecarBin, sidecarConfigHome, startSidecar, testModel, textOf, withoutHud, withoutRecoverTool } from "./opencode.ts";
 import type { RunOptions, RunResult, Sidecar } from "./opencode.ts";
@@ -118,7 +118,7 @@ test("evolve-hud watch in a terminal shows the run's HUD live, as the agent gets
     })();
     const run = await runOpencode({ plugin: { url: sidecar.url } });
     assert.equal(run.code, 0, run.output);
-    const session = textOf(run.main.at(-1).messages.at(-1)).match(/session="([^"]+)"/)![1];
+    const session = (await latestSession(sidecar.url))!;
     // The HUD pane shows the session's HUD line for line: the one the agent
     // got last, or a newer one if the local model's note came in since.
     const deadline = performance.now() + 5_000;

@@ -69,6 +69,12 @@ export const TEST_SECRET = "evolve-hud-plugin-test-secret";
 /** The header that gives a test sidecar's API its token. */
 export const AUTH = { authorization: `Bearer ${TEST_SECRET}` };
 
+/** The id of the session the sidecar at `url` saw last (the HUD's text names none). */
+export async function latestSession(url: string): Promise<string | undefined> {
+  const list = await (await fetch(url + "/v1/hud", { headers: AUTH })).json();
+  return list?.sessions?.[0]?.session_id;
+}
+
 /** A fake sidecar answering the HUD API the way `behaviour` says; it proves it knows {@link TEST_SECRET} (identity checks are not recorded). */
 export class FakeSidecar {
   requests: Recorded[] = [];

@@ -9,7 +9,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { ToolStep } from "./fake-model.ts";
-import { AUTH } from "./helpers.ts";
+import { AUTH, latestSession } from "./helpers.ts";
 import { isHudMessage, opencodeRun, prepare, startSidecar, textOf, type Sidecar } from "./opencode.ts";
 
 const FIRST_RUN = 150;
@@ -88,8 +88,9 @@ test("a 150-call session with 30 KB outputs keeps its HUD across a sidecar resta
     assert.equal(first.code, 0, first.output.slice(-4000));
     const main = prepared.model.main() as Seen[];
     assert.equal(main.length, FIRST_RUN + 1, first.output.slice(-4000));
-    const session = main.at(-1)!.hud?.match(/session="([^"]+)"/)?.[1];
-    assert.ok(session, "the last request of the first run has a HUD naming its session");
+    assert.ok(main.at(-1)!.hud, "the last request of the first run has a HUD");
+    const session = await latestSession(sidecar.url);
+    assert.ok(session, "the sidecar holds the run's session");
     const afterRestart = await syncStatuses(sidecar);
 
     const second = await opencodeRun(prepared, { args: ["--session", session], prompt: "Go on.", timeoutMs: LIMIT_MS / 2 });

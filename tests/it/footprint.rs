@@ -165,7 +165,7 @@ async fn work_racing_a_release_is_never_told_the_server_is_shutting_down() {
     for round in 0..3 {
         // A prompt of its own each round (none is cached), decoded for
         // seconds on 2 cores.
-        let long = chat(&format!("{round} {}", "word ".repeat(600)), json!({ "max_tokens": 1 }));
+        let long = chat(&format!("{round} {}", "word ".repeat(800)), json!({ "max_tokens": 1 }));
         // Boxed, so that dropping it drops the request.
         let mut first = Box::pin(post_json(&server, "/v1/chat/completions", &long));
         // The long answer is being written once the model is loaded for it.
@@ -173,7 +173,7 @@ async fn work_racing_a_release_is_never_told_the_server_is_shutting_down() {
         loop {
             tokio::select! {
                 (status, body) = &mut first => panic!("round {round}: the long answer ended first: {status} {body}"),
-                () = tokio::time::sleep(Duration::from_millis(50)) => {}
+                () = tokio::time::sleep(Duration::from_millis(20)) => {}
             }
             if get_json(&server.url("/health")).await["status"] == "ready" {
                 break;
@@ -184,7 +184,7 @@ async fn work_racing_a_release_is_never_told_the_server_is_shutting_down() {
         tokio::select! {
             (status, body) = &mut second => panic!("round {round}: answered inside the widened moment: {status} {body}"),
             (status, body) = &mut first => panic!("round {round}: the long answer ended first: {status} {body}"),
-            () = tokio::time::sleep(Duration::from_millis(300)) => {}
+            () = tokio::time::sleep(Duration::from_millis(100)) => {}
         }
         // The client of the long answer goes: its work ends.
         drop(first);

@@ -84,20 +84,6 @@ fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
     }
 }
 
-/// `text` cleaned as [`clean_line`] does, made safe inside a double-quoted
-/// tag attribute: no `"`, `<` or `>`, so it cannot end the tag early.
-pub fn attribute(text: &str, max_chars: usize) -> String {
-    clean_line(text, max_chars)
-        .chars()
-        .map(|c| match c {
-            '"' => '\'',
-            '<' => '‹',
-            '>' => '›',
-            c => c,
-        })
-        .collect()
-}
-
 /// Whether `c` shows nothing: zero-width characters and joiners, bidi
 /// controls (which also reorder what a reader sees), variation selectors,
 /// the soft hyphen and the other default-ignorable code points of Unicode.

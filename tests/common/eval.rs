@@ -145,13 +145,19 @@ pub fn tool_calls(message: &Value) -> usize {
         .map_or(0, |parts| parts.iter().filter(|p| p["type"] == "tool").count())
 }
 
-/// Every shell output of the session, for checking the model's quotes.
+/// Every shell output of the session as a terminal shows it, for checking
+/// the model's quotes.
 fn outputs(messages: &[Value]) -> Vec<String> {
     messages
         .iter()
         .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
         .filter(|p| p["type"] == "tool")
-        .filter_map(|p| p["state"]["output"].as_str().map(str::to_owned))
+        // As a terminal shows it: without colour codes.
+        .filter_map(|p| {
+            p["state"]["output"]
+                .as_str()
+                .map(|o| evolve_hud_core::text::without_ansi(o).into_owned())
+        })
         .collect()
 }
 

@@ -197,11 +197,19 @@ impl Problems {
                     if let Some(out) = &call.output {
                         let dirs = command::check_dirs(command);
                         for echoed in command::echoed_scripts(out.kept_lines()) {
-                            let key = command::check_key(&echoed);
-                            keys.push(match key.split_once('\u{1f}') {
-                                Some((_, rest)) => format!("{dirs}\u{1f}{rest}"),
-                                None => key,
-                            });
+                            // A chain it ran passed each step (`deno lint &&
+                            // deno test`); after a `;` only the last is known.
+                            let echoed_keys = if echoed.contains(';') {
+                                vec![command::check_key(&echoed)]
+                            } else {
+                                command::checks_passed(&echoed)
+                            };
+                            for key in echoed_keys {
+                                keys.push(match key.split_once('\u{1f}') {
+                                    Some((_, rest)) => format!("{dirs}\u{1f}{rest}"),
+                                    None => key,
+                                });
+                            }
                         }
                     }
                     pass(&mut tracks, calls, call, &keys, i)

@@ -93,6 +93,20 @@ impl Clipped {
             lines: text.lines().count(),
             total_bytes: text.len(),
         }
+        .plain()
+    }
+
+    /// The kept text without a terminal's colour codes (`\x1b[31m`), which
+    /// coloured output puts inside its words and numbers even through a
+    /// pipe (`Total: \x1b[1m3\x1b[0m warnings`): every reader sees the
+    /// words a terminal shows.
+    fn plain(self) -> Self {
+        Clipped {
+            head: without_ansi(&self.head).into_owned(),
+            middle: self.middle.iter().map(|l| without_ansi(l).into_owned()).collect(),
+            tail: without_ansi(&self.tail).into_owned(),
+            ..self
+        }
     }
 
     /// Clips an output that the client already clipped as `info` says. The
@@ -123,6 +137,7 @@ impl Clipped {
             lines: info.lines.clamp(counted.saturating_sub(1), info.bytes.max(text.len())),
             total_bytes: info.bytes.max(text.len()),
         }
+        .plain()
     }
 
     pub fn bytes(&self) -> usize {
@@ -254,7 +269,8 @@ fn unmarked(line: &str) -> (&str, &str) {
     }
 }
 
-/// `lines` without a program's start-up banner: the paragraph (lines
+/// `lines` without the frames of a stack trace ([`frame_line`]) and a
+/// program's start-up banner: the paragraph (lines
 /// with words, under the same process marker) that holds a copyright line
 /// among the first [`BANNER_WITHIN`] lines (`==5542== Memcheck, a memory
 /// error detector` / `Copyright (C) 2002-2022, …` / `Using
@@ -266,12 +282,13 @@ fn told_lines<'a>(lines: &[&'a str]) -> Vec<&'a str> {
     static COPYRIGHT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(r"(?i)\bcopyright\b|\(c\)\s*(?:19|20)\d\d").expect("a valid pattern")
     });
+    let lines: Vec<&str> = lines.iter().copied().filter(|l| !frame_line(l)).collect();
     let Some(at) = lines
         .iter()
         .take(BANNER_WITHIN)
         .position(|l| COPYRIGHT.is_match(l) && !LineSays::of(l).anything())
     else {
-        return lines.to_vec();
+        return lines;
     };
     let marker = unmarked(lines[at]).0;
     let same = |l: &&str| unmarked(l).0 == marker && has_words(unmarked(l).1);
@@ -281,6 +298,13 @@ fn told_lines<'a>(lines: &[&'a str]) -> Vec<&'a str> {
         .position(|l| !same(l))
         .map_or(lines.len(), |i| at + i);
     lines[..start].iter().chain(&lines[end..]).copied().collect()
+}
+
+/// `text` without terminal colour codes (`\x1b[31m`, `\x1b[0m`).
+pub fn without_ansi(text: &str) -> std::borrow::Cow<'_, str> {
+    static ANSI: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"\x1b\[[0-9;?]*[A-Za-z]").expect("a valid pattern"));
+    ANSI.replace_all(text, "")
 }
 
 /// A line as a terminal shows it: where a program wrote over it with
@@ -340,7 +364,31 @@ fn stated_reason(line: &str) -> bool {
 /// ([`banner_line`]), or a line an autofix marked fixed ([`fixed_line`]).
 /// The one rule for a call's key line and for what the model may quote.
 pub fn explains_nothing(line: &str) -> bool {
-    says_nothing(line) || wrapper_line(line) || summary_line(line) || banner_line(line) || fixed_line(line)
+    says_nothing(line)
+        || wrapper_line(line)
+        || summary_line(line)
+        || banner_line(line)
+        || fixed_line(line)
+        || frame_line(line)
+}
+
+/// Whether `line` is a frame of a stack trace: where a failure passed
+/// through, not what it was (`at assert (file:///…/index.mjs:33:8)`, `File
+/// "/usr/lib/python3.11/unittest/case.py", line 1253, in
+/// assertMultiLineEqual`, `…/testing.zig:93:17: 0x124ee44 in expectEqual
+/// (std.zig)`, `#0 0x4f5a in main t.c:9`, `main.go:12 +0x1d`).
+pub fn frame_line(line: &str) -> bool {
+    static FRAME: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(concat!(
+            r"^\s*at\s+(?:async\s+)?\S*(?:\s+\(.*:\d+(?::\d+)?\)|:\d+(?::\d+)?|\(\w+\.java:\d+\)|\(Native Method\))$",
+            r#"|^\s*File "[^"]+", line \d+(?:, in \S+)?$"#,
+            r"|:\d+(?::\d+)?: 0x[0-9a-fA-F]+ in \S",
+            r"|^\s*#\d+\s+0x[0-9a-fA-F]+ in \S",
+            r"|^\s*\S+\.go:\d+ \+0x[0-9a-fA-F]+$",
+        ))
+        .expect("a valid pattern")
+    });
+    FRAME.is_match(line)
 }
 
 /// Whether `line` says what failed and explains it: a line in the words of
@@ -359,7 +407,7 @@ pub fn explains(line: &str) -> bool {
 pub fn summary_line(line: &str) -> bool {
     static COUNT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
-            r"(?i)\b\d+\s+(?:\w+\s+)?(?:passed|failed|failures?|errors?|errored|skipped|pending|tests?|specs?|examples?|scenarios?|features?|steps?|test cases?|cases?|assertions?|passing|failing|passes|succeeded|broken|ok|undefined|warnings?|offenses?|problems?|issues?|violations?|findings?|files?)\b|\b(?:passed|failed|failures?|errors?|skipped|pending|tests?(?: run)?|specs?|examples?|scenarios?|cases?|checks?|assertions?|ok|pass|fail|total)\s*[:=]\s*\d+",
+            r"(?i)\b\d+\s+(?:\w+\s+)?(?:passed|failed|failures?|errors?|errored|skipped|pending|tests?|specs?|examples?|scenarios?|features?|steps?|test cases?|cases?|assertions?|passing|failing|passes|succeeded|broken|ok|undefined|warnings?|offenses?|problems?|issues?|violations?|findings?|files?)\b|\b(?:passed|failed|failures?|errors?|skipped|pending|tests?(?: run)?|specs?|examples?|scenarios?|cases?|checks?|assertions?|ok|pass|fail|total)(?:\s*:\s*|=)\d+",
         )
         .expect("a valid pattern")
     });
@@ -422,12 +470,13 @@ pub fn banner_line(line: &str) -> bool {
 }
 
 /// Whether `line` reports what an autofix fixed in the same run
-/// (`app.rb:3:5: C: [Corrected] Style/StringLiterals: …`, `Fixed 2 files`):
+/// (`app.rb:3:5: C: [Corrected] Style/StringLiterals: …`, `Fixed 2 files`,
+/// `A TOTAL OF 4 ERRORS WERE FIXED IN 2 FILES`, `4 offenses corrected`):
 /// never what failed.
 pub fn fixed_line(line: &str) -> bool {
     static FIXED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
-            r"(?i)\[(?:corrected|fixed|autocorrected|auto-?fixed|fixable)\]|^\s*(?:fixed|fixing|autofixed|corrected)\b",
+            r"(?i)\[(?:corrected|fixed|autocorrected|auto-?fixed|fixable)\]|^\s*(?:fixed|fixing|autofixed|corrected)\b|\b(?:were|was|been) (?:auto-?)?(?:fixed|corrected)\b|\b\d+\s+(?:\w+\s+)?(?:fixed|corrected|autocorrected)\b",
         )
         .expect("a valid pattern")
     });
@@ -579,11 +628,17 @@ impl LineSays {
 /// ...FAILED`, `test_x (t.T) ... FAIL`); not a count of none (`0 tests
 /// failed`, `[ FAIL 0 | PASS 3 ]`).
 pub fn says_a_test_failed(line: &str) -> bool {
-    // The verdict last, in capitals, after the dots or dashes that lead to
-    // it from the test's name.
+    // The verdict last, in capitals, after the dots, dashes or column rule
+    // that lead to it from the test's name, and before what a runner may
+    // put after it: a closing rule, the failure's number, the time it took
+    // and its exit status (`Parse Hours | FAIL |`, `calls zero freezing
+    // FAILED [4]`, `3/4 netmask FAIL 0.01s exit status 1`).
     static LAST: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"\w[\w)\]]*\s*(?:\.{2,}|\s-+|\s)\s*(?:FAILED|FAIL|FAILURE|ERROR)\s*!*$")
-            .expect("a valid pattern")
+        regex::Regex::new(concat!(
+            r"\w[\w)\]]*\s*(?:\.{2,}|\s-+|\s)\s*\|?\s*(?:FAILED|FAIL|FAILURE|ERROR)\s*!*",
+            r"(?:\s*\||\s*\[\d+\]|\s+\(?[\d.]+\s*m?s\)?(?:\s+exit status \d+)?)?$"
+        ))
+        .expect("a valid pattern")
     });
     static VERDICT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
@@ -597,7 +652,7 @@ pub fn says_a_test_failed(line: &str) -> bool {
     // `[ FAIL 0 | WARN 0 | SKIP 0 | PASS 3 ]` (testthat), `failures: 0`.
     static NONE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
-            r"(?i)\bfail(?:ed|ures?|ing)?\s*[:=]?\s*0\b|(?:^|[^\d.])0\s+(?:of\s+\d+\s+)?(?:\w+\s+)?(?:failed|failures?|failing)\b",
+            r"(?i)\bfail(?:ed|ures?|ing)?\s*[:=]?\s*0(?:$|[^\d.])|(?:^|[^\d.])0\s+(?:of\s+\d+\s+)?(?:\w+\s+)?(?:failed|failures?|failing)\b",
         )
         .expect("a valid pattern")
     });
@@ -609,6 +664,23 @@ pub fn says_a_test_failed(line: &str) -> bool {
     let last = LAST.is_match(l) && (l.contains("...") || !l.contains(':'));
     let verdict = VERDICT.is_match(l) || last;
     verdict && (!summary_line(l) || COUNTED.is_match(l)) && !NONE.is_match(l) && !no_tests_line(l) && !todo
+}
+
+/// The lines of `lines` that give one test's or check's verdict of failure
+/// ([`says_a_test_failed`], not a summary that counts them), trimmed, each
+/// once where it stands last: a runner that names each failure as it runs
+/// and again in a list at the end gives that list last.
+pub fn verdict_lines<'a>(lines: impl DoubleEndedIterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut last: Vec<&str> = Vec::new();
+    for line in lines.rev().map(|l| as_shown(l).trim()) {
+        // A heading over a list of them (`Failed Tests (2):`) is none.
+        let heading = line.ends_with(':');
+        if says_a_test_failed(line) && !summary_line(line) && !heading && !last.contains(&line) {
+            last.push(line);
+        }
+    }
+    last.reverse();
+    last
 }
 
 /// Whether `line` is a checker's finding at a place in a file, not a
@@ -758,6 +830,68 @@ pub fn crash_line<'a>(lines: &[&'a str]) -> Option<&'a str> {
 mod tests {
     use super::*;
 
+    /// cargo-nextest names each failure as it runs, under it libtest's
+    /// own line, and again in a list at the end.
+    #[test]
+    fn the_verdicts_of_an_output_are_its_lines_that_say_one_failed_each_where_it_stands_last() {
+        let out = "    Starting 7 tests across 2 binaries\n        FAIL [   0.009s] (1/7) units tests::parses_kibibytes\n    test tests::parses_kibibytes ... FAILED\n    test result: FAILED. 0 passed; 1 failed; 0 ignored\n        PASS [   0.012s] (2/7) units tests::parses_plain_bytes\n     Summary [   0.033s] 7 tests run: 6 passed, 1 failed, 0 skipped\n        FAIL [   0.009s] (1/7) units tests::parses_kibibytes\nerror: test run failed\n";
+        assert_eq!(
+            verdict_lines(out.lines()),
+            [
+                "test tests::parses_kibibytes ... FAILED",
+                "FAIL [   0.009s] (1/7) units tests::parses_kibibytes"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_frames_of_a_stack_trace_explain_nothing() {
+        for frame in [
+            "    at assert (file:///usr/lib/node_modules/uvu/assert/index.mjs:33:8)",
+            "    at Object.<anonymous> (/home/dev/project/test/a.test.js:4:10)",
+            "\tat com.acme.CalcTest.testAdd(CalcTest.java:12)",
+            "  File \"/root/.pyenv/versions/3.11.7/lib/python3.11/unittest/case.py\", line 1253, in assertMultiLineEqual",
+            "/usr/lib/zig/std/testing.zig:93:17: 0x124ee44 in expectEqualInner__func_962 (std.zig)",
+            "    #0 0x4f5a3c in join_words /home/dev/project/words.c:40",
+            "\t/home/dev/project/stack.go:12 +0x1d",
+        ] {
+            assert!(frame_line(frame) && explains_nothing(frame), "{frame}");
+        }
+        for reason in [
+            "AssertionError: '-1.50' != '-0.50'",
+            "src/temp.zig:4:11: error: unused local constant",
+            "expected 10, found 0",
+            "at least 2 failures were expected",
+        ] {
+            assert!(!frame_line(reason), "{reason}");
+        }
+    }
+
+    /// luacheck colours its counts even through a pipe.
+    #[test]
+    fn the_kept_text_has_no_colour_codes() {
+        let coloured = "Checking src/util.lua      \x1b[0m\x1b[32m\x1b[1mOK\x1b[0m\nTotal: \x1b[0m\x1b[31m\x1b[1m3\x1b[0m warnings / \x1b[0m\x1b[0m\x1b[1m0\x1b[0m errors in 3 files\n";
+        let kept = Clipped::new(coloured, 4096, 4096);
+        assert_eq!(
+            kept.kept_text(),
+            "Checking src/util.lua      OK\nTotal: 3 warnings / 0 errors in 3 files\n"
+        );
+        assert!(summary_line(kept.kept_lines().last().unwrap_or_default()));
+    }
+
+    #[test]
+    fn a_count_of_what_an_autofix_fixed_is_a_fixed_line() {
+        for fixed in [
+            "A TOTAL OF 4 ERRORS WERE FIXED IN 2 FILES",
+            "3 files inspected, 6 offenses detected, 4 offenses corrected",
+            "Fixed 2 files",
+        ] {
+            assert!(fixed_line(fixed), "{fixed}");
+        }
+        assert!(!fixed_line("FOUND 3 ERRORS AND 1 WARNING AFFECTING 2 LINES"));
+        assert!(!fixed_line("test_fixed_point ... FAILED"));
+    }
+
     #[test]
     fn one_classifier_tells_errors_failures_and_remarks_apart() {
         assert_eq!(LineSays::of("building 3 crates"), LineSays::Nothing);
@@ -814,6 +948,9 @@ mod tests {
             "test_div (test_calc.TestCalc.test_div) ... FAIL",
             "  Test: wraps ...FAILED",
             "parse_dates ... ERROR",
+            "Parse Hours And Minutes                       | FAIL |",
+            "calls zero freezing FAILED [4]",
+            "3/4 netmask        FAIL            0.01s   exit status 1",
         ] {
             assert!(says_a_test_failed(verdict), "{verdict}");
         }

@@ -439,6 +439,19 @@ enum Tally {
     Total(u8),
 }
 
+/// Whether a count line counts tests or how they went, where it counts
+/// errors: `Some(false)` for errors and warnings alone (`3 errors, 1
+/// warning`), `None` where it counts no errors.
+fn counts_tests(line: &str) -> Option<bool> {
+    static ERRORS: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\b\d+\s+(?:\w+\s+)?errors?\b|\berrors?\s*[:=]\s*\d"));
+    static TESTS: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)\b(?:pass(?:ed|es|ing)?|fail(?:ed|ures?|ing)?|tests?|specs?|examples?|scenarios?|cases?|checks?|assertions?|ok|skipped|pending)\b",
+        )
+    });
+    ERRORS.is_match(line).then(|| TESTS.is_match(line))
+}
+
 fn tally(noun: &str) -> Option<Tally> {
     let noun = noun.to_ascii_lowercase();
     Some(match noun.as_str() {
@@ -462,14 +475,15 @@ fn tally(noun: &str) -> Option<Tally> {
 /// `[  FAILED  ] 2 tests, listed below:` (GoogleTest), `2 tests failed`
 /// (AVA). Read from the last summary line that counts tests and the ones
 /// just above it of the same kind; a line of steps or features counts only
-/// where none counts tests. No names: the key line says what failed.
+/// where none counts tests. The failed items are the lines that say each
+/// one failed ([`verdicts`]).
 pub(super) fn counts(lines: &[&str]) -> Option<Report> {
     static COUNT: LazyLock<Regex> = LazyLock::new(|| {
         re(
-            r"(?i)\b(\d+)\s+(?:(\w+)\s+)?([a-z]+)\b|\b([a-z]+)(?: run)?\s*[:=]\s*(\d+)\b|\[\s*(PASSED|FAILED)\s*\]\s+(\d+) tests?\b",
+            r"(?i)\b(\d+)\s+(?:(\w+)\s+)?([a-z]+)\b|\b([a-z]+)(?: run)?(?:\s*:\s*|=)(\d+)\b|\[\s*(PASSED|FAILED)\s*\]\s+(\d+) tests?\b",
         )
     });
-    static LABEL: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\b([a-z]+)\s*[:=]?\s+(\d+)\b"));
+    static LABEL: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\b([a-z]+)(?::|=)?\s+(\d+)\b"));
     static NUMBER_FIRST: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\b\d+\s+([a-z]+)\b"));
     static OF: LazyLock<Regex> =
         LazyLock::new(|| re(r"(?i)\b(\d+)(?:\s+(?:of|out of)\s+|\s*/\s*)(\d+)\s+([a-z]+)(?:\s+([a-z]+))?"));
@@ -569,7 +583,13 @@ pub(super) fn counts(lines: &[&str]) -> Option<Report> {
                     _ => {}
                 }
             } else if let (Some(noun), Some(n)) = (c.get(4), c.get(5)) {
-                if let Some(t) = tally(noun.as_str()) {
+                // `Total: 3 warnings`: the number counts the word after it,
+                // not what the label names.
+                let counts_next = line[c.get(0).map_or(line.len(), |m| m.end())..]
+                    .split_whitespace()
+                    .next()
+                    .is_some_and(|w| w.starts_with(|ch: char| ch.is_ascii_alphabetic()) && tally(w).is_none());
+                if let Some(t) = tally(noun.as_str()).filter(|_| !counts_next) {
                     add(t, num(n.as_str()));
                 }
             }
@@ -580,7 +600,12 @@ pub(super) fn counts(lines: &[&str]) -> Option<Report> {
     let summaries: Vec<(usize, [Option<usize>; 4], Option<u8>)> = lines
         .iter()
         .enumerate()
-        .filter(|(_, l)| crate::text::summary_line(l))
+        // A count of what an autofix fixed is no count of failures, and a
+        // count of errors and warnings alone is a checker's, not of tests
+        // (`FOUND 3 ERRORS AND 1 WARNING AFFECTING 2 LINES`, one file's).
+        .filter(|(_, l)| {
+            crate::text::summary_line(l) && !crate::text::fixed_line(l) && !counts_tests(l).is_some_and(|t| !t)
+        })
         .map(|(i, l)| {
             let (sums, rank) = read(l);
             (i, sums, rank)
@@ -679,28 +704,45 @@ pub(super) fn counts(lines: &[&str]) -> Option<Report> {
         passed,
         failed,
         counted: Counted::Tests,
-        failures: Vec::new(),
+        failures: verdicts(lines, failed),
         passes: Vec::new(),
     })
+}
+
+/// The failed items of a count summary known only by its shape: the lines
+/// that give one test's or check's verdict of failure
+/// ([`crate::text::verdict_lines`]), each as it stands, since no format
+/// says where its name ends. A runner that names each failure twice (as it
+/// runs, then in a list at the end) is told by its last `failed` lines.
+fn verdicts(lines: &[&str], failed: usize) -> Vec<Failure> {
+    let verdicts = crate::text::verdict_lines(lines.iter().copied());
+    let mut failures = Vec::new();
+    for line in &verdicts[verdicts.len().saturating_sub(failed)..] {
+        push(&mut failures, line, None);
+    }
+    failures
 }
 
 /// `path:line[:col]: message` lines of compilers and linters (gcc and
 /// clang, clang-tidy, flake8, pylint, cpplint, javac, cppcheck, yamllint's
 /// parsable format, …), and the indented `path:line:col - error: message`
-/// of pyright: the findings, `error:` ones first, and how many there are.
+/// of pyright, also indented under a file's heading (luacheck): the
+/// findings, `error:` ones first and `warning:` ones last, and how many
+/// there are.
 fn diagnostic_lines(lines: &[&str]) -> (Vec<Failure>, usize) {
     static LINE: LazyLock<Regex> = LazyLock::new(|| {
-        re(r"^((?:\.{0,2}/)?[\w.\-/]*\w\.[A-Za-z]\w{0,8}|(?:\.{0,2}/)?[\w.\-]+/[\w.\-/]+):(\d+)(?::\d+)?:\s*(.+)$")
+        re(r"^\s*((?:\.{0,2}/)?[\w.\-/]*\w\.[A-Za-z]\w{0,8}|(?:\.{0,2}/)?[\w.\-]+/[\w.\-/]+):(\d+)(?::\d+)?:\s*(.+)$")
     });
     static DASHED: LazyLock<Regex> =
         LazyLock::new(|| re(r"^\s+(\S+\.[A-Za-z]\w{0,8}):(\d+):\d+ - ((?:error|warning|information): .+)$"));
     static ERROR: LazyLock<Regex> = LazyLock::new(|| re(r"^(?:fatal )?error\b[:\s]"));
     let mut errors = Vec::new();
     let mut others = Vec::new();
+    let mut warnings = Vec::new();
     let mut count = 0;
     for c in lines
         .iter()
-        .filter_map(|l| LINE.captures(l).or_else(|| DASHED.captures(l)))
+        .filter_map(|l| DASHED.captures(l).or_else(|| LINE.captures(l)))
     {
         let at = format!("{}:{}", c[1].trim_start_matches("./"), &c[2]);
         let message = c[3].trim();
@@ -712,12 +754,15 @@ fn diagnostic_lines(lines: &[&str]) -> (Vec<Failure>, usize) {
         count += 1;
         let list = if ERROR.is_match(&lower) {
             &mut errors
+        } else if lower.starts_with("warning") {
+            &mut warnings
         } else {
             &mut others
         };
         push_finding(list, &at, Some(message));
     }
     errors.extend(others);
+    errors.extend(warnings);
     errors.truncate(MAX_FAILURES);
     (errors, count)
 }

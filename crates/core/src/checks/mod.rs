@@ -32,7 +32,10 @@ use runners::{cargo_test, ctest, go_test, jest, mocha, node_test, pytest, tap, u
 /// count, since one run's is not the command's and the sum may not be
 /// either.
 pub fn read(text: &str) -> Option<Report> {
-    let owned: Vec<String> = text.lines().map(|l| strip_ansi(crate::text::as_shown(l))).collect();
+    let owned: Vec<String> = text
+        .lines()
+        .map(|l| crate::text::without_ansi(crate::text::as_shown(l)).into_owned())
+        .collect();
     let lines: Vec<&str> = owned.iter().map(String::as_str).collect();
     let one_run: [Parser; 7] = [unittest, pytest, node_test, jest, vitest, mocha, ctest];
     let (parse, report) = PARSERS.iter().find_map(|parse| Some((*parse, parse(&lines)?)))?;
@@ -102,17 +105,59 @@ const PARSERS: [Parser; 26] = [
     diagnostics,
 ];
 
-/// `line` without terminal colour codes (`\x1b[31m`), which coloured
-/// reporters (JUnit's console tree, RSpec) put around their words.
-fn strip_ansi(line: &str) -> String {
-    static ANSI: std::sync::LazyLock<regex::Regex> =
-        std::sync::LazyLock::new(|| regex::Regex::new(r"\x1b\[[0-9;?]*[A-Za-z]").expect("a valid pattern"));
-    ANSI.replace_all(line, "").into_owned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// LLVM's lit: a count summary known only by its shape, its failures
+    /// named by the lines that say each failed.
+    #[test]
+    fn a_count_known_by_its_shape_names_its_failures_by_their_verdict_lines() {
+        let lit = "-- Testing: 5 tests, 2 workers --\nPASS: tally :: empty.test (1 of 5)\nFAIL: tally :: missing-file.test (4 of 5)\nFAIL: tally :: top.test (5 of 5)\n********************\nFailed Tests (2):\n  tally :: missing-file.test\n  tally :: top.test\n\n\nTesting Time: 0.05s\n\nTotal Discovered Tests: 5\n  Passed: 3 (60.00%)\n  Failed: 2 (40.00%)\n";
+        let report = read(lit).expect("lit's counts are read");
+        assert_eq!(report.counts(), "2 of 5 failed");
+        assert_eq!(
+            names(&report),
+            [
+                "FAIL: tally :: missing-file.test (4 of 5)",
+                "FAIL: tally :: top.test (5 of 5)"
+            ]
+        );
+    }
+
+    /// Lines that count what is not tests: a code line under a linter's
+    /// finding (`total = 0`, RuboCop), a label before what it counts
+    /// (`Total: 3 warnings`, luacheck), one file's count of errors (PHP
+    /// CodeSniffer), what an autofix fixed (phpcbf).
+    #[test]
+    fn lines_that_count_no_tests_give_no_count_of_tests() {
+        let rubocop = "lib/invoice.rb:12:5: W: Lint/UselessAssignment: Useless assignment to variable - total.\n    total = 0\n    ^^^^^\n\n3 files inspected, 6 offenses detected, 4 offenses autocorrectable\n";
+        let report = read(rubocop).expect("the finding is read");
+        assert!(report.counts_findings() && !report.ran_none(), "{report:?}");
+        let luacheck =
+            "Checking src/util.lua                             OK\n\nTotal: 3 warnings / 0 errors in 3 files\n";
+        assert!(read(luacheck).is_none_or(|r| r.passed.is_none() && !r.ran_none()));
+        let phpcs = "FOUND 2 ERRORS AFFECTING 2 LINES\n 5 | ERROR | [x] Opening brace of a class must be on the line after\n\nFILE: src/Price.php\nFOUND 3 ERRORS AND 1 WARNING AFFECTING 2 LINES\n";
+        assert!(read(phpcs).is_none_or(|r| r.counted != Counted::Tests));
+        let phpcbf = "PHPCBF RESULT SUMMARY\nA TOTAL OF 4 ERRORS WERE FIXED IN 2 FILES\n";
+        assert!(read(phpcbf).is_none_or(|r| r.ok()));
+    }
+
+    /// luacheck indents its findings under each file's heading, and gettext's
+    /// msgfmt prints warnings of every file among its errors.
+    #[test]
+    fn indented_findings_are_read_and_warnings_come_last() {
+        let luacheck = "Checking src/stack.lua                            2 warnings\n\n    src/stack.lua:14:15: accessing undefined variable n\n    src/stack.lua:17:20: unused argument unused\n";
+        assert_eq!(
+            names(&read(luacheck).expect("luacheck is read")),
+            ["src/stack.lua:14", "src/stack.lua:17"]
+        );
+        let msgfmt = "po/es.po:2: warning: header field 'Project-Id-Version' missing in header\npo/es.po:18: 'msgid' and 'msgstr' entries do not both begin with '\\n'\nmsgfmt: found 1 fatal error\n";
+        assert_eq!(
+            names(&read(msgfmt).expect("msgfmt is read")),
+            ["po/es.po:18", "po/es.po:2"]
+        );
+    }
 
     /// tox over two environments, each a unittest run that failed (3 of 5,
     /// then 1 of 3): neither run's count is the command's.

@@ -580,7 +580,18 @@ impl<'a> Scope<'a> {
                 verb = true;
                 continue;
             }
-            if std::mem::take(&mut verb) && matches!(word, "run" | "test" | "exec" | "list") {
+            let after_verb = std::mem::take(&mut verb);
+            if after_verb && matches!(word, "run" | "test" | "exec" | "list") {
+                scope.program.push(word);
+                continue;
+            }
+            // `deno task check`, `npm run lint`: the task a runner's own
+            // task verb runs is what is checked, as `make check`'s target.
+            let task_verb = scope
+                .program
+                .last()
+                .is_some_and(|w| *w == "task" || (*w == "run" && matches!(program, "npm" | "pnpm" | "yarn" | "bun")));
+            if after_verb && task_verb {
                 scope.program.push(word);
                 continue;
             }

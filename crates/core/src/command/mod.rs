@@ -185,9 +185,9 @@ fn task_runner(program: &str) -> bool {
 }
 
 /// Whether `command`'s checked step runs other commands it does not name:
-/// a build or task runner (`make doctest`, `npm test`, `tox -e lint`) or a
-/// script (`./check.sh`, `bash ci/test.sh`). Its pass may or may not have
-/// run a check that failed before.
+/// a build or task runner (`make doctest`, `npm test`, `tox -e lint`, `deno
+/// task check`) or a script (`./check.sh`, `bash ci/test.sh`). Its pass may
+/// or may not have run a check that failed before.
 pub fn runs_others(command: &str) -> bool {
     let words = checked_words(command);
     let Some(program) = words.first() else {
@@ -196,7 +196,9 @@ pub fn runs_others(command: &str) -> bool {
     let script = |w: &str| w.ends_with(".sh") || w.starts_with("./");
     let shell_script =
         matches!(shell::basename(program), "sh" | "bash" | "zsh") && words.get(1).is_some_and(|w| script(w));
-    task_runner(shell::basename(program)) || shell_script || script(program)
+    // A program's own task runner (`deno task check`).
+    let task = words.get(1).is_some_and(|w| w == "task");
+    task_runner(shell::basename(program)) || task || shell_script || script(program)
 }
 
 /// Whether `command`'s checked step runs a check on other versions of the
@@ -294,18 +296,24 @@ pub fn shows_data(command: &str) -> bool {
     })
 }
 
-/// The commands a package manager's script runner echoed before running
-/// them (`> app@1.0.0 lint` then `> stylelint "css/**/*.css"`, as npm and
-/// pnpm print them): what a passing `npm run lint` passed.
+/// The commands a script runner echoed before running them: a package
+/// manager's (`> app@1.0.0 lint` then `> stylelint "css/**/*.css"`, as npm
+/// and pnpm print them), a task runner's with the task's name (`Task check
+/// deno lint && deno test`, deno; `task: [lint] ruff check .`, go-task):
+/// what a passing `npm run lint` passed.
 pub fn echoed_scripts<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<String> {
     static HEADER: std::sync::LazyLock<regex::Regex> =
         std::sync::LazyLock::new(|| regex::Regex::new(r"^> (?:\S+@\S+ \S+|[\w:.\-]+)$").expect("a valid pattern"));
+    static TASK: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"^(?:Task [\w:.\-]+|task: \[[\w:.\-]+\]) (\S.*)$").expect("a valid pattern")
+    });
     let lines: Vec<&str> = lines.map(str::trim).collect();
-    lines
+    let npm = lines
         .windows(2)
         .filter(|pair| HEADER.is_match(pair[0]))
-        .filter_map(|pair| pair[1].strip_prefix("> ").map(str::to_owned))
-        .collect()
+        .filter_map(|pair| pair[1].strip_prefix("> ").map(str::to_owned));
+    let tasks = lines.iter().filter_map(|l| Some(TASK.captures(l)?[1].to_owned()));
+    npm.chain(tasks).collect()
 }
 
 /// What makes a run of `command` cover less than the whole suite, when an
@@ -359,6 +367,16 @@ pub fn benign_exit(command: &str, exit: i64) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_runners_echo_of_what_it_ran_is_read() {
+        let npm = "\n> app@1.0.0 lint\n> stylelint \"css/**/*.css\"\n";
+        assert_eq!(echoed_scripts(npm.lines()), ["stylelint \"css/**/*.css\""]);
+        let deno = "Task check deno lint && deno test\nChecked 4 files\nok | 6 passed | 0 failed (12ms)\n";
+        assert_eq!(echoed_scripts(deno.lines()), ["deno lint && deno test"]);
+        assert_eq!(echoed_scripts("task: [lint] ruff check .\n".lines()), ["ruff check ."]);
+        assert!(echoed_scripts("Task: done\n+ pytest -q\n> not a header\n".lines()).is_empty());
+    }
 
     /// A later run covers a failed one only where its words prove it:
     /// the same positional words, or folders that hold them. A word more

@@ -211,12 +211,13 @@ pub fn worth_asking(call: &ToolCall) -> bool {
 /// quote could add (none says a failure, or only the one the facts show).
 fn asked_about(call: &ToolCall) -> Option<(&str, String, Option<String>, Vec<String>)> {
     // Findings of unknown weight do not name what failed: the model may.
-    // A report that names what failed needs no model; counts alone do.
+    // A report that names what failed and why needs no model; counts
+    // alone, or names alone (the lines that say each failed), do.
     if !call.failed()
         || call
             .report
             .as_ref()
-            .is_some_and(|r| r.settles() && !r.failures.is_empty())
+            .is_some_and(|r| r.settles() && r.failures.iter().any(|f| f.detail.is_some()))
     {
         return None;
     }

@@ -83,6 +83,7 @@ pub(crate) fn call_line_naming(call: &ToolCall, details: usize) -> String {
                 line.push_str(&format!(": {}", call_report_line(call, report, details)));
             } else if let Some(key) = call.output.as_ref().and_then(|o| o.key_line()) {
                 line.push_str(&format!(": {}", clean_line(key, 100)));
+                line.push_str(&verdicts_beside(call, key));
             }
         }
         ToolStatus::Completed if call.report.is_some() => {
@@ -102,9 +103,13 @@ pub(crate) fn call_line_naming(call: &ToolCall, details: usize) -> String {
                     .is_some_and(crate::text::says_a_check_failed)
                     && report.ok()
                     && report.settles();
-                if call.failed() && report.failures.is_empty() && !told_by_failure {
+                // Failures named by their verdict lines alone (a runner
+                // known by its count's shape): the key line may say why.
+                let named_only = report.failures.iter().all(|f| f.detail.is_none());
+                if call.failed() && named_only && !told_by_failure {
                     let key = call.output.as_ref().and_then(|o| o.failure_line());
-                    if let Some(key) = key.filter(|k| !crate::text::explains_nothing(k)) {
+                    let named = |k: &str| report.failures.iter().any(|f| f.name == k.trim());
+                    if let Some(key) = key.filter(|k| !crate::text::explains_nothing(k) && !named(k)) {
                         line.push_str(&format!("; {}", clean_line(key, 100)));
                     }
                 }
@@ -120,6 +125,7 @@ pub(crate) fn call_line_naming(call: &ToolCall, details: usize) -> String {
                 }
                 if let Some(key) = call.output.as_ref().and_then(|o| o.key_line()) {
                     line.push_str(&format!(": {}", clean_line(key, 100)));
+                    line.push_str(&verdicts_beside(call, key));
                 }
             } else if call.tool == "read" {
                 // A read's output is the file's lines between OpenCode's
@@ -147,6 +153,32 @@ pub(crate) fn call_line_naming(call: &ToolCall, details: usize) -> String {
         }
     }
     line
+}
+
+/// Verdicts shown per call whose output no summary counts.
+const MAX_VERDICTS: usize = 3;
+
+/// `; failed: test parse ... FAILED; FAIL: tally :: top.test`: the lines of
+/// a failed call's output, with no summary that counts, that each say one
+/// test or check failed ([`crate::text::verdict_lines`]), beside its key
+/// line `key`; the last [`MAX_VERDICTS`] of them, and `…` where there are
+/// more. Empty where none is left to tell.
+fn verdicts_beside(call: &ToolCall, key: &str) -> String {
+    let Some(out) = call.output.as_ref().filter(|_| call.failed()) else {
+        return String::new();
+    };
+    let lines: Vec<&str> = out.kept_lines().collect();
+    let verdicts: Vec<&str> = crate::text::verdict_lines(lines.into_iter())
+        .into_iter()
+        .filter(|v| *v != key.trim())
+        .collect();
+    if verdicts.is_empty() {
+        return String::new();
+    }
+    let shown = &verdicts[verdicts.len().saturating_sub(MAX_VERDICTS)..];
+    let more = if verdicts.len() > shown.len() { "; …" } else { "" };
+    let told: Vec<String> = shown.iter().map(|v| clean_line(v, 80)).collect();
+    format!("; failed: {}{more}", told.join("; "))
 }
 
 /// What part of the file a `read` holds, in OpenCode's words at the end of

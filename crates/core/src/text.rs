@@ -316,7 +316,7 @@ pub fn as_shown(line: &str) -> &str {
 }
 
 /// Whether `line` says nothing of what failed: a rule, progress dots
-/// (`.FF.`), a heading over what follows (`Failures:`, `There were 2
+/// (`.FF.`), a diff's legend (`+ expected - actual`), a heading over what follows (`Failures:`, `There were 2
 /// failures:`, `1) Failure:`, `FAILURES!`), a package manager's notice or
 /// the echo of the script it runs (`> prove -l t/`), make's notice of the
 /// folder it runs in.
@@ -329,8 +329,15 @@ fn says_nothing(line: &str) -> bool {
     static MAKE_DIRECTORY: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(r"^g?make(?:\[\d+\])?: (?:Entering|Leaving) directory ").expect("a valid pattern")
     });
+    // A diff's legend (`+ expected - actual`, `Difference (- actual, +
+    // expected):`): which side is which, not what differs.
+    static LEGEND: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?i)^(?:difference|diff)?\W*(?:[-+]\s*(?:expected|actual|received|got|want)\W*){2}$")
+            .expect("a valid pattern")
+    });
     let l = line.trim();
     !has_words(l)
+        || LEGEND.is_match(l)
         || l.chars().all(|c| matches!(c, '.' | 'F' | 'E' | 'S' | '*' | 'x' | ' '))
         || HEADING.is_match(l)
         || l.starts_with("npm notice")
@@ -412,7 +419,7 @@ pub fn summary_line(line: &str) -> bool {
         .expect("a valid pattern")
     });
     static LEFT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"(?i)\b(?:in|took|time|finished|total|of|and|with|were|was|ran|result|summary|encountered|found|collected|executed|selected|[\d.]+\s*m?s(?:ec(?:onds?)?)?)\b|[^A-Za-z]+")
+        regex::Regex::new(r"(?i)\b(?:in|took|time|finished|total|of|and|with|were|was|ran|result|summary|encountered|found|collected|executed|selected|expected|unexpected|info|[a-z]|[\d.]+\s*m?s(?:ec(?:onds?)?)?)\b|[^A-Za-z]+")
             .expect("a valid pattern")
     });
     static HEADER: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
@@ -509,11 +516,13 @@ fn wrapper_line(line: &str) -> bool {
         .expect("a valid pattern")
     });
     // A program's echo of a child's status (`collect2: error: ld returned
-    // 1 exit status`, `Process finished with exit code 1`): the child's
-    // own lines say what went wrong.
+    // 1 exit status`, `Process finished with exit code 1`, `error: the
+    // following test command failed with exit code 1:`, `task: Failed to
+    // run task "check": …`, nimble's `Error: execution of an external
+    // program failed: '…'`): the child's own lines say what went wrong.
     static STATUS_ECHO: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
-            r"(?i)(?:returned|exited with|finished with)(?: exit)?(?: code| status)?\s+-?\d+(?: exit status)?\.?$",
+            r"(?i)\b(?:returned|exited with|finished with|failed with)(?: exit)?(?: code| status)?\s+-?\d+(?: exit status)?\.?:?$|^\S+: failed to run\b|\bexecution of an external program failed\b",
         )
         .expect("a valid pattern")
     });
@@ -877,6 +886,30 @@ mod tests {
             "Checking src/util.lua      OK\nTotal: 3 warnings / 0 errors in 3 files\n"
         );
         assert!(summary_line(kept.kept_lines().last().unwrap_or_default()));
+    }
+
+    #[test]
+    fn legends_wrappers_and_labelled_counts_explain_nothing() {
+        for nothing in [
+            "+ expected - actual",
+            "Difference (- actual, + expected):",
+            "Expected Fail: 0",
+            "INFO 1 error",
+            "1 FAILED TEST(S)",
+            "task: Failed to run task \"check\": task: Failed to run task \"deadcode\": exit status 3",
+            "Error: execution of an external program failed: '/home/dev/project/tests/tfrom_roman '",
+            "error: the following test command failed with exit code 1:",
+            "collect2: error: ld returned 1 exit status",
+        ] {
+            assert!(explains_nothing(nothing), "{nothing}");
+        }
+        for reason in [
+            "- expected 6, + actual 7 in total()",
+            "Expected: 6 but was 7",
+            "expected 2 to equal 6",
+        ] {
+            assert!(!explains_nothing(reason), "{reason}");
+        }
     }
 
     #[test]

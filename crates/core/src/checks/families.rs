@@ -475,8 +475,8 @@ fn tally(noun: &str) -> Option<Tally> {
 /// `[  FAILED  ] 2 tests, listed below:` (GoogleTest), `2 tests failed`
 /// (AVA). Read from the last summary line that counts tests and the ones
 /// just above it of the same kind; a line of steps or features counts only
-/// where none counts tests. The failed items are the lines that say each
-/// one failed ([`verdicts`]).
+/// where none counts tests. No names: [`super::read`] takes the lines that
+/// say each one failed ([`verdicts`]).
 pub(super) fn counts(lines: &[&str]) -> Option<Report> {
     static COUNT: LazyLock<Regex> = LazyLock::new(|| {
         re(
@@ -596,6 +596,7 @@ pub(super) fn counts(lines: &[&str]) -> Option<Report> {
         }
         (sums, rank.max(named))
     };
+    static EXPECTED: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\b(?:expected|unexpected)(?:ly)?\s+(?:fail|pass)"));
     // Summary lines that count how tests went, with their counts and rank.
     let summaries: Vec<(usize, [Option<usize>; 4], Option<u8>)> = lines
         .iter()
@@ -603,8 +604,13 @@ pub(super) fn counts(lines: &[&str]) -> Option<Report> {
         // A count of what an autofix fixed is no count of failures, and a
         // count of errors and warnings alone is a checker's, not of tests
         // (`FOUND 3 ERRORS AND 1 WARNING AFFECTING 2 LINES`, one file's).
+        // An expected failure or an unexpected pass (meson's `Expected Fail:
+        // 0`, `Unexpected Pass: 0`) is neither a failure nor a pass.
         .filter(|(_, l)| {
-            crate::text::summary_line(l) && !crate::text::fixed_line(l) && !counts_tests(l).is_some_and(|t| !t)
+            crate::text::summary_line(l)
+                && !crate::text::fixed_line(l)
+                && !counts_tests(l).is_some_and(|t| !t)
+                && !EXPECTED.is_match(l)
         })
         .map(|(i, l)| {
             let (sums, rank) = read(l);
@@ -704,17 +710,17 @@ pub(super) fn counts(lines: &[&str]) -> Option<Report> {
         passed,
         failed,
         counted: Counted::Tests,
-        failures: verdicts(lines, failed),
+        failures: Vec::new(),
         passes: Vec::new(),
     })
 }
 
-/// The failed items of a count summary known only by its shape: the lines
+/// The failed items of a summary that counts them and names none: the lines
 /// that give one test's or check's verdict of failure
 /// ([`crate::text::verdict_lines`]), each as it stands, since no format
 /// says where its name ends. A runner that names each failure twice (as it
 /// runs, then in a list at the end) is told by its last `failed` lines.
-fn verdicts(lines: &[&str], failed: usize) -> Vec<Failure> {
+pub(super) fn verdicts(lines: &[&str], failed: usize) -> Vec<Failure> {
     let verdicts = crate::text::verdict_lines(lines.iter().copied());
     let mut failures = Vec::new();
     for line in &verdicts[verdicts.len().saturating_sub(failed)..] {

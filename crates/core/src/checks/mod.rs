@@ -38,7 +38,12 @@ pub fn read(text: &str) -> Option<Report> {
         .collect();
     let lines: Vec<&str> = owned.iter().map(String::as_str).collect();
     let one_run: [Parser; 7] = [unittest, pytest, node_test, jest, vitest, mocha, ctest];
-    let (parse, report) = PARSERS.iter().find_map(|parse| Some((*parse, parse(&lines)?)))?;
+    let (parse, mut report) = PARSERS.iter().find_map(|parse| Some((*parse, parse(&lines)?)))?;
+    // Failures counted and not named by the summary's parser: the lines
+    // that say each failed name them.
+    if report.counted == Counted::Tests && report.failed > 0 && report.failures.is_empty() {
+        report.failures = families::verdicts(&lines, report.failed);
+    }
     if report.counted == Counted::Runs || !one_run.iter().any(|p| std::ptr::fn_addr_eq(*p, parse)) {
         return Some(report);
     }

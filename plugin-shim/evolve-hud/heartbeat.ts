@@ -29,6 +29,10 @@ async function call<T>(pending: Promise<unknown> | undefined): Promise<T> {
   return result.data;
 }
 
+/** A session update that archives it: the SDK's update body and the
+ * archive time OpenCode's server also reads. */
+type ArchiveBody = { title?: string; time: { archived: number } };
+
 /** How long a session that received a message counts as working without
  * its `session.idle` (which normally ends it; this only bounds a lost one). */
 const WORKING_MS = 10 * 60_000;
@@ -153,8 +157,18 @@ export class Heartbeat {
     if (mode === "compact") {
       await call(this.client.session.summarize({ path: { id: state.sessionID }, body: model }));
     } else if (mode === "archive") {
-      const body = { time: { archived: Date.now() } } as unknown as { title?: string };
-      await call(this.client.session.update({ path: { id: state.sessionID }, body }));
+      // The v1 SDK types the update's body as `{ title?: string }`; OpenCode's
+      // server takes `time.archived` too, and its answer says whether it did.
+      const body: ArchiveBody = { time: { archived: Date.now() } };
+      const updated = await call<{ time?: { archived?: number } }>(
+        this.client.session.update({ path: { id: state.sessionID }, body }),
+      );
+      if (typeof updated?.time?.archived !== "number") {
+        this.log(
+          "warn",
+          `evolve-hud: OpenCode did not archive the heartbeat session ${state.sessionID}; heartbeats go on in a new session and the old one stays in the list`,
+        );
+      }
     }
     if (mode !== "compact") state.sessionID = undefined;
     state.count = 0;

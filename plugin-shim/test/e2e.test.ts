@@ -274,6 +274,47 @@ test("heartbeat under opencode serve: a sidecar-written [heartbeat] prompt arriv
   t.diagnostic(`heartbeat ${beat.at - busyUntil} ms after the session went idle (${busyUntil - busyFrom} ms busy)`);
 });
 
+test("heartbeat cleanup by archive: after its count, the heartbeat session is archived in OpenCode", async (t) => {
+  const { model, env } = await harness.prepare({
+    plugin: {
+      url: sidecar.url,
+      heartbeatMs: 1000,
+      heartbeatModel: "fake/fake-model",
+      heartbeatCleanup: "archive",
+      heartbeatMaxCount: 1,
+    },
+    scenario: { script },
+  });
+  const server = await harness.opencodeServe({ model, env });
+  t.after(() => {
+    server.stop();
+    return model.stop();
+  });
+  const { api, output } = server;
+  const session = await (await fetch(`${api}/session`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).json();
+  const reply = await fetch(`${api}/session/${session.id}/message`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: { providerID: "fake", modelID: "fake-model" }, parts: [{ type: "text", text: "Do the task." }] }),
+  });
+  assert.equal(reply.status, 200, output());
+  await reply.text();
+  await model.waitFor("heartbeat", 60_000, (r) => JSON.stringify(r.body.messages).includes(JSON.stringify(`Session "${session.id}"`).slice(1, -1)));
+  // The heartbeat session reached its count of one: it is archived, and
+  // the plugin said nothing of a failed archive.
+  const deadline = Date.now() + 30_000;
+  let archived: any[] = [];
+  while (archived.length === 0 && Date.now() < deadline) {
+    const sessions: any[] = await (await fetch(`${api}/session`)).json();
+    const others = sessions.filter((s) => s.id !== session.id);
+    const infos = await Promise.all(others.map(async (s) => (await fetch(`${api}/session/${s.id}`)).json()));
+    archived = infos.filter((s) => typeof s?.time?.archived === "number");
+    if (archived.length === 0) await new Promise((r) => setTimeout(r, 500));
+  }
+  assert.ok(archived.length > 0, `no heartbeat session archived\n${output()}`);
+  assert.ok(!output().includes("did not archive the heartbeat session"), output());
+});
+
 test("time the shim adds per step against the real sidecar", async (t) => {
   const hooks = createShim({ url: sidecar.url, token: TEST_SECRET }, { log: () => {}, env: {} });
   const steps = transforms().map((s) => s.messages);

@@ -374,8 +374,9 @@ mod tests {
     async fn findings_are_shown_only_while_their_problem_is_open() {
         let hud = hud(HudConfig::default());
         hud.sync("s", vec![user("s")], true).expect("sync");
-        // A link error: no parser knows its lines.
-        let output = "cc -o app calc.o\n/usr/bin/ld: calc.o: in function `main':\ncalc.c:(.text+0x15): undefined reference to `count'\ncollect2: error: ld returned 1 exit status\nmake: *** [app] Error 1";
+        // A link error: no parser knows its lines, and the key line shows
+        // one of its two reasons.
+        let output = "cc -o app calc.o\n/usr/bin/ld: calc.o: in function `main':\ncalc.c:(.text+0x15): undefined reference to `count'\n/usr/bin/ld: calc.c:(.text+0x2a): undefined reference to `total'\ncollect2: error: ld returned 1 exit status\nmake: *** [app] Error 1";
         assert!(hud.event(make_run("s", "c1", 2, output)));
         let found = vec![Finding {
             name: "calc.c".into(),

@@ -675,6 +675,36 @@ pub fn says_a_test_failed(line: &str) -> bool {
     verdict && (!summary_line(l) || COUNTED.is_match(l)) && !NONE.is_match(l) && !no_tests_line(l) && !todo
 }
 
+/// Whether a verdict line names what failed: a word beyond the verdict's
+/// own (`error: Test failed` and `!!!!! test failed` name nothing).
+fn names_one(line: &str) -> bool {
+    line.split(|c: char| !c.is_alphanumeric() && c != '_')
+        .filter(|w| w.chars().filter(|c| c.is_alphanumeric()).count() >= 2)
+        .any(|w| {
+            !matches!(
+                w.to_ascii_lowercase().as_str(),
+                "error"
+                    | "errors"
+                    | "fail"
+                    | "failed"
+                    | "failure"
+                    | "failures"
+                    | "test"
+                    | "tests"
+                    | "check"
+                    | "checks"
+                    | "not"
+                    | "ok"
+                    | "has"
+                    | "have"
+                    | "some"
+                    | "the"
+                    | "run"
+                    | "status"
+            )
+        })
+}
+
 /// The lines of `lines` that give one test's or check's verdict of failure
 /// ([`says_a_test_failed`], not a summary that counts them), trimmed, each
 /// once where it stands last: a runner that names each failure as it runs
@@ -682,9 +712,10 @@ pub fn says_a_test_failed(line: &str) -> bool {
 pub fn verdict_lines<'a>(lines: impl DoubleEndedIterator<Item = &'a str>) -> Vec<&'a str> {
     let mut last: Vec<&str> = Vec::new();
     for line in lines.rev().map(|l| as_shown(l).trim()) {
-        // A heading over a list of them (`Failed Tests (2):`) is none.
+        // A heading over a list of them (`Failed Tests (2):`) is none, nor
+        // a verdict that names nothing (`error: Test failed`).
         let heading = line.ends_with(':');
-        if says_a_test_failed(line) && !summary_line(line) && !heading && !last.contains(&line) {
+        if says_a_test_failed(line) && !summary_line(line) && !heading && names_one(line) && !last.contains(&line) {
             last.push(line);
         }
     }

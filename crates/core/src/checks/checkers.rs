@@ -101,8 +101,16 @@ pub(super) fn ruff(lines: &[&str]) -> Option<Report> {
         None if lines.contains(&"All checks passed!") => 0,
         None => return None,
     };
-    // `All checks passed!` alone is ty's line too: no tool is named by it.
-    let named = failed > 0 || lines.iter().any(|l| FOUND.is_match(l));
+    // `All checks passed!` alone is ty's line too, and `Found 2 errors.`
+    // Biome's: ruff is named by its own words, a finding with its code or
+    // the count of what `--fix` fixed.
+    let fix_count = lines
+        .iter()
+        .any(|l| FOUND.captures(l).is_some_and(|c| c.get(2).is_some()));
+    let coded = lines
+        .iter()
+        .enumerate()
+        .any(|(i, l)| CONCISE.is_match(l) || (CODE.is_match(l) && lines.get(i + 1).is_some_and(|n| AT.is_match(n))));
     let mut failures = Vec::new();
     for (i, l) in lines.iter().enumerate() {
         if let Some(c) = CONCISE.captures(l) {
@@ -124,7 +132,7 @@ pub(super) fn ruff(lines: &[&str]) -> Option<Report> {
     // After `--fix`, only the remaining errors are printed.
     failures.truncate(failed);
     Some(Report {
-        tool: if named { "ruff" } else { "" },
+        tool: if fix_count || coded { "ruff" } else { "" },
         passed: None,
         failed,
         counted: Counted::Errors,

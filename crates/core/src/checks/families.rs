@@ -609,7 +609,7 @@ pub(super) fn counts(lines: &[&str]) -> Option<Report> {
         .filter(|(_, l)| {
             crate::text::summary_line(l)
                 && !crate::text::fixed_line(l)
-                && !counts_tests(l).is_some_and(|t| !t)
+                && counts_tests(l).is_none_or(|t| t)
                 && !EXPECTED.is_match(l)
         })
         .map(|(i, l)| {

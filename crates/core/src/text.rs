@@ -335,9 +335,15 @@ fn says_nothing(line: &str) -> bool {
         regex::Regex::new(r"(?i)^(?:difference|diff)?\W*(?:[-+]\s*(?:expected|actual|received|got|want)\W*){2}$")
             .expect("a valid pattern")
     });
+    // What a run cost (`Time: 116ms; Memory: 6MB`).
+    static COST: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?i)^(?:(?:time|memory|duration|elapsed)\s*:\s*[\d.:]+\s*[a-z]*\s*[,;]?\s*)+$")
+            .expect("a valid pattern")
+    });
     let l = line.trim();
     !has_words(l)
         || LEGEND.is_match(l)
+        || COST.is_match(l)
         || l.chars().all(|c| matches!(c, '.' | 'F' | 'E' | 'S' | '*' | 'x' | ' '))
         || HEADING.is_match(l)
         || l.starts_with("npm notice")
@@ -379,8 +385,8 @@ pub fn explains_nothing(line: &str) -> bool {
         || frame_line(line)
 }
 
-/// Whether `line` is a frame of a stack trace: where a failure passed
-/// through, not what it was (`at assert (file:///…/index.mjs:33:8)`, `File
+/// Whether `line` is a frame of a stack trace or a line of a code excerpt:
+/// where a failure passed through or stands, not what it was (`at assert (file:///…/index.mjs:33:8)`, `File
 /// "/usr/lib/python3.11/unittest/case.py", line 1253, in
 /// assertMultiLineEqual`, `…/testing.zig:93:17: 0x124ee44 in expectEqual
 /// (std.zig)`, `#0 0x4f5a in main t.c:9`, `main.go:12 +0x1d`).
@@ -395,7 +401,12 @@ pub fn frame_line(line: &str) -> bool {
         ))
         .expect("a valid pattern")
     });
-    FRAME.is_match(line)
+    // A line of a code excerpt under its line number's rule (`17 │ return
+    // undefined;`, `> 12 | x = 1`); a table whose columns go on is no excerpt
+    // (` 5 | ERROR | [x] Opening brace …`).
+    static EXCERPT: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"^\s*>?\s*\d+\s*[│|](.*)$").expect("a valid pattern"));
+    FRAME.is_match(line) || EXCERPT.captures(line).is_some_and(|c| !c[1].contains(['|', '│']))
 }
 
 /// Whether `line` says what failed and explains it: a line in the words of
@@ -414,12 +425,12 @@ pub fn explains(line: &str) -> bool {
 pub fn summary_line(line: &str) -> bool {
     static COUNT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
-            r"(?i)\b\d+\s+(?:\w+\s+)?(?:passed|failed|failures?|errors?|errored|skipped|pending|tests?|specs?|examples?|scenarios?|features?|steps?|test cases?|cases?|assertions?|passing|failing|passes|succeeded|broken|ok|undefined|warnings?|offenses?|problems?|issues?|violations?|findings?|files?)\b|\b(?:passed|failed|failures?|errors?|skipped|pending|tests?(?: run)?|specs?|examples?|scenarios?|cases?|checks?|assertions?|ok|pass|fail|total)(?:\s*:\s*|=)\d+",
+            r"(?i)\b\d+\s+(?:\w+\s+)?(?:passed|failed|failures?|errors?|errored|skipped|pending|tests?|specs?|examples?|scenarios?|features?|steps?|test cases?|cases?|assertions?|passing|failing|passes|succeeded|broken|ok|undefined|warnings?|offenses?|problems?|issues?|violations?|findings?|files?|lines?)\b|\b(?:passed|failed|failures?|errors?|skipped|pending|tests?(?: run)?|specs?|examples?|scenarios?|cases?|checks?|assertions?|ok|pass|fail|total)(?:\s*:\s*|=)\d+",
         )
         .expect("a valid pattern")
     });
     static LEFT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"(?i)\b(?:in|took|time|finished|total|of|and|with|were|was|ran|result|summary|encountered|found|collected|executed|selected|expected|unexpected|info|[a-z]|[\d.]+\s*m?s(?:ec(?:onds?)?)?)\b|[^A-Za-z]+")
+        regex::Regex::new(r"(?i)\b(?:in|took|time|finished|total|of|and|with|were|was|ran|result|summary|encountered|found|collected|executed|selected|expected|unexpected|info|all|[a-z]|[\d.]+\s*m?s(?:ec(?:onds?)?)?)\b|[^A-Za-z]+")
             .expect("a valid pattern")
     });
     static HEADER: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
@@ -519,10 +530,11 @@ fn wrapper_line(line: &str) -> bool {
     // 1 exit status`, `Process finished with exit code 1`, `error: the
     // following test command failed with exit code 1:`, `task: Failed to
     // run task "check": …`, nimble's `Error: execution of an external
-    // program failed: '…'`): the child's own lines say what went wrong.
+    // program failed: '…'`, an agent's own `; echo "exit: $?"`): the
+    // child's own lines say what went wrong.
     static STATUS_ECHO: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
-            r"(?i)\b(?:returned|exited with|finished with|failed with)(?: exit)?(?: code| status)?\s+-?\d+(?: exit status)?\.?:?$|^\S+: failed to run\b|\bexecution of an external program failed\b",
+            r"(?i)\b(?:returned|exited with|finished with|failed with)(?: exit)?(?: code| status)?\s+-?\d+(?: exit status)?\.?:?$|^\S+: failed to run\b|\bexecution of an external program failed\b|^exit(?: code| status)?\s*[:=]\s*-?\d+$",
         )
         .expect("a valid pattern")
     });
@@ -676,9 +688,16 @@ pub fn says_a_test_failed(line: &str) -> bool {
 }
 
 /// Whether a verdict line names what failed: a word beyond the verdict's
-/// own (`error: Test failed` and `!!!!! test failed` name nothing).
+/// own and outside brackets (`error: Test failed`, `!!!!! test failed` and
+/// zig's `FAIL (TestExpectedEqual)` name nothing).
 fn names_one(line: &str) -> bool {
-    line.split(|c: char| !c.is_alphanumeric() && c != '_')
+    // What a runner puts in brackets after a verdict is its kind or time
+    // (`FAIL (TestExpectedEqual)`, `(0 ms)`), not a name.
+    static BRACKETED: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"\([^()]*\)").expect("a valid pattern"));
+    BRACKETED
+        .replace_all(line, " ")
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
         .filter(|w| w.chars().filter(|c| c.is_alphanumeric()).count() >= 2)
         .any(|w| {
             !matches!(
@@ -894,6 +913,8 @@ mod tests {
             "/usr/lib/zig/std/testing.zig:93:17: 0x124ee44 in expectEqualInner__func_962 (std.zig)",
             "    #0 0x4f5a3c in join_words /home/dev/project/words.c:40",
             "\t/home/dev/project/stack.go:12 +0x1d",
+            "  17 │ return undefined;",
+            "> 12 |   const total = items.reduce(add);",
         ] {
             assert!(frame_line(frame) && explains_nothing(frame), "{frame}");
         }
@@ -902,6 +923,7 @@ mod tests {
             "src/temp.zig:4:11: error: unused local constant",
             "expected 10, found 0",
             "at least 2 failures were expected",
+            " 5 | ERROR | [x] Opening brace of a class must be on the line after",
         ] {
             assert!(!frame_line(reason), "{reason}");
         }
@@ -931,6 +953,10 @@ mod tests {
             "Error: execution of an external program failed: '/home/dev/project/tests/tfrom_roman '",
             "error: the following test command failed with exit code 1:",
             "collect2: error: ld returned 1 exit status",
+            "exit: 1",
+            "Time: 116ms; Memory: 6MB",
+            "All 2 tests passed.",
+            "FOUND 2 ERRORS AFFECTING 2 LINES",
         ] {
             assert!(explains_nothing(nothing), "{nothing}");
         }

@@ -134,6 +134,16 @@ impl Report {
         matches!(self.counted, Counted::Findings | Counted::FindingsAtLeast)
     }
 
+    /// The report of one of several runs (a loop's pass): whether one
+    /// failed and the names it gave, no count of tests.
+    pub fn as_one_of_runs(&mut self) {
+        if self.counted == Counted::Tests {
+            self.counted = Counted::Runs;
+            self.failed = usize::from(self.failed > 0);
+            self.passed = None;
+        }
+    }
+
     /// Read from the part of a clipped output that was kept: findings
     /// counted line by line are then only a lower bound. A runner's
     /// summary states its own counts and stays as it is.

@@ -351,6 +351,11 @@ impl SessionState {
         };
         if let Some(report) = &mut report {
             self.relative_names(report);
+            // A loop runs its body several times: one summary in its output
+            // is one pass's, not the command's count.
+            if command.as_deref().is_some_and(crate::command::loops) {
+                report.as_one_of_runs();
+            }
         }
         let mut call = ToolCall {
             call_id: call_id.to_owned(),

@@ -220,6 +220,30 @@ test("auto-compaction: the summary request carries the sidecar's compaction text
   t.diagnostic(`compaction request tail: ${textOf(run.summary[0].messages.at(-1)).slice(-600)}`);
 });
 
+/** `opencode serve` over `model` for test `t`, stopped with the model after it. */
+async function serve(t: { after: (f: () => unknown) => void }, model: any, env: Record<string, string>) {
+  const server = await harness.opencodeServe({ model, env });
+  t.after(() => {
+    server.stop();
+    return model.stop();
+  });
+  return server;
+}
+
+/** A new session of the OpenCode server at `api`. */
+async function newSession(api: string): Promise<{ id: string }> {
+  return (await fetch(`${api}/session`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).json();
+}
+
+/** Asks session `id` to do the scripted task with the fake model. */
+function askTheTask(api: string, id: string): Promise<Response> {
+  return fetch(`${api}/session/${id}/message`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: { providerID: "fake", modelID: "fake-model" }, parts: [{ type: "text", text: "Do the task." }] }),
+  });
+}
+
 test("heartbeat under opencode serve: a sidecar-written [heartbeat] prompt arrives, never while a session is busy", async (t) => {
   // The session stays busy for seconds (its second model step takes 3 s),
   // so heartbeats come due while it works and must hold back.
@@ -228,19 +252,10 @@ test("heartbeat under opencode serve: a sidecar-written [heartbeat] prompt arriv
     plugin: { url: sidecar.url, heartbeatMs: 1000, heartbeatModel: "fake/fake-model", compactionDeadlineMs: 2000 },
     scenario: { script, beforeMain: (step) => new Promise((r) => setTimeout(r, step === 1 ? 3000 : 0)) },
   });
-  const server = await harness.opencodeServe({ model, env });
-  t.after(() => {
-    server.stop();
-    return model.stop();
-  });
-  const { api, output } = server;
-  const session = await (await fetch(`${api}/session`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).json();
+  const { api, output } = await serve(t, model, env);
+  const session = await newSession(api);
   const busyFrom = Date.now();
-  const reply = await fetch(`${api}/session/${session.id}/message`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: { providerID: "fake", modelID: "fake-model" }, parts: [{ type: "text", text: "Do the task." }] }),
-  });
+  const reply = await askTheTask(api, session.id);
   assert.equal(reply.status, 200, output());
   await reply.text();
   const busyUntil = Date.now();
@@ -285,18 +300,9 @@ test("heartbeat cleanup by archive: after its count, the heartbeat session is ar
     },
     scenario: { script },
   });
-  const server = await harness.opencodeServe({ model, env });
-  t.after(() => {
-    server.stop();
-    return model.stop();
-  });
-  const { api, output } = server;
-  const session = await (await fetch(`${api}/session`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).json();
-  const reply = await fetch(`${api}/session/${session.id}/message`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: { providerID: "fake", modelID: "fake-model" }, parts: [{ type: "text", text: "Do the task." }] }),
-  });
+  const { api, output } = await serve(t, model, env);
+  const session = await newSession(api);
+  const reply = await askTheTask(api, session.id);
   assert.equal(reply.status, 200, output());
   await reply.text();
   await model.waitFor("heartbeat", 60_000, (r) => JSON.stringify(r.body.messages).includes(JSON.stringify(`Session "${session.id}"`).slice(1, -1)));
